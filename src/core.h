@@ -1,0 +1,204 @@
+/*
+ * core.h -- the C objects behind gpulua's Lua userdata, and the helpers the
+ * binding files share. Backend-agnostic: everything goes through gl_drv.
+ *
+ * Ownership: C structs that other structs point at (streams, allocations,
+ * host memory) are reference counted; a Lua userdata holds one reference.
+ * That keeps a view's allocation alive and lets a closed stream's final event
+ * order later frees.
+ */
+#ifndef GPULUA_CORE_H
+#define GPULUA_CORE_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "dtype.h"
+
+#define GL_WHERE_MAX 160
+
+/* metatable names (registered once, in the registry) */
+#define GL_DEVICE_MT "gpulua.Device"
+#define GL_STREAM_MT "gpulua.Stream"
+#define GL_EVENT_MT "gpulua.Event"
+#define GL_SLICE_MT "gpulua.Slice"
+#define GL_HOST_MT "gpulua.HostBuffer"
+#define GL_RUNTIME_KEY "gpulua.runtime"
+
+typedef enum { GL_POLICY_STRICT, GL_POLICY_AUTO, GL_POLICY_OFF } gl_policy;
+
+extern gl_driver gl_drv;          /* the backend's table, filled once per process */
+extern const char *gl_backend_name; /* "cuda" or "sim" once chosen */
+
+typedef struct gl_runtime gl_runtime;
+typedef struct gl_stream gl_stream;
+
+typedef struct gl_device {
+  gl_runtime *rt;
+  int ordinal;
+  int opened;
+  CUdevice cu;
+  CUcontext ctx;
+  char name[256];
+  size_t memory;
+  int cc_major, cc_minor, sms;
+  int max_threads_per_block, max_block[3], max_grid[3];
+  int max_shared, max_shared_optin;
+  int prio_least, prio_greatest;
+  int stream_counter;
+  gl_stream *main;
+  gl_stream *streams;   /* open streams, main included */
+  char poison[512];     /* non-empty once a fault poisoned the device */
+} gl_device;
+
+struct gl_stream {
+  int refs;
+  gl_device *dev;
+  CUstream cu;          /* NULL once closed */
+  int is_main;
+  char name[64];
+  uint64_t seq;         /* operations queued so far */
+  uint64_t done_seq;    /* operations known to have finished */
+  CUevent tail_ev;      /* reused to order other streams after this one */
+  CUevent final_ev;     /* recorded when the stream is closed */
+  char closed_at[GL_WHERE_MAX];
+  gl_stream *next_open, **prev_open;
+};
+
+struct gl_runtime {
+  int ndev;
+  gl_device *devs;
+  gl_policy policy;
+  int dead;             /* torn down: finalizers that run later do nothing */
+  int devices_ref;      /* registry ref: table ordinal -> device userdata */
+};
+
+typedef struct gl_alloc {
+  int refs;             /* handles that point here, released ones included */
+  int live;             /* handles not yet freed: the memory goes at zero */
+  gl_device *dev;
+  CUdeviceptr ptr;
+  size_t bytes;
+  gl_stream *home;      /* the stream it was allocated on */
+  int freed;
+  char freed_at[GL_WHERE_MAX];
+  gl_stream **users;    /* streams that queued work on it (references) */
+  int nusers, capusers;
+} gl_alloc;
+
+typedef struct gl_slice { /* userdata */
+  gl_alloc *a;
+  size_t offset;        /* elements from the start of the allocation */
+  size_t count;
+  gl_dtype dtype;
+  int is_view;
+  int released;         /* this handle was freed or closed */
+  char released_at[GL_WHERE_MAX];
+} gl_slice;
+
+typedef struct gl_pending {
+  gl_stream *s;
+  uint64_t seq;         /* done once s->done_seq reaches it */
+  int write;            /* the device writes the host memory */
+  char where[GL_WHERE_MAX];
+} gl_pending;
+
+typedef struct gl_hostmem {
+  int refs;
+  void *ptr;
+  size_t bytes;
+  int pinned;
+  gl_pending *pend;
+  int npend, cappend;
+} gl_hostmem;
+
+typedef struct gl_hostbuf { /* userdata */
+  gl_hostmem *m;
+  size_t offset, count;
+  gl_dtype dtype;
+} gl_hostbuf;
+
+typedef struct gl_event { /* userdata */
+  CUevent ev;
+  gl_stream *s;         /* where it was recorded (reference) */
+  uint64_t seq;         /* s's position it marks */
+  int timing;
+} gl_event;
+
+/* ---- errors.c -------------------------------------------------------- */
+/* "file:line" of the Lua code that called the running C function. */
+void gl_where(lua_State *L, char *buf, size_t len);
+/* Raise "<call> failed: NAME: string" when r is not CUDA_SUCCESS; a sticky
+ * fault poisons `dev` (may be NULL). */
+void gl_check(lua_State *L, gl_device *dev, CUresult r, const char *call);
+#define GL_CALL(L, dev, fn, ...) gl_check((L), (dev), gl_drv.fn(__VA_ARGS__), #fn)
+const char *gl_error_name(CUresult r);
+/* Raise the device's poison message if it has one. */
+void gl_check_poison(lua_State *L, gl_device *dev);
+int gl_push_error(lua_State *L, CUresult r, const char *call);
+
+/* ---- backend.c ------------------------------------------------------- */
+void gl_choose_backend(lua_State *L);
+int gl_policy_parse(const char *v);      /* -1 when not a policy */
+int gl_initial_policy(lua_State *L);
+const char *gl_trace_option(void);
+int gl_timeline_option(void);
+
+/* ---- runtime.c ------------------------------------------------------- */
+gl_runtime *gl_rt(lua_State *L);
+void gl_set_ctx(gl_device *dev);                 /* make dev's context current */
+gl_device *gl_device_open(lua_State *L, int ordinal); /* lazily initialised */
+void gl_push_device(lua_State *L, gl_device *dev);
+
+/* ---- l_device.c ------------------------------------------------------ */
+void gl_open_device(lua_State *L);
+gl_device *gl_check_device(lua_State *L, int idx);
+
+/* ---- l_stream.c ------------------------------------------------------ */
+void gl_open_stream(lua_State *L);
+gl_stream *gl_stream_new(lua_State *L, gl_device *dev, const char *name, int priority, int is_main);
+void gl_push_stream(lua_State *L, gl_stream *s);  /* new userdata holding a reference */
+gl_stream *gl_check_stream(lua_State *L, int idx); /* open stream of a healthy device */
+gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev); /* opts.stream or dev.main */
+void gl_stream_ref(gl_stream *s);
+void gl_stream_unref(gl_stream *s);
+void gl_stream_close(lua_State *L, gl_stream *s, const char *where); /* L may be NULL */
+/* Make `waiter` wait for all work queued on `s` so far (s open or closed). */
+CUresult gl_stream_order_after(gl_stream *waiter, gl_stream *s);
+/* Nonzero when everything queued on s up to seq has finished (may query). */
+int gl_stream_reached(gl_stream *s, uint64_t seq);
+void gl_stream_mark_synced(gl_stream *s);
+const char *gl_stream_name(gl_stream *s);
+
+/* ---- l_event.c ------------------------------------------------------- */
+void gl_open_event(lua_State *L);
+void gl_event_new(lua_State *L, gl_stream *s, int timing); /* pushes the event */
+
+/* ---- l_slice.c ------------------------------------------------------- */
+void gl_open_slice(lua_State *L);
+gl_slice *gl_test_slice(lua_State *L, int idx);
+gl_slice *gl_check_slice(lua_State *L, int idx); /* alive */
+void gl_slice_check_alive(lua_State *L, gl_slice *x, int arg);
+void gl_alloc_touch(gl_alloc *a, gl_stream *s);
+void gl_slice_describe(gl_slice *x, char *buf, size_t len);
+CUdeviceptr gl_slice_ptr(gl_slice *x);
+size_t gl_slice_bytes(gl_slice *x);
+
+/* ---- l_hostbuf.c ----------------------------------------------------- */
+void gl_open_hostbuf(lua_State *L);
+gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx);
+gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx);
+gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned);
+void *gl_hostbuf_ptr(gl_hostbuf *h);
+size_t gl_hostbuf_bytes(gl_hostbuf *h);
+void gl_hostbuf_pending(gl_hostbuf *h, gl_stream *s, int write, const char *where);
+void gl_hostbuf_describe(gl_hostbuf *h, char *buf, size_t len);
+
+/* ---- l_copy.c -------------------------------------------------------- */
+int gl_stream_copy(lua_State *L);  /* s:copy(dst, src) */
+int gl_stream_fill(lua_State *L);  /* s:fill(x, value) */
+
+#endif

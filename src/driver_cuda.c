@@ -1,0 +1,92 @@
+/*
+ * driver_cuda.c -- the cuda backend: fill the driver table from the real
+ * driver, loaded at run time with dlopen("libcuda.so.1"). Nothing links it,
+ * so the binary starts on machines without a GPU.
+ *
+ * Each entry is looked up with cuGetProcAddress at this header's
+ * CUDA_VERSION, which yields the symbol version whose signature matches
+ * cuda.h (cuMemAlloc -> cuMemAlloc_v2 and so on).
+ * GPULUA_LIBCUDA names another library file to load (e.g. the toolkit's stub,
+ * to test the no-GPU path).
+ */
+
+#include "driver.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef CUresult (*get_proc_fn)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                CUdriverProcAddressQueryResult *status);
+
+static const char *err_name(const gl_driver *d, CUresult r) {
+  const char *s = NULL;
+  if (d->cuGetErrorName && d->cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
+  switch (r) { /* a stub library cannot name its own errors */
+  case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY (the CUDA driver is a stub library)";
+  case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+  default: {
+    static _Thread_local char buf[32];
+    snprintf(buf, sizeof buf, "CUresult %d", (int)r);
+    return buf;
+  }
+  }
+}
+
+int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
+  memset(d, 0, sizeof *d);
+  const char *lib = getenv("GPULUA_LIBCUDA");
+  if (!lib || !*lib) lib = "libcuda.so.1";
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(why, whylen, "the CUDA driver (%s) could not be loaded: %s", lib, dlerror());
+    return -1;
+  }
+  get_proc_fn get_proc = (get_proc_fn)dlsym(h, "cuGetProcAddress_v2");
+  if (!get_proc) {
+    snprintf(why, whylen, "the CUDA driver (%s) is older than CUDA 12 (no cuGetProcAddress_v2)", lib);
+    dlclose(h);
+    return -1;
+  }
+  /* cuInit first, straight from the library: a stub libcuda (the toolkit's,
+   * on machines without a driver) answers CUDA_ERROR_STUB_LIBRARY here. */
+  CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(h, "cuInit");
+  d->cuGetErrorName = (CUresult(*)(CUresult, const char **))dlsym(h, "cuGetErrorName");
+  CUresult r = init ? init(0) : CUDA_ERROR_NOT_FOUND;
+  if (r != CUDA_SUCCESS) {
+    snprintf(why, whylen, "cuInit failed: %s", init ? err_name(d, r) : "no cuInit symbol");
+    dlclose(h);
+    memset(d, 0, sizeof *d);
+    return -1;
+  }
+  CUdriverProcAddressQueryResult status;
+#define CUDA_GET(name, params)                                                             \
+  if (get_proc(#name, (void **)&d->name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
+          CUDA_SUCCESS ||                                                                  \
+      !d->name) {                                                                          \
+    snprintf(why, whylen, "the CUDA driver (%s) lacks %s for CUDA %d", lib, #name, CUDA_VERSION); \
+    dlclose(h);                                                                            \
+    return -1;                                                                             \
+  }
+  GL_DRIVER_CALLS(CUDA_GET)
+#undef CUDA_GET
+#define CUDA_GET_OPTIONAL(name, params)                                                     \
+  if (get_proc(#name, (void **)&d->name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
+      CUDA_SUCCESS)                                                                         \
+    d->name = NULL;
+  GL_DRIVER_OPTIONAL_CALLS(CUDA_GET_OPTIONAL)
+#undef CUDA_GET_OPTIONAL
+
+  int n = 0;
+  r = d->cuDeviceGetCount(&n);
+  if (r != CUDA_SUCCESS || n == 0) {
+    snprintf(why, whylen, "the CUDA driver reports no device (%s)",
+             r == CUDA_SUCCESS ? "count 0" : err_name(d, r));
+    dlclose(h);
+    memset(d, 0, sizeof *d);
+    return -1;
+  }
+  return 0; /* the library stays loaded for the life of the process */
+}

@@ -1,0 +1,841 @@
+/*
+ * driver_sim.c -- the sim backend: the driver table implemented in software.
+ *
+ * GPULUA_SIM_DEVICES virtual devices (default 2) whose memory is host memory.
+ * Each stream is a FIFO of operations executed in order by its own worker
+ * thread, so work on different streams really runs concurrently and unordered
+ * work really races. Events complete when their stream reaches them; waits
+ * block the waiting stream's worker until then.
+ *
+ * One mutex guards all sim state and one condition variable is broadcast
+ * whenever anything completes or is queued: the number of threads is small
+ * and this keeps the waiting logic obviously free of lost wake-ups.
+ *
+ * Environment: GPULUA_SIM_DEVICES (1..64), GPULUA_SIM_MEMORY (bytes per
+ * device, suffixes K M G allowed; default 1G), GPULUA_SIM_DELAY_US (added to
+ * every queued operation, to make races show in tests).
+ */
+
+#include "driver.h"
+#include "sim.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SIM_MAX_DEVICES 64
+#define SIM_ALIGN 256
+#define SIM_MAGIC 0x6770756c75614d4dULL /* "gpuluaMM" */
+
+struct CUctx_st {
+  int ordinal;
+  int retained;
+  struct CUstream_st *streams; /* live streams of this context */
+};
+
+typedef struct sim_device {
+  char name[64];
+  size_t total;
+  size_t used;
+  struct CUctx_st ctx;
+  unsigned char peer[SIM_MAX_DEVICES]; /* peer access enabled from this ctx */
+} sim_device;
+
+struct CUevent_st {
+  unsigned flags;
+  int refs;            /* the user's handle + queued operations naming it */
+  uint64_t rec_gen;    /* bumped by each cuEventRecord call */
+  uint64_t done_gen;   /* generation the event has reached */
+  double t_ms;         /* host clock when done_gen was reached */
+};
+
+enum sim_op_kind {
+  OP_COPY,    /* memcpy, any direction */
+  OP_SET8,
+  OP_SET16,
+  OP_SET32,
+  OP_SET2D32,
+  OP_RECORD,
+  OP_WAIT,
+  OP_FREE,
+  OP_HOSTFN,
+  OP_SIMFN
+};
+
+typedef struct sim_op {
+  struct sim_op *next;
+  enum sim_op_kind kind;
+  void *dst;
+  const void *src;
+  size_t n, pitch, height;
+  unsigned value;
+  struct CUevent_st *ev;
+  uint64_t gen;
+  CUhostFn hostfn;
+  gl_sim_fn simfn;
+  void *user;
+} sim_op;
+
+struct CUstream_st {
+  struct CUctx_st *ctx;
+  struct CUstream_st *next_in_ctx;
+  int priority;
+  sim_op *head, *tail;
+  uint64_t enq, done;
+  int destroying;
+  CUresult error; /* sticky error of a failed operation */
+};
+
+typedef struct sim_block { /* header in front of every sim allocation */
+  uint64_t magic;
+  size_t bytes;
+  int ordinal;
+  int freed;
+} sim_block;
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int initialized;
+  int ndev;
+  sim_device dev[SIM_MAX_DEVICES];
+  unsigned delay_us;
+} S = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {{{0}, 0, 0, {0, 0, 0}, {0}}}, 0};
+
+static _Thread_local struct CUctx_st *cur_ctx;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- errors ---------------------------------------------------------- */
+
+#define SIM_ERRORS(X)                                                                   \
+  X(CUDA_SUCCESS, "no error")                                                           \
+  X(CUDA_ERROR_INVALID_VALUE, "invalid argument")                                       \
+  X(CUDA_ERROR_OUT_OF_MEMORY, "out of memory")                                          \
+  X(CUDA_ERROR_NOT_INITIALIZED, "initialization error")                                 \
+  X(CUDA_ERROR_DEINITIALIZED, "driver shutting down")                                   \
+  X(CUDA_ERROR_STUB_LIBRARY, "CUDA driver is a stub library")                           \
+  X(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected")                         \
+  X(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal")                                \
+  X(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid")                         \
+  X(CUDA_ERROR_INVALID_CONTEXT, "invalid device context")                               \
+  X(CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device") \
+  X(CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed")                             \
+  X(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle")                               \
+  X(CUDA_ERROR_NOT_FOUND, "named symbol not found")                                     \
+  X(CUDA_ERROR_NOT_READY, "device not ready")                                           \
+  X(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered")             \
+  X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch")      \
+  X(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure")                             \
+  X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "peer access is not supported between these two devices") \
+  X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access is already enabled")           \
+  X(CUDA_ERROR_ASSERT, "device-side assert triggered")                                  \
+  X(CUDA_ERROR_ILLEGAL_INSTRUCTION, "an illegal instruction was encountered")           \
+  X(CUDA_ERROR_MISALIGNED_ADDRESS, "misaligned address")                                \
+  X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported")                                \
+  X(CUDA_ERROR_UNKNOWN, "unknown error")
+
+static CUresult sim_cuGetErrorName(CUresult e, const char **s) {
+  switch (e) {
+#define NAME_CASE(code, str) case code: *s = #code; return CUDA_SUCCESS;
+    SIM_ERRORS(NAME_CASE)
+#undef NAME_CASE
+  default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+static CUresult sim_cuGetErrorString(CUresult e, const char **s) {
+  switch (e) {
+#define STR_CASE(code, str) case code: *s = str; return CUDA_SUCCESS;
+    SIM_ERRORS(STR_CASE)
+#undef STR_CASE
+  default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+/* ---- initialisation, devices ----------------------------------------- */
+
+static int parse_size(const char *s, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s) return -1;
+  unsigned long long mul = 1;
+  switch (*end) {
+  case 'k': case 'K': mul = 1ULL << 10; end++; break;
+  case 'm': case 'M': mul = 1ULL << 20; end++; break;
+  case 'g': case 'G': mul = 1ULL << 30; end++; break;
+  default: break;
+  }
+  if (*end != '\0' || v == 0 || v > (1ULL << 50) / mul) return -1;
+  *out = (size_t)(v * mul);
+  return 0;
+}
+
+int gl_sim_config_error(char *why, size_t whylen) {
+  const char *s = getenv("GPULUA_SIM_DEVICES");
+  if (s && *s) {
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*end != '\0' || n < 1 || n > SIM_MAX_DEVICES) {
+      snprintf(why, whylen, "GPULUA_SIM_DEVICES must be an integer from 1 to %d, got '%s'",
+               SIM_MAX_DEVICES, s);
+      return -1;
+    }
+  }
+  size_t mem;
+  s = getenv("GPULUA_SIM_MEMORY");
+  if (s && *s && parse_size(s, &mem) != 0) {
+    snprintf(why, whylen, "GPULUA_SIM_MEMORY must be a byte count such as 1073741824 or 512M, got '%s'", s);
+    return -1;
+  }
+  s = getenv("GPULUA_SIM_DELAY_US");
+  if (s && *s) {
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*end != '\0' || n < 0 || n > 10000000) {
+      snprintf(why, whylen, "GPULUA_SIM_DELAY_US must be an integer from 0 to 10000000, got '%s'", s);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static CUresult sim_cuInit(unsigned flags) {
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  char why[160];
+  if (gl_sim_config_error(why, sizeof why) != 0) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&S.mu);
+  if (!S.initialized) {
+    const char *s = getenv("GPULUA_SIM_DEVICES");
+    S.ndev = (s && *s) ? atoi(s) : 2;
+    size_t mem = 1ULL << 30;
+    s = getenv("GPULUA_SIM_MEMORY");
+    if (s && *s) parse_size(s, &mem);
+    s = getenv("GPULUA_SIM_DELAY_US");
+    S.delay_us = (s && *s) ? (unsigned)atol(s) : 0;
+    for (int i = 0; i < S.ndev; i++) {
+      snprintf(S.dev[i].name, sizeof S.dev[i].name, "gpulua sim device %d", i);
+      S.dev[i].total = mem;
+      S.dev[i].used = 0;
+      S.dev[i].ctx.ordinal = i;
+    }
+    S.initialized = 1;
+  }
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+#define NEED_INIT() do { if (!S.initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define NEED_DEV(d) do { NEED_INIT(); if ((d) < 0 || (d) >= S.ndev) return CUDA_ERROR_INVALID_DEVICE; } while (0)
+#define NEED_CTX() do { NEED_INIT(); if (!cur_ctx) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+static CUresult sim_cuDriverGetVersion(int *v) {
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+  *v = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDeviceGetCount(int *n) {
+  NEED_INIT();
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *n = S.ndev;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDeviceGet(CUdevice *d, int ordinal) {
+  NEED_DEV(ordinal);
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDeviceGetName(char *name, int len, CUdevice d) {
+  NEED_DEV(d);
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  snprintf(name, (size_t)len, "%s", S.dev[d].name);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDeviceTotalMem(size_t *bytes, CUdevice d) {
+  NEED_DEV(d);
+  *bytes = S.dev[d].total;
+  return CUDA_SUCCESS;
+}
+
+/* The stated limits of a sim device: those of a small Hopper (cc 9.0). */
+static CUresult sim_cuDeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d) {
+  NEED_DEV(d);
+  int v;
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: v = 64; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: v = 2147483647; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: v = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: v = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = 49152; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: v = 232448; break;
+  case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: v = 65536; break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: v = 32; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
+  case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: v = 1000000; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = 4; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: v = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: v = 0; break;
+  case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 1; break;
+  case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: v = 2; break;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: v = 1; break;
+  case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: v = 1; break;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: v = 1; break;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: v = 4 << 20; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = 2048; break;
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: v = 4096; break;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: v = 1000000; break;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  *pi = v;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
+  NEED_DEV(d);
+  NEED_DEV(peer);
+  *can = d != peer;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d) {
+  NEED_DEV(d);
+  *pool = (CUmemoryPool)(uintptr_t)(d + 1);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value) {
+  NEED_INIT();
+  intptr_t d = (intptr_t)(uintptr_t)pool - 1;
+  if (d < 0 || d >= S.ndev || !value) return CUDA_ERROR_INVALID_VALUE;
+  (void)attr; /* the sim pool has no tunables: accepted and ignored */
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d) {
+  NEED_DEV(d);
+  pthread_mutex_lock(&S.mu);
+  S.dev[d].ctx.retained++;
+  pthread_mutex_unlock(&S.mu);
+  *pctx = &S.dev[d].ctx;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuDevicePrimaryCtxRelease(CUdevice d) {
+  NEED_DEV(d);
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&S.mu);
+  if (S.dev[d].ctx.retained > 0) S.dev[d].ctx.retained--;
+  else r = CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+static CUresult sim_cuCtxSetCurrent(CUcontext ctx) {
+  NEED_INIT();
+  if (ctx && (ctx->ordinal < 0 || ctx->ordinal >= S.ndev || ctx != &S.dev[ctx->ordinal].ctx))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  cur_ctx = ctx;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+  NEED_CTX();
+  if (least) *least = 0;
+  if (greatest) *greatest = -5;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
+  NEED_CTX();
+  if (!peer || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (peer == cur_ctx) return CUDA_ERROR_INVALID_DEVICE;
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&S.mu);
+  unsigned char *p = &S.dev[cur_ctx->ordinal].peer[peer->ordinal];
+  if (*p) r = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  *p = 1;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+static sim_block *block_of(CUdeviceptr p) {
+  if (p == 0 || p % SIM_ALIGN != 0) return NULL;
+  sim_block *b = (sim_block *)((char *)(uintptr_t)p - SIM_ALIGN);
+  return b->magic == SIM_MAGIC ? b : NULL;
+}
+
+static CUresult sim_cuMemGetInfo(size_t *free_, size_t *total) {
+  NEED_CTX();
+  pthread_mutex_lock(&S.mu);
+  sim_device *d = &S.dev[cur_ctx->ordinal];
+  if (free_) *free_ = d->total - d->used;
+  if (total) *total = d->total;
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+/* ---- streams and the worker ------------------------------------------ */
+
+static void event_unref_locked(struct CUevent_st *e) {
+  if (--e->refs == 0) free(e);
+}
+
+static void run_op(struct CUstream_st *st, sim_op *op) {
+  switch (op->kind) {
+  case OP_COPY:
+    if (op->n) memmove(op->dst, op->src, op->n);
+    break;
+  case OP_SET8:
+    memset(op->dst, (int)(op->value & 0xff), op->n);
+    break;
+  case OP_SET16: {
+    uint16_t v = (uint16_t)op->value, *p = op->dst;
+    for (size_t i = 0; i < op->n; i++) p[i] = v;
+    break;
+  }
+  case OP_SET32: {
+    uint32_t v = op->value, *p = op->dst;
+    for (size_t i = 0; i < op->n; i++) p[i] = v;
+    break;
+  }
+  case OP_SET2D32:
+    for (size_t r = 0; r < op->height; r++) {
+      uint32_t *p = (uint32_t *)((char *)op->dst + r * op->pitch);
+      for (size_t i = 0; i < op->n; i++) p[i] = op->value;
+    }
+    break;
+  case OP_HOSTFN:
+    op->hostfn(op->user);
+    break;
+  case OP_SIMFN:
+    if (op->simfn(op->user) != 0) st->error = CUDA_ERROR_LAUNCH_FAILED;
+    break;
+  case OP_FREE: {
+    sim_block *b = op->dst;
+    free(b);
+    break;
+  }
+  case OP_RECORD:
+  case OP_WAIT:
+    break; /* handled under the lock */
+  }
+}
+
+static void *worker(void *arg) {
+  struct CUstream_st *st = arg;
+  pthread_mutex_lock(&S.mu);
+  for (;;) {
+    sim_op *op = st->head;
+    if (!op) {
+      if (st->destroying) break;
+      pthread_cond_wait(&S.cv, &S.mu);
+      continue;
+    }
+    if (op->kind == OP_WAIT && op->ev->done_gen < op->gen) {
+      pthread_cond_wait(&S.cv, &S.mu);
+      continue;
+    }
+    if (op->kind != OP_RECORD && op->kind != OP_WAIT) {
+      pthread_mutex_unlock(&S.mu);
+      if (S.delay_us) usleep(S.delay_us);
+      /* After a failed operation the stream's later work is skipped, like a
+       * context after a sticky fault; records and waits still complete so
+       * nobody waits forever. */
+      if (st->error == CUDA_SUCCESS || op->kind == OP_FREE) run_op(st, op);
+      pthread_mutex_lock(&S.mu);
+    } else if (op->kind == OP_RECORD) {
+      if (op->gen > op->ev->done_gen) {
+        op->ev->done_gen = op->gen;
+        op->ev->t_ms = now_ms();
+      }
+    }
+    if (op->ev) event_unref_locked(op->ev);
+    st->head = op->next;
+    if (!st->head) st->tail = NULL;
+    st->done++;
+    free(op);
+    pthread_cond_broadcast(&S.cv);
+  }
+  /* destroyed and drained: unlink from the context and go */
+  struct CUstream_st **pp = &st->ctx->streams;
+  while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
+  if (*pp) *pp = st->next_in_ctx;
+  pthread_cond_broadcast(&S.cv);
+  pthread_mutex_unlock(&S.mu);
+  free(st);
+  return NULL;
+}
+
+static CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority) {
+  NEED_CTX();
+  if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  struct CUstream_st *st = calloc(1, sizeof *st);
+  if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
+  st->ctx = cur_ctx;
+  st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority; /* clamped, like CUDA */
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_mutex_lock(&S.mu);
+  st->next_in_ctx = cur_ctx->streams;
+  cur_ctx->streams = st;
+  pthread_t th;
+  int rc = pthread_create(&th, &attr, worker, st);
+  if (rc != 0) {
+    cur_ctx->streams = st->next_in_ctx;
+    pthread_mutex_unlock(&S.mu);
+    pthread_attr_destroy(&attr);
+    free(st);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_unlock(&S.mu);
+  pthread_attr_destroy(&attr);
+  *ph = st;
+  return CUDA_SUCCESS;
+}
+
+/* Queue `op` (a template copied into a new node) on stream `st`. */
+static CUresult enqueue(struct CUstream_st *st, const sim_op *tmpl) {
+  if (!st) return CUDA_ERROR_INVALID_HANDLE; /* the sim has no NULL stream */
+  sim_op *op = malloc(sizeof *op);
+  if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+  *op = *tmpl;
+  op->next = NULL;
+  pthread_mutex_lock(&S.mu);
+  if (st->destroying) {
+    pthread_mutex_unlock(&S.mu);
+    free(op);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (op->ev) {
+    op->ev->refs++;
+    if (op->kind == OP_RECORD) op->gen = ++op->ev->rec_gen;
+    else op->gen = op->ev->rec_gen; /* a wait captures the latest record */
+  }
+  if (st->tail) st->tail->next = op;
+  else st->head = op;
+  st->tail = op;
+  st->enq++;
+  pthread_cond_broadcast(&S.cv);
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuStreamDestroy(CUstream st) {
+  NEED_INIT();
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  st->destroying = 1; /* queued work still runs; the worker frees the stream */
+  pthread_cond_broadcast(&S.cv);
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuStreamWaitEvent(CUstream st, CUevent ev, unsigned flags) {
+  NEED_INIT();
+  if (!ev || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = OP_WAIT, .ev = ev};
+  return enqueue(st, &op);
+}
+
+static CUresult sim_cuStreamSynchronize(CUstream st) {
+  NEED_INIT();
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  uint64_t target = st->enq;
+  while (st->done < target) pthread_cond_wait(&S.cv, &S.mu);
+  CUresult r = st->error;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+static CUresult sim_cuStreamQuery(CUstream st) {
+  NEED_INIT();
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  CUresult r = st->error ? st->error : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+static CUresult sim_cuCtxSynchronize(void) {
+  NEED_CTX();
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&S.mu);
+  for (;;) {
+    int busy = 0;
+    for (struct CUstream_st *st = cur_ctx->streams; st; st = st->next_in_ctx)
+      if (st->done < st->enq) busy = 1;
+    if (!busy) break;
+    pthread_cond_wait(&S.cv, &S.mu);
+  }
+  for (struct CUstream_st *st = cur_ctx->streams; st; st = st->next_in_ctx)
+    if (st->error) r = st->error;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+static CUresult sim_cuEventCreate(CUevent *ph, unsigned flags) {
+  NEED_CTX();
+  if (!ph || (flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING)))
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUevent_st *e = calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  e->flags = flags;
+  e->refs = 1;
+  *ph = e;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuEventDestroy(CUevent e) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  event_unref_locked(e);
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuEventRecord(CUevent e, CUstream st) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  sim_op op = {.kind = OP_RECORD, .ev = e};
+  return enqueue(st, &op);
+}
+
+static CUresult sim_cuEventSynchronize(CUevent e) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  uint64_t target = e->rec_gen;
+  while (e->done_gen < target) pthread_cond_wait(&S.cv, &S.mu);
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuEventQuery(CUevent e) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  CUresult r = e->done_gen >= e->rec_gen ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+static CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  NEED_INIT();
+  if (!ms || !a || !b) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&S.mu);
+  if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (a->rec_gen == 0 || b->rec_gen == 0) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (a->done_gen < a->rec_gen || b->done_gen < b->rec_gen) r = CUDA_ERROR_NOT_READY;
+  else *ms = (float)(b->t_ms - a->t_ms);
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+/* ---- stream-ordered allocation and copies ---------------------------- */
+
+static CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st) {
+  NEED_INIT();
+  if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  sim_device *d = &S.dev[st->ctx->ordinal];
+  if (bytes > d->total) return CUDA_ERROR_OUT_OF_MEMORY;
+  size_t rounded = (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN;
+  pthread_mutex_lock(&S.mu);
+  if (d->used + rounded > d->total) {
+    pthread_mutex_unlock(&S.mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  d->used += rounded;
+  pthread_mutex_unlock(&S.mu);
+  sim_block *b = aligned_alloc(SIM_ALIGN, SIM_ALIGN + rounded);
+  if (!b) {
+    pthread_mutex_lock(&S.mu);
+    d->used -= rounded;
+    pthread_mutex_unlock(&S.mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  b->magic = SIM_MAGIC;
+  b->bytes = rounded;
+  b->ordinal = st->ctx->ordinal;
+  b->freed = 0;
+  /* Contents are undefined: poison them so a script that forgets to write
+   * memory sees garbage (NaN for floats), as it may on a GPU. */
+  memset((char *)b + SIM_ALIGN, 0xff, rounded);
+  *dptr = (CUdeviceptr)(uintptr_t)((char *)b + SIM_ALIGN);
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
+  NEED_INIT();
+  sim_block *b = block_of(p);
+  if (!b || b->freed) return CUDA_ERROR_INVALID_VALUE;
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  /* The pool may hand the bytes out again in stream order at once; the host
+   * memory itself goes when the stream reaches the free. */
+  pthread_mutex_lock(&S.mu);
+  b->freed = 1;
+  S.dev[b->ordinal].used -= b->bytes;
+  pthread_mutex_unlock(&S.mu);
+  sim_op op = {.kind = OP_FREE, .dst = b};
+  CUresult r = enqueue(st, &op);
+  if (r != CUDA_SUCCESS) {
+    pthread_mutex_lock(&S.mu);
+    b->freed = 0;
+    S.dev[b->ordinal].used += b->bytes;
+    pthread_mutex_unlock(&S.mu);
+  }
+  return r;
+}
+
+static CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
+  NEED_CTX();
+  (void)flags;
+  if (!pp || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  void *p = aligned_alloc(SIM_ALIGN, (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  *pp = p;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuMemFreeHost(void *p) {
+  NEED_INIT();
+  free(p);
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy_op(void *dst, const void *src, size_t n, CUstream st) {
+  NEED_INIT();
+  if ((!dst || !src) && n) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = OP_COPY, .dst = dst, .src = src, .n = n};
+  return enqueue(st, &op);
+}
+
+static CUresult sim_cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream st) {
+  return copy_op((void *)(uintptr_t)d, h, n, st);
+}
+
+static CUresult sim_cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream st) {
+  return copy_op(h, (const void *)(uintptr_t)d, n, st);
+}
+
+static CUresult sim_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  return copy_op((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, st);
+}
+
+static CUresult sim_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dctx, CUdeviceptr s, CUcontext sctx,
+                                      size_t n, CUstream st) {
+  if (!dctx || !sctx) return CUDA_ERROR_INVALID_CONTEXT;
+  return copy_op((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, st);
+}
+
+static CUresult set_op(enum sim_op_kind k, CUdeviceptr d, unsigned v, size_t n, CUstream st) {
+  NEED_INIT();
+  if (!d && n) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = k, .dst = (void *)(uintptr_t)d, .value = v, .n = n};
+  return enqueue(st, &op);
+}
+
+static CUresult sim_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
+  return set_op(OP_SET8, d, v, n, st);
+}
+
+static CUresult sim_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
+  if (d % 2) return CUDA_ERROR_INVALID_VALUE;
+  return set_op(OP_SET16, d, v, n, st);
+}
+
+static CUresult sim_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st) {
+  if (d % 4) return CUDA_ERROR_INVALID_VALUE;
+  return set_op(OP_SET32, d, v, n, st);
+}
+
+static CUresult sim_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h,
+                                       CUstream st) {
+  NEED_INIT();
+  if (d % 4 || (h > 1 && pitch < w * 4)) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = OP_SET2D32, .dst = (void *)(uintptr_t)d, .value = v, .n = w,
+               .pitch = pitch, .height = h};
+  return enqueue(st, &op);
+}
+
+static CUresult sim_cuLaunchHostFunc(CUstream st, CUhostFn fn, void *user) {
+  NEED_INIT();
+  if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = OP_HOSTFN, .hostfn = fn, .user = user};
+  return enqueue(st, &op);
+}
+
+/* ---- modules and launches: the sim runs kernels through gl_sim_enqueue -- */
+
+static CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
+  (void)m; (void)image;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult sim_cuModuleUnload(CUmodule m) {
+  (void)m;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult sim_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  (void)f; (void)m; (void)name;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f) {
+  (void)pi; (void)a; (void)f;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned shared, CUstream st,
+                                   void **params, void **extra) {
+  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz;
+  (void)shared; (void)st; (void)params; (void)extra;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult gl_sim_enqueue(CUstream st, gl_sim_fn fn, void *user) {
+  NEED_INIT();
+  if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = OP_SIMFN, .simfn = fn, .user = user};
+  return enqueue(st, &op);
+}
+
+int gl_sim_device_of(CUstream st) {
+  return st ? st->ctx->ordinal : -1;
+}
+
+void gl_driver_sim_load(gl_driver *d) {
+  memset(d, 0, sizeof *d);
+#define SIM_SET(name, params) d->name = sim_##name;
+  GL_DRIVER_CALLS(SIM_SET)
+#undef SIM_SET
+  d->cuFuncGetParamInfo = NULL; /* like a driver that lacks it */
+}

@@ -1,0 +1,71 @@
+/*
+ * errors.c -- driver results as Lua errors, script locations, poisoning.
+ */
+#include "core.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void gl_where(lua_State *L, char *buf, size_t len) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+      snprintf(buf, len, "%s:%d", ar.short_src, ar.currentline);
+      return;
+    }
+  }
+  snprintf(buf, len, "?");
+}
+
+const char *gl_error_name(CUresult r) {
+  const char *s = NULL;
+  if (gl_drv.cuGetErrorName && gl_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
+  return "CUDA_ERROR_UNKNOWN";
+}
+
+static const char *error_string(CUresult r) {
+  const char *s = NULL;
+  if (gl_drv.cuGetErrorString && gl_drv.cuGetErrorString(r, &s) == CUDA_SUCCESS && s) return s;
+  return "unrecognised error code";
+}
+
+/* Faults after which the context is unusable: the device is poisoned. */
+static int is_sticky(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+  case CUDA_ERROR_ECC_UNCORRECTABLE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int gl_push_error(lua_State *L, CUresult r, const char *call) {
+  lua_pushfstring(L, "%s failed: %s: %s", call, gl_error_name(r), error_string(r));
+  return 1;
+}
+
+void gl_check(lua_State *L, gl_device *dev, CUresult r, const char *call) {
+  if (r == CUDA_SUCCESS) return;
+  if (dev && is_sticky(r) && !dev->poison[0]) {
+    char where[GL_WHERE_MAX];
+    gl_where(L, where, sizeof where);
+    snprintf(dev->poison, sizeof dev->poison, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)",
+             dev->ordinal, gl_error_name(r), error_string(r), call, where);
+  }
+  if (dev && dev->poison[0] && is_sticky(r)) luaL_error(L, "%s", dev->poison);
+  gl_push_error(L, r, call);
+  lua_error(L);
+}
+
+void gl_check_poison(lua_State *L, gl_device *dev) {
+  if (dev->poison[0]) luaL_error(L, "%s", dev->poison);
+}

@@ -1,0 +1,27 @@
+/*
+ * gpulua.h -- the public C interface of the gpulua library.
+ *
+ * The library is linked into the `gpulua` host and into the Lua C module
+ * `gpulua.so`; both call luaopen_gpulua.
+ */
+#ifndef GPULUA_H
+#define GPULUA_H
+
+#include <lua.h>
+
+#define GPULUA_VERSION "0.1.0"
+
+/* Open the module: returns the `gpu` table (one per Lua state; a second call
+ * returns the same table). Raises a Lua error when the backend asked for
+ * cannot be used. */
+int luaopen_gpulua(lua_State *L);
+
+/* Options the host sets from its command line before luaopen_gpulua.
+ * name: "backend" ("cuda" | "sim"), "policy" ("strict" | "auto" | "off"),
+ *       "trace" (a file name), "timeline" ("1").
+ * A command-line option wins over the environment variable of the same
+ * meaning (GPULUA_BACKEND, GPULUA_POLICY, GPULUA_TRACE).
+ * Returns 0 when accepted, -1 when the name or value is not valid. */
+int gpulua_set_option(const char *name, const char *value);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * l_copy.c -- s:copy(dst, src) and s:fill(x, value), asynchronous on s.
+ *
+ * copy picks the driver call from the operands: host->device, device->host,
+ * device->device on one device, or a peer copy between devices. Everything is
+ * checked (liveness, sizes in bytes, devices) before anything is queued.
+ */
+#include "core.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  gl_slice *x;      /* device operand, or NULL */
+  gl_hostbuf *h;    /* host operand, or NULL */
+  size_t bytes;
+  char desc[200];
+} operand;
+
+static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
+  memset(o, 0, sizeof *o);
+  if ((o->x = gl_test_slice(L, idx))) {
+    gl_slice_check_alive(L, o->x, idx - 1);
+    o->bytes = gl_slice_bytes(o->x);
+    gl_slice_describe(o->x, o->desc, sizeof o->desc);
+  } else if ((o->h = gl_test_hostbuf(L, idx)) && o->h->m) {
+    o->bytes = gl_hostbuf_bytes(o->h);
+    gl_hostbuf_describe(o->h, o->desc, sizeof o->desc);
+  } else {
+    luaL_error(L, "s:copy: %s (argument #%d) expected a slice or a host buffer, got %s", role, idx - 1,
+               luaL_typename(L, idx));
+  }
+}
+
+int gl_stream_copy(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  operand dst, src;
+  get_operand(L, 2, "dst", &dst);
+  get_operand(L, 3, "src", &src);
+  if (dst.bytes != src.bytes)
+    return luaL_error(L, "s:copy: sizes differ: dst is a %s (%I bytes), src is a %s (%I bytes)", dst.desc,
+                      (LUAI_UACINT)dst.bytes, src.desc, (LUAI_UACINT)src.bytes);
+  if (dst.h && src.h)
+    return luaL_error(L, "s:copy: both dst and src are host buffers; copy between host buffers in Lua "
+                         "(one of them must be device memory)");
+  gl_device *dev = s->dev;
+  gl_slice *dx = dst.x ? dst.x : src.x;
+  if (dst.x) gl_check_poison(L, dst.x->a->dev);
+  if (src.x) gl_check_poison(L, src.x->a->dev);
+  if ((!dst.x || !src.x) && dx->a->dev != dev)
+    return luaL_error(L, "s:copy: the %s is on device %d, but stream '%s' is on device %d; copy between host "
+                         "and a device on a stream of that device",
+                      dst.x ? "dst slice" : "src slice",
+                      dx->a->dev->ordinal, s->name, dev->ordinal);
+  gl_set_ctx(dev);
+  char where[GL_WHERE_MAX];
+  if (dst.bytes == 0) return 0;
+  if (dst.h) {
+    GL_CALL(L, dev, cuMemcpyDtoHAsync, gl_hostbuf_ptr(dst.h), gl_slice_ptr(src.x), dst.bytes, s->cu);
+  } else if (src.h) {
+    GL_CALL(L, dev, cuMemcpyHtoDAsync, gl_slice_ptr(dst.x), gl_hostbuf_ptr(src.h), dst.bytes, s->cu);
+  } else if (dst.x->a->dev == src.x->a->dev) {
+    GL_CALL(L, dev, cuMemcpyDtoDAsync, gl_slice_ptr(dst.x), gl_slice_ptr(src.x), dst.bytes, s->cu);
+  } else {
+    GL_CALL(L, dev, cuMemcpyPeerAsync, gl_slice_ptr(dst.x), dst.x->a->dev->ctx, gl_slice_ptr(src.x),
+            src.x->a->dev->ctx, dst.bytes, s->cu);
+  }
+  s->seq++;
+  if (dst.x) gl_alloc_touch(dst.x->a, s);
+  if (src.x) gl_alloc_touch(src.x->a, s);
+  if (dst.h || src.h) {
+    gl_where(L, where, sizeof where);
+    if (dst.h) gl_hostbuf_pending(dst.h, s, 1, where);
+    else gl_hostbuf_pending(src.h, s, 0, where);
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+int gl_stream_fill(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  gl_slice *x = gl_test_slice(L, 2);
+  if (!x) {
+    if (gl_test_hostbuf(L, 2))
+      return luaL_error(L, "s:fill: argument #1 is a host buffer; fill it with h:fill(value)");
+    return luaL_typeerror(L, 2, "gpulua slice");
+  }
+  gl_slice_check_alive(L, x, 1);
+  gl_device *dev = s->dev;
+  if (x->a->dev != dev)
+    return luaL_error(L, "s:fill: the slice is on device %d, but stream '%s' is on device %d", x->a->dev->ordinal,
+                      s->name, dev->ordinal);
+  luaL_checkany(L, 3);
+  unsigned char v[8];
+  const char *why = gl_dtype_encode(L, 3, x->dtype, v);
+  if (why) {
+    const char *given = lua_type(L, 3) == LUA_TNUMBER ? lua_tostring(L, 3) : luaL_typename(L, 3);
+    return luaL_error(L, "s:fill: value: %s for %s, got %s", why, gl_dtypes[x->dtype].name, given);
+  }
+  CUdeviceptr p = gl_slice_ptr(x);
+  size_t n = x->count;
+  gl_set_ctx(dev);
+  if (n == 0) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  switch (gl_dtypes[x->dtype].size) {
+  case 1: GL_CALL(L, dev, cuMemsetD8Async, p, v[0], n, s->cu); break;
+  case 2: {
+    unsigned short u;
+    memcpy(&u, v, 2);
+    GL_CALL(L, dev, cuMemsetD16Async, p, u, n, s->cu);
+    break;
+  }
+  case 4: {
+    unsigned u;
+    memcpy(&u, v, 4);
+    GL_CALL(L, dev, cuMemsetD32Async, p, u, n, s->cu);
+    break;
+  }
+  default: {
+    unsigned lo, hi;
+    memcpy(&lo, v, 4);
+    memcpy(&hi, v + 4, 4);
+    if (lo == hi) {
+      GL_CALL(L, dev, cuMemsetD32Async, p, lo, 2 * n, s->cu);
+    } else { /* 8-byte pattern: the low and the high words as two pitched 2D fills */
+      GL_CALL(L, dev, cuMemsetD2D32Async, p, 8, lo, 1, n, s->cu);
+      GL_CALL(L, dev, cuMemsetD2D32Async, p + 4, 8, hi, 1, n, s->cu);
+      s->seq++;
+    }
+    break;
+  }
+  }
+  s->seq++;
+  gl_alloc_touch(x->a, s);
+  lua_settop(L, 1);
+  return 1;
+}

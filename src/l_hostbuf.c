@@ -1,0 +1,343 @@
+/*
+ * l_hostbuf.c -- host buffers: gpu.host(dtype, n or table, {pinned = true}),
+ * 1-based indexing with bounds and range checks, totable, fill, view.
+ *
+ * Host memory that queued copies read or write is guarded: touching it from
+ * Lua while such a copy may still run is an error under the strict policy
+ * (auto waits for the copy, off lets it race), and the memory is released
+ * only after those copies have finished.
+ */
+#include "core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return luaL_testudata(L, idx, GL_HOST_MT); }
+
+gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
+  gl_hostbuf *h = gl_test_hostbuf(L, idx);
+  if (!h || !h->m) luaL_typeerror(L, idx, "gpulua host buffer");
+  return h;
+}
+
+void *gl_hostbuf_ptr(gl_hostbuf *h) { return (char *)h->m->ptr + h->offset * gl_dtypes[h->dtype].size; }
+
+size_t gl_hostbuf_bytes(gl_hostbuf *h) { return h->count * gl_dtypes[h->dtype].size; }
+
+void gl_hostbuf_describe(gl_hostbuf *h, char *buf, size_t len) {
+  snprintf(buf, len, "host buffer %s[%zu]%s", gl_dtypes[h->dtype].name, h->count,
+           h->m->pinned ? "" : " (pageable)");
+}
+
+/* Wait for, or forget, pending device accesses; drop the finished ones. */
+static void settle(gl_hostmem *m, int wait) {
+  int j = 0;
+  for (int i = 0; i < m->npend; i++) {
+    gl_pending *p = &m->pend[i];
+    if (!gl_stream_reached(p->s, p->seq) && wait && p->s->dev->opened && !p->s->dev->poison[0]) {
+      gl_set_ctx(p->s->dev);
+      if (p->s->cu) gl_drv.cuStreamSynchronize(p->s->cu);
+      else if (p->s->final_ev) gl_drv.cuEventSynchronize(p->s->final_ev);
+      if (p->s->done_seq < p->seq) p->s->done_seq = p->seq;
+    }
+    if (gl_stream_reached(p->s, p->seq) || wait) gl_stream_unref(p->s);
+    else m->pend[j++] = *p;
+  }
+  m->npend = j;
+}
+
+void gl_hostbuf_pending(gl_hostbuf *h, gl_stream *s, int write, const char *where) {
+  gl_hostmem *m = h->m;
+  settle(m, 0);
+  for (int i = 0; i < m->npend; i++) { /* one entry per stream and direction */
+    gl_pending *p = &m->pend[i];
+    if (p->s == s && p->write == write) {
+      p->seq = s->seq;
+      snprintf(p->where, sizeof p->where, "%s", where);
+      return;
+    }
+  }
+  if (m->npend == m->cappend) {
+    int cap = m->cappend ? 2 * m->cappend : 4;
+    gl_pending *np = realloc(m->pend, (size_t)cap * sizeof *np);
+    if (!np) { /* cannot track it: make it finished now instead */
+      gl_set_ctx(s->dev);
+      gl_drv.cuStreamSynchronize(s->cu);
+      gl_stream_mark_synced(s);
+      return;
+    }
+    m->pend = np;
+    m->cappend = cap;
+  }
+  gl_pending *p = &m->pend[m->npend++];
+  p->s = s;
+  gl_stream_ref(s);
+  p->seq = s->seq;
+  p->write = write;
+  snprintf(p->where, sizeof p->where, "%s", where);
+}
+
+/* Lua is about to read (write = 0) or write the buffer. */
+static void host_access(lua_State *L, gl_hostbuf *h, int write) {
+  gl_hostmem *m = h->m;
+  if (m->npend == 0) return;
+  settle(m, 0);
+  gl_policy policy = gl_rt(L)->policy;
+  for (int i = 0; i < m->npend; i++) {
+    gl_pending *p = &m->pend[i];
+    if (!p->write && !write) continue; /* both only read */
+    if (policy == GL_POLICY_OFF) continue;
+    if (policy == GL_POLICY_AUTO) {
+      settle(m, 1);
+      return;
+    }
+    char d[128], here[GL_WHERE_MAX];
+    gl_hostbuf_describe(h, d, sizeof d);
+    gl_where(L, here, sizeof here);
+    luaL_error(L, "%s: %s from Lua at %s while stream '%s' of device %d may still %s it (copy queued at %s); "
+                  "sync the stream, an event after the copy, or the device first",
+               d, write ? "written" : "read", here, p->s->name, p->s->dev->ordinal,
+               p->write ? "write" : "read", p->where);
+  }
+}
+
+static void hostmem_unref(gl_hostmem *m) {
+  if (--m->refs > 0) return;
+  settle(m, 1);
+  free(m->pend);
+  if (m->pinned) gl_drv.cuMemFreeHost(m->ptr);
+  else free(m->ptr);
+  free(m);
+}
+
+static gl_hostbuf *new_handle(lua_State *L) {
+  gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
+  memset(h, 0, sizeof *h);
+  luaL_setmetatable(L, GL_HOST_MT);
+  return h;
+}
+
+gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned) {
+  gl_hostbuf *h = new_handle(L);
+  size_t bytes = count * gl_dtypes[dt].size;
+  gl_hostmem *m = calloc(1, sizeof *m);
+  if (!m) luaL_error(L, "gpu.host: out of host memory");
+  if (pinned) {
+    gl_device *d0 = gl_device_open(L, 0); /* pinned memory needs a context */
+    gl_set_ctx(d0);
+    CUresult r = gl_drv.cuMemHostAlloc(&m->ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+      free(m);
+      luaL_error(L, "gpu.host: could not allocate %I bytes of pinned host memory (%s[%I]): %s",
+                 (LUAI_UACINT)bytes, gl_dtypes[dt].name, (LUAI_UACINT)count, gl_error_name(r));
+    }
+  } else {
+    m->ptr = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!m->ptr) {
+      free(m);
+      luaL_error(L, "gpu.host: could not allocate %I bytes of host memory (%s[%I])", (LUAI_UACINT)bytes,
+                 gl_dtypes[dt].name, (LUAI_UACINT)count);
+    }
+  }
+  m->refs = 1;
+  m->bytes = bytes;
+  m->pinned = pinned;
+  h->m = m;
+  h->count = count;
+  h->dtype = dt;
+  return h;
+}
+
+/* gpu.host(dtype, n or {values}, {pinned = true}) */
+int gl_host_new(lua_State *L) {
+  gl_dtype dt = gl_check_dtype(L, 1);
+  int pinned = 1;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_getfield(L, 3, "pinned");
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isboolean(L, -1))
+        return luaL_error(L, "gpu.host: option 'pinned' expected a boolean, got %s", luaL_typename(L, -1));
+      pinned = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  size_t n;
+  int from_table = lua_istable(L, 2);
+  if (from_table) {
+    lua_Integer len = luaL_len(L, 2);
+    if (len < 1) return luaL_argerror(L, 2, "the table of values is empty");
+    n = (size_t)len;
+  } else {
+    int ok;
+    lua_Integer c = lua_tointegerx(L, 2, &ok);
+    if (!ok) return luaL_typeerror(L, 2, "integer element count or table of numbers");
+    if (c < 1) return luaL_argerror(L, 2, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)c));
+    if ((uint64_t)c > ((uint64_t)1 << 46) / gl_dtypes[dt].size)
+      return luaL_argerror(L, 2, lua_pushfstring(L, "element count %I is too large", (LUAI_UACINT)c));
+    n = (size_t)c;
+  }
+  gl_hostbuf *h = gl_hostbuf_new(L, dt, n, pinned);
+  if (from_table) {
+    char *p = h->m->ptr;
+    size_t sz = gl_dtypes[dt].size;
+    for (size_t i = 0; i < n; i++) {
+      lua_geti(L, 2, (lua_Integer)i + 1);
+      const char *why = gl_dtype_encode(L, -1, dt, p + i * sz);
+      if (why)
+        return luaL_error(L, "gpu.host: element %I of the table: %s for %s, got %s%s%s", (LUAI_UACINT)i + 1, why,
+                          gl_dtypes[dt].name, luaL_typename(L, -1), lua_type(L, -1) == LUA_TNUMBER ? " " : "",
+                          lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : "");
+      lua_pop(L, 1);
+    }
+  }
+  return 1;
+}
+
+static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
+  lua_Integer i = lua_tointeger(L, idx);
+  if (i < 1 || (size_t)i > h->count)
+    luaL_error(L, "host buffer %s[%I]: index %I is out of range (1 to %I)", gl_dtypes[h->dtype].name,
+               (LUAI_UACINT)h->count, (LUAI_UACINT)i, (LUAI_UACINT)h->count);
+  return (size_t)i - 1;
+}
+
+static int h_totable(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  host_access(L, h, 0);
+  if (h->count > (size_t)INT32_MAX) return luaL_error(L, "h:totable: the buffer is too large for a table");
+  lua_createtable(L, (int)h->count, 0);
+  const char *p = gl_hostbuf_ptr(h);
+  size_t sz = gl_dtypes[h->dtype].size;
+  for (size_t i = 0; i < h->count; i++) {
+    gl_dtype_push(L, h->dtype, p + i * sz);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int h_fill(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  unsigned char v[8];
+  luaL_checkany(L, 2);
+  const char *why = gl_dtype_encode(L, 2, h->dtype, v);
+  if (why) return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name,
+                                                      luaL_typename(L, 2)));
+  host_access(L, h, 1);
+  char *p = gl_hostbuf_ptr(h);
+  size_t sz = gl_dtypes[h->dtype].size;
+  for (size_t i = 0; i < h->count; i++) memcpy(p + i * sz, v, sz);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* h:view(offset, count): offset 0-based like device views. */
+static int h_view(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  lua_Integer off = luaL_checkinteger(L, 2);
+  lua_Integer cnt = luaL_optinteger(L, 3, (lua_Integer)h->count - off);
+  if (off < 0 || (size_t)off > h->count)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "offset %I is outside the buffer's %I elements", (LUAI_UACINT)off,
+                                               (LUAI_UACINT)h->count));
+  if (cnt < 0 || (size_t)cnt > h->count - (size_t)off)
+    return luaL_argerror(L, 3, lua_pushfstring(L, "count %I from offset %I runs past the buffer's %I elements",
+                                               (LUAI_UACINT)cnt, (LUAI_UACINT)off, (LUAI_UACINT)h->count));
+  gl_hostbuf *v = new_handle(L);
+  v->m = h->m;
+  h->m->refs++;
+  v->offset = h->offset + (size_t)off;
+  v->count = (size_t)cnt;
+  v->dtype = h->dtype;
+  return 1;
+}
+
+static int h_index(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    if (!lua_isinteger(L, 2)) {
+      lua_Number f = lua_tonumber(L, 2);
+      if (f != (lua_Number)(lua_Integer)f)
+        return luaL_error(L, "host buffer index must be an integer, got %f", (LUAI_UACNUMBER)f);
+    }
+    size_t i = check_index(L, h, 2);
+    host_access(L, h, 0);
+    gl_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
+    return 1;
+  }
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  const char *k = lua_tostring(L, 2);
+  if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[h->dtype].name);
+  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_hostbuf_bytes(h));
+  else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, h->m->pinned);
+  else {
+    lua_getmetatable(L, 1);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, k);
+  }
+  return 1;
+}
+
+static int h_newindex(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  if (lua_type(L, 2) != LUA_TNUMBER)
+    return luaL_error(L, "host buffer: cannot set field '%s' (only elements 1 to #h can be assigned)",
+                      luaL_tolstring(L, 2, NULL));
+  if (!lua_isinteger(L, 2)) {
+    lua_Number f = lua_tonumber(L, 2);
+    if (f != (lua_Number)(lua_Integer)f)
+      return luaL_error(L, "host buffer index must be an integer, got %f", (LUAI_UACNUMBER)f);
+  }
+  size_t i = check_index(L, h, 2);
+  unsigned char v[8];
+  const char *why = gl_dtype_encode(L, 3, h->dtype, v);
+  if (why) {
+    const char *given = lua_type(L, 3) == LUA_TNUMBER ? lua_tostring(L, 3) : luaL_typename(L, 3);
+    return luaL_error(L, "host buffer %s[%I]: element %I: %s for %s, got %s", gl_dtypes[h->dtype].name,
+                      (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, given);
+  }
+  host_access(L, h, 1);
+  memcpy((char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size, v, gl_dtypes[h->dtype].size);
+  return 0;
+}
+
+static int h_len(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  lua_pushinteger(L, (lua_Integer)h->count);
+  return 1;
+}
+
+static int h_gc(lua_State *L) {
+  gl_hostbuf *h = luaL_checkudata(L, 1, GL_HOST_MT);
+  if (h->m) hostmem_unref(h->m);
+  h->m = NULL;
+  return 0;
+}
+
+static int h_tostring(lua_State *L) {
+  gl_hostbuf *h = luaL_checkudata(L, 1, GL_HOST_MT);
+  if (!h->m) {
+    lua_pushliteral(L, "gpulua.HostBuffer (released)");
+    return 1;
+  }
+  char d[128];
+  gl_hostbuf_describe(h, d, sizeof d);
+  lua_pushfstring(L, "gpulua.HostBuffer(%s)", d + strlen("host buffer "));
+  return 1;
+}
+
+void gl_open_hostbuf(lua_State *L) {
+  if (!luaL_newmetatable(L, GL_HOST_MT)) {
+    lua_pop(L, 1);
+    return;
+  }
+  static const luaL_Reg methods[] = {
+    {"totable", h_totable}, {"fill", h_fill}, {"view", h_view}, {NULL, NULL}};
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "methods");
+  static const luaL_Reg meta[] = {
+    {"__index", h_index}, {"__newindex", h_newindex}, {"__len", h_len},
+    {"__gc", h_gc},       {"__tostring", h_tostring}, {NULL, NULL}};
+  luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
+}

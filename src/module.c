@@ -1,0 +1,123 @@
+/*
+ * module.c -- luaopen_gpulua and the functions of the `gpu` table.
+ */
+
+#include "core.h"
+#include "gpulua.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void gl_runtime_create(lua_State *L);
+int gl_runtime_exists(lua_State *L);
+int gl_host_new(lua_State *L);
+
+static const char module_key = 'M';
+
+static int l_backend(lua_State *L) {
+  lua_pushstring(L, gl_backend_name);
+  return 1;
+}
+
+static int l_count(lua_State *L) {
+  lua_pushinteger(L, gl_rt(L)->ndev);
+  return 1;
+}
+
+static int l_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  gl_runtime *rt = gl_rt(L);
+  if (i < 0 || i >= rt->ndev)
+    return luaL_error(L, "gpu.device: ordinal %I is out of range (%s has %d device%s: 0 to %d)",
+                      (LUAI_UACINT)i, gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
+  gl_device *d = gl_device_open(L, (int)i);
+  gl_push_device(L, d);
+  return 1;
+}
+
+static int l_sync(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  for (int i = 0; i < rt->ndev; i++) {
+    gl_device *d = &rt->devs[i];
+    if (!d->opened) continue;
+    gl_check_poison(L, d);
+    gl_set_ctx(d);
+    GL_CALL(L, d, cuCtxSynchronize);
+    for (gl_stream *s = d->streams; s; s = s->next_open) gl_stream_mark_synced(s);
+  }
+  return 0;
+}
+
+static const char *const policy_names[] = {"strict", "auto", "off"};
+
+static int l_policy(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  lua_pushstring(L, policy_names[rt->policy]);
+  if (!lua_isnoneornil(L, 1)) {
+    const char *p = luaL_checkstring(L, 1);
+    int v = gl_policy_parse(p);
+    if (v < 0) return luaL_argerror(L, 1, lua_pushfstring(L, "expected strict, auto or off, got '%s'", p));
+    rt->policy = (gl_policy)v;
+  }
+  return 1; /* the policy in force before the call */
+}
+
+/* Put the project's Lua modules (lua/) on package.path: next to an installed
+ * binary (<prefix>/share/lua/5.4) or, from a build tree, the source folder. */
+static void add_lua_path(lua_State *L) {
+  char dir[PATH_MAX] = "";
+  Dl_info info;
+  if (dladdr((void *)luaopen_gpulua, &info) && info.dli_fname) {
+    char self[PATH_MAX];
+    if (realpath(info.dli_fname, self)) {
+      char installed[PATH_MAX + 64];
+      snprintf(installed, sizeof installed, "%s/../share/lua/5.4/gpulua", dirname(self));
+      struct stat st;
+      if (stat(installed, &st) == 0 && S_ISDIR(st.st_mode)) {
+        installed[strlen(installed) - strlen("/gpulua")] = '\0';
+        if (strlen(installed) < sizeof dir) memcpy(dir, installed, strlen(installed) + 1);
+      }
+    }
+  }
+#ifdef GPULUA_SOURCE_LUA_DIR
+  if (!dir[0]) snprintf(dir, sizeof dir, "%s", GPULUA_SOURCE_LUA_DIR);
+#endif
+  if (!dir[0]) return;
+  lua_getglobal(L, "package");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_getfield(L, -1, "path");
+  const char *old = lua_tostring(L, -1);
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", dir, dir, old ? old : "");
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+}
+
+int luaopen_gpulua(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) return 1;
+  lua_pop(L, 1);
+  gl_choose_backend(L);
+  if (!gl_runtime_exists(L)) gl_runtime_create(L);
+  gl_open_device(L);
+  gl_open_stream(L);
+  gl_open_event(L);
+  gl_open_slice(L);
+  gl_open_hostbuf(L);
+  add_lua_path(L);
+
+  static const luaL_Reg funcs[] = {
+    {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
+    {"policy", l_policy},   {"host", gl_host_new}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  lua_pushliteral(L, GPULUA_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);
+  return 1;
+}

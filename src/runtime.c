@@ -1,0 +1,161 @@
+/*
+ * runtime.c -- the per-Lua-state runtime: devices (opened lazily), the current
+ * context, and teardown in a safe order when the state closes.
+ *
+ * The runtime is a userdata created first by luaopen_gpulua and anchored in
+ * the registry; Lua runs finalizers in reverse order of marking, so its
+ * finalizer runs after those of every stream, slice and buffer.
+ */
+#include "core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char rt_key = 'R';
+
+static _Thread_local CUcontext current_ctx;
+
+gl_runtime *gl_rt(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &rt_key);
+  gl_runtime *rt = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (!rt) luaL_error(L, "gpulua is not initialised in this Lua state");
+  return rt;
+}
+
+void gl_set_ctx(gl_device *dev) {
+  if (current_ctx != dev->ctx) {
+    gl_drv.cuCtxSetCurrent(dev->ctx);
+    current_ctx = dev->ctx;
+  }
+}
+
+static int attr(lua_State *L, gl_device *d, CUdevice_attribute a) {
+  int v = 0;
+  GL_CALL(L, d, cuDeviceGetAttribute, &v, a, d->cu);
+  return v;
+}
+
+gl_device *gl_device_open(lua_State *L, int ordinal) {
+  gl_runtime *rt = gl_rt(L);
+  if (ordinal < 0 || ordinal >= rt->ndev)
+    luaL_error(L, "gpu.device: ordinal %d is out of range (%s has %d device%s: 0 to %d)", ordinal,
+               gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
+  gl_device *d = &rt->devs[ordinal];
+  if (d->opened) return d;
+  d->rt = rt;
+  d->ordinal = ordinal;
+  GL_CALL(L, d, cuDeviceGet, &d->cu, ordinal);
+  GL_CALL(L, d, cuDeviceGetName, d->name, (int)sizeof d->name, d->cu);
+  GL_CALL(L, d, cuDeviceTotalMem, &d->memory, d->cu);
+  d->cc_major = attr(L, d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  d->cc_minor = attr(L, d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  d->sms = attr(L, d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  d->max_threads_per_block = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  d->max_block[0] = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+  d->max_block[1] = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+  d->max_block[2] = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+  d->max_grid[0] = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+  d->max_grid[1] = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  d->max_grid[2] = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  d->max_shared = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  d->max_shared_optin = attr(L, d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  if (!attr(L, d, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED))
+    luaL_error(L, "gpu.device: device %d (%s) does not support stream-ordered allocation (memory pools)",
+               ordinal, d->name);
+  GL_CALL(L, d, cuDevicePrimaryCtxRetain, &d->ctx, d->cu);
+  gl_set_ctx(d);
+  GL_CALL(L, d, cuCtxGetStreamPriorityRange, &d->prio_least, &d->prio_greatest);
+  /* Keep freed memory in the driver's pool instead of returning it to the OS
+   * at every synchronisation: stream-ordered reuse stays cheap. */
+  CUmemoryPool pool;
+  if (gl_drv.cuDeviceGetDefaultMemPool(&pool, d->cu) == CUDA_SUCCESS) {
+    cuuint64_t threshold = UINT64_MAX;
+    gl_drv.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+  }
+  d->opened = 1;
+  d->main = gl_stream_new(L, d, "main", 0, 1);
+  return d;
+}
+
+void gl_push_device(lua_State *L, gl_device *dev) {
+  gl_runtime *rt = dev->rt;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, rt->devices_ref);
+  if (lua_rawgeti(L, -1, dev->ordinal) == LUA_TNIL) {
+    lua_pop(L, 1);
+    gl_device **ud = lua_newuserdatauv(L, sizeof *ud, 1);
+    *ud = dev;
+    luaL_setmetatable(L, GL_DEVICE_MT);
+    gl_push_stream(L, dev->main); /* dev.main: one userdata for the device's life */
+    lua_setiuservalue(L, -2, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, dev->ordinal);
+  }
+  lua_remove(L, -2);
+}
+
+/* Teardown: drain every device, destroy what is left, release contexts. */
+static int runtime_gc(lua_State *L) {
+  gl_runtime *rt = lua_touserdata(L, 1);
+  if (rt->dead) return 0;
+  for (int i = 0; i < rt->ndev; i++) {
+    gl_device *d = &rt->devs[i];
+    if (!d->opened) continue;
+    gl_set_ctx(d);
+    gl_drv.cuCtxSynchronize();
+    while (d->streams) {
+      gl_stream *s = d->streams;
+      *s->prev_open = s->next_open;
+      if (s->next_open) s->next_open->prev_open = s->prev_open;
+      s->next_open = NULL;
+      s->prev_open = NULL;
+      if (s->cu) gl_drv.cuStreamDestroy(s->cu);
+      s->cu = NULL;
+    }
+    gl_stream *m = d->main;
+    d->main = NULL;
+    gl_stream_unref(m);
+  }
+  for (int i = 0; i < rt->ndev; i++) {
+    gl_device *d = &rt->devs[i];
+    if (!d->opened) continue;
+    gl_drv.cuDevicePrimaryCtxRelease(d->cu);
+    d->opened = 0;
+  }
+  gl_drv.cuCtxSetCurrent(NULL);
+  current_ctx = NULL;
+  rt->dead = 1;
+  free(rt->devs);
+  rt->devs = NULL;
+  rt->ndev = 0;
+  return 0;
+}
+
+void gl_runtime_create(lua_State *L) {
+  gl_runtime *rt = lua_newuserdatauv(L, sizeof *rt, 0);
+  memset(rt, 0, sizeof *rt);
+  lua_newtable(L);
+  lua_pushcfunction(L, runtime_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &rt_key);
+  int n = 0;
+  CUresult r = gl_drv.cuDeviceGetCount(&n);
+  if (r != CUDA_SUCCESS) {
+    gl_push_error(L, r, "cuDeviceGetCount");
+    lua_error(L);
+  }
+  rt->devs = calloc((size_t)(n > 0 ? n : 1), sizeof *rt->devs);
+  if (!rt->devs) luaL_error(L, "gpulua: out of host memory");
+  rt->ndev = n;
+  rt->policy = (gl_policy)gl_initial_policy(L);
+  lua_newtable(L);
+  rt->devices_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+int gl_runtime_exists(lua_State *L) {
+  int t = lua_rawgetp(L, LUA_REGISTRYINDEX, &rt_key);
+  lua_pop(L, 1);
+  return t != LUA_TNIL;
+}
