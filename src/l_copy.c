@@ -54,7 +54,10 @@ int gl_stream_copy(lua_State *L) {
                       dx->a->dev->ordinal, s->name, dev->ordinal);
   gl_set_ctx(dev);
   char where[GL_WHERE_MAX];
-  if (dst.bytes == 0) return 0;
+  if (dst.bytes == 0) { /* empty views: nothing to queue, but return s as always */
+    lua_settop(L, 1);
+    return 1;
+  }
   if (dst.h) {
     GL_CALL(L, dev, cuMemcpyDtoHAsync, gl_hostbuf_ptr(dst.h), gl_slice_ptr(src.x), dst.bytes, s->cu);
   } else if (src.h) {

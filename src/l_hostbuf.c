@@ -172,7 +172,12 @@ int gl_host_new(lua_State *L) {
   } else {
     int ok;
     lua_Integer c = lua_tointegerx(L, 2, &ok);
-    if (!ok) return luaL_typeerror(L, 2, "integer element count or table of numbers");
+    if (!ok) {
+      if (lua_type(L, 2) == LUA_TNUMBER)
+        return luaL_argerror(L, 2, lua_pushfstring(L, "expected an integer element count or a table of numbers, got %s",
+                                                   lua_tostring(L, 2)));
+      return luaL_typeerror(L, 2, "integer element count or table of numbers");
+    }
     if (c < 1) return luaL_argerror(L, 2, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)c));
     if ((uint64_t)c > ((uint64_t)1 << 46) / gl_dtypes[dt].size)
       return luaL_argerror(L, 2, lua_pushfstring(L, "element count %I is too large", (LUAI_UACINT)c));
@@ -185,10 +190,12 @@ int gl_host_new(lua_State *L) {
     for (size_t i = 0; i < n; i++) {
       lua_geti(L, 2, (lua_Integer)i + 1);
       const char *why = gl_dtype_encode(L, -1, dt, p + i * sz);
-      if (why)
+      if (why) { /* the type first: lua_tostring turns a number on the stack into a string */
+        int isnum = lua_type(L, -1) == LUA_TNUMBER;
+        const char *tname = luaL_typename(L, -1);
         return luaL_error(L, "gpu.host: element %I of the table: %s for %s, got %s%s%s", (LUAI_UACINT)i + 1, why,
-                          gl_dtypes[dt].name, luaL_typename(L, -1), lua_type(L, -1) == LUA_TNUMBER ? " " : "",
-                          lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : "");
+                          gl_dtypes[dt].name, tname, isnum ? " " : "", isnum ? lua_tostring(L, -1) : "");
+      }
       lua_pop(L, 1);
     }
   }
@@ -223,7 +230,8 @@ static int h_fill(lua_State *L) {
   luaL_checkany(L, 2);
   const char *why = gl_dtype_encode(L, 2, h->dtype, v);
   if (why) return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name,
-                                                      luaL_typename(L, 2)));
+                                                      lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2)
+                                                                                    : luaL_typename(L, 2)));
   host_access(L, h, 1);
   char *p = gl_hostbuf_ptr(h);
   size_t sz = gl_dtypes[h->dtype].size;
@@ -265,17 +273,23 @@ static int h_index(lua_State *L) {
     gl_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
     return 1;
   }
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
-  const char *k = lua_tostring(L, 2);
-  if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[h->dtype].name);
-  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_hostbuf_bytes(h));
-  else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, h->m->pinned);
-  else {
-    lua_getmetatable(L, 1);
-    lua_getfield(L, -1, "methods");
-    lua_getfield(L, -1, k);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[h->dtype].name);
+    else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_hostbuf_bytes(h));
+    else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, h->m->pinned);
+    else {
+      lua_getmetatable(L, 1);
+      lua_getfield(L, -1, "methods");
+      if (lua_getfield(L, -1, k) == LUA_TNIL) goto no_such_key;
+    }
+    return 1;
   }
-  return 1;
+no_such_key: /* h["1"] or h.lenght: an error, not a silent nil */
+  return luaL_error(L, "host buffer %s[%I]: no element or field %s %s (elements are h[1] to h[%I] with integer "
+                       "indices; fields: dtype, bytes, pinned)",
+                    gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, luaL_typename(L, 2),
+                    luaL_tolstring(L, 2, NULL), (LUAI_UACINT)h->count);
 }
 
 static int h_newindex(lua_State *L) {

@@ -29,7 +29,12 @@ static int l_count(lua_State *L) {
 }
 
 static int l_device(lua_State *L) {
-  lua_Integer i = luaL_checkinteger(L, 1);
+  int isint;
+  lua_Integer i = lua_tointegerx(L, 1, &isint);
+  if (!isint)
+    return luaL_argerror(L, 1, lua_pushfstring(L, "expected an integer device ordinal, got %s",
+                                               lua_type(L, 1) == LUA_TNUMBER ? lua_tostring(L, 1)
+                                                                             : luaL_typename(L, 1)));
   gl_runtime *rt = gl_rt(L);
   if (i < 0 || i >= rt->ndev)
     return luaL_error(L, "gpu.device: ordinal %I is out of range (%s has %d device%s: 0 to %d)",
