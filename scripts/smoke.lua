@@ -1,3 +1,4 @@
+-- scripts/smoke.lua: a quick tour of the foundation calls, for a first look on a new machine.
 local d = gpu.device(0); print(d, d.name, d.memory, d.cc, d.sms, d.main, d:free_memory())
 local s = d:stream{name="h2d"}
 local h = gpu.host("f32", {1,2,3,4})
@@ -19,5 +20,7 @@ local parts = y:split(3); for i, p in ipairs(parts) do io.write(#p, " ") end pri
 gpu.sync()
 local h2 = gpu.host("f32", 4); d.main:copy(h2, y); print(pcall(function() return h2[1] end))
 d.main:sync(); print(h2[1])
-local d1 = gpu.device(1); local q = d1:alloc("f32", 4); d1.main:copy(q, y); print(table.concat(q:read():totable(), ","))
-print(pcall(gpu.device, 2))
+if gpu.count() > 1 then
+  local d1 = gpu.device(1); local q = d1:alloc("f32", 4); d1.main:copy(q, y); print(table.concat(q:read():totable(), ","))
+end
+print(pcall(gpu.device, gpu.count()))

@@ -17,6 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The ABI version to ask for: CUDA_VERSION, except where cuda.h still
+ * declares an older prototype under the plain name than the newest version
+ * of the entry point (cudaTypedefs.h lists them: cuCtxSynchronize gained a
+ * CUcontext parameter in 13.0 as PFN_cuCtxSynchronize_v13000). */
+static int proc_version(const char *name) {
+  if (strcmp(name, "cuCtxSynchronize") == 0) return 12000;
+  return CUDA_VERSION;
+}
+
 typedef CUresult (*get_proc_fn)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                                 CUdriverProcAddressQueryResult *status);
 
@@ -63,7 +72,7 @@ int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
   }
   CUdriverProcAddressQueryResult status;
 #define CUDA_GET(name, params)                                                             \
-  if (get_proc(#name, (void **)&d->name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
+  if (get_proc(#name, (void **)&d->name, proc_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
           CUDA_SUCCESS ||                                                                  \
       !d->name) {                                                                          \
     snprintf(why, whylen, "the CUDA driver (%s) lacks %s for CUDA %d", lib, #name, CUDA_VERSION); \
@@ -73,7 +82,7 @@ int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
   GL_DRIVER_CALLS(CUDA_GET)
 #undef CUDA_GET
 #define CUDA_GET_OPTIONAL(name, params)                                                     \
-  if (get_proc(#name, (void **)&d->name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
+  if (get_proc(#name, (void **)&d->name, proc_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
       CUDA_SUCCESS)                                                                         \
     d->name = NULL;
   GL_DRIVER_OPTIONAL_CALLS(CUDA_GET_OPTIONAL)
