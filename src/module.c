@@ -73,21 +73,27 @@ static int l_policy(lua_State *L) {
 
 /* Put the project's Lua modules (lua/) on package.path: next to an installed
  * binary (<prefix>/share/lua/5.4) or, from a build tree, the source folder. */
+/* <file's folder>/<up>share/lua/5.4 when it holds the project's modules */
+static int installed_dir(const char *file, const char *up, char *out, size_t outlen) {
+  char self[PATH_MAX];
+  if (!file || !*file || !realpath(file, self)) return 0;
+  char candidate[PATH_MAX + 64];
+  snprintf(candidate, sizeof candidate, "%s/%sshare/lua/5.4", dirname(self), up);
+  char probe[PATH_MAX + 80];
+  snprintf(probe, sizeof probe, "%s/gpulua", candidate);
+  struct stat st;
+  if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode) || strlen(candidate) >= outlen) return 0;
+  memcpy(out, candidate, strlen(candidate) + 1);
+  return 1;
+}
+
 static void add_lua_path(lua_State *L) {
   char dir[PATH_MAX] = "";
   Dl_info info;
-  if (dladdr((void *)luaopen_gpulua, &info) && info.dli_fname) {
-    char self[PATH_MAX];
-    if (realpath(info.dli_fname, self)) {
-      char installed[PATH_MAX + 64];
-      snprintf(installed, sizeof installed, "%s/../share/lua/5.4/gpulua", dirname(self));
-      struct stat st;
-      if (stat(installed, &st) == 0 && S_ISDIR(st.st_mode)) {
-        installed[strlen(installed) - strlen("/gpulua")] = '\0';
-        if (strlen(installed) < sizeof dir) memcpy(dir, installed, strlen(installed) + 1);
-      }
-    }
-  }
+  /* the host in <prefix>/bin, or the module in <prefix>/lib/lua/5.4 */
+  if (!installed_dir("/proc/self/exe", "../", dir, sizeof dir) &&
+      dladdr((void *)luaopen_gpulua, &info))
+    installed_dir(info.dli_fname, "../../../", dir, sizeof dir);
 #ifdef GPULUA_SOURCE_LUA_DIR
   if (!dir[0]) snprintf(dir, sizeof dir, "%s", GPULUA_SOURCE_LUA_DIR);
 #endif

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ctest: the gpulua host behaves like the lua interpreter, plus its options.
+#   tests/host_cli_check.sh PATH/TO/gpulua
+set -uo pipefail
+g=$1
+passed=0 failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { # name, expected (a grep -E pattern), command...
+  local name=$1 want=$2
+  shift 2
+  local got
+  got=$("$@" 2>&1)
+  if printf '%s' "$got" | grep -Eq -- "$want"; then passed=$((passed + 1))
+  else failed=$((failed + 1)); printf 'FAILED %s: wanted /%s/, got:\n%s\n' "$name" "$want" "$got"; fi
+}
+status() { # name, expected exit status, command...
+  local name=$1 want=$2
+  shift 2
+  "$@" >/dev/null 2>&1 </dev/null
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then passed=$((passed + 1))
+  else failed=$((failed + 1)); printf 'FAILED %s: exit %s, wanted %s\n' "$name" "$rc" "$want"; fi
+}
+printf 'print(arg[0], arg[1], arg[2], arg[-1], select("#", ...))\n' >"$tmp/args.lua"
+printf 'local x = nil\nx.y = 1\n' >"$tmp/err.lua"
+
+check backend-count $'^sim\t2$' env GPULUA_SIM_DEVICES=2 "$g" -e 'print(gpu.backend(), gpu.count())'
+check version '^gpulua 0\.[0-9]+\.[0-9]+ \(Lua 5\.4' "$g" -v
+check args $'args.lua\ta\tb\t.*gpulua\t2' "$g" "$tmp/args.lua" a b
+check dash-e '^3$' "$g" -e 'print(1 + 2)'
+check stdin '^from stdin$' sh -c "echo 'print(\"from stdin\")' | '$g' -"
+check require-same '^true$' "$g" -e 'print(require("gpulua") == gpu)'
+check error-message "err.lua:2: attempt to index a nil value \\(local 'x'\\)" "$g" "$tmp/err.lua"
+check error-traceback '^stack traceback:' "$g" "$tmp/err.lua"
+status error-exit 1 "$g" "$tmp/err.lua"
+status os-exit 7 "$g" -e 'os.exit(7)'
+check bad-backend "invalid value 'gpu' for --backend" "$g" --backend=gpu -e 'print(1)'
+status bad-backend-exit 1 "$g" --backend=gpu -e 'print(1)'
+check bad-policy "invalid value 'lax' for --policy" "$g" --policy=lax -e 'print(1)'
+check policy-option '^auto$' "$g" --policy=auto -e 'print(gpu.policy())'
+check policy-env '^off$' env GPULUA_POLICY=off "$g" -e 'print(gpu.policy())'
+check bad-policy-env "GPULUA_POLICY must be strict, auto or off, got 'nope'" env GPULUA_POLICY=nope "$g" -e 'print(1)'
+check sim-option '^sim$' env GPULUA_BACKEND=cuda "$g" --backend=sim -e 'print(gpu.backend())'
+check bad-backend-env "GPULUA_BACKEND must be cuda or sim, got 'tpu'" env GPULUA_BACKEND=tpu "$g" -e 'print(1)'
+check bad-sim-devices 'GPULUA_SIM_DEVICES must be an integer from 1 to 64' env GPULUA_SIM_DEVICES=0 "$g" -e 'print(1)'
+check sim-devices '^5$' env GPULUA_SIM_DEVICES=5 "$g" -e 'print(gpu.count())'
+check sim-memory '^536870912$' env GPULUA_SIM_MEMORY=512M "$g" -e 'print(gpu.device(0).memory)'
+check no-gpu-line 'no usable CUDA device .*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" -e 'print(gpu.backend())'
+if [ -f /usr/local/cuda/lib64/stubs/libcuda.so ]; then
+  check stub-library 'CUDA_ERROR_STUB_LIBRARY.*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(gpu.backend())'
+  check cuda-demanded 'GPULUA_BACKEND=cuda, but cuInit failed: CUDA_ERROR_STUB_LIBRARY' env GPULUA_BACKEND=cuda GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(1)'
+fi
+check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
+check interrupt 'interrupted!' timeout -s INT 2 "$g" -e 'while true do end'
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
