@@ -46,12 +46,18 @@ typedef struct sim_device {
   unsigned char peer[SIM_MAX_DEVICES]; /* peer access enabled from this ctx */
 } sim_device;
 
+/* One cuEventRecord call: what a wait queued after it captures. Records of
+ * one event may complete out of order (on different streams), so each has
+ * its own completion. */
+typedef struct sim_mark {
+  int refs;            /* the event (while it is the latest) + queued ops */
+  int done;
+  double t_ms;         /* host clock when the stream reached it */
+} sim_mark;
+
 struct CUevent_st {
   unsigned flags;
-  int refs;            /* the user's handle + queued operations naming it */
-  uint64_t rec_gen;    /* bumped by each cuEventRecord call */
-  uint64_t done_gen;   /* generation the event has reached */
-  double t_ms;         /* host clock when done_gen was reached */
+  sim_mark *latest;    /* the most recent record, NULL before the first */
 };
 
 enum sim_op_kind {
@@ -74,8 +80,7 @@ typedef struct sim_op {
   const void *src;
   size_t n, pitch, height;
   unsigned value;
-  struct CUevent_st *ev;
-  uint64_t gen;
+  sim_mark *mark;      /* OP_RECORD: completes it; OP_WAIT: waits for it */
   CUhostFn hostfn;
   gl_sim_fn simfn;
   void *user;
@@ -377,10 +382,57 @@ static CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
 
 /* ---- memory ---------------------------------------------------------- */
 
+/* Live allocations: an open-addressing hash set of device pointers, so a
+ * free of a pointer the sim did not hand out (or already freed) is refused
+ * without touching its memory. Guarded by S.mu. */
+static struct {
+  uintptr_t *slot; /* 0 empty, 1 deleted, else a pointer */
+  size_t cap, used, live;
+} live;
+
+static size_t live_hash(uintptr_t p) { return (size_t)((p >> 8) * 0x9E3779B97F4A7C15ULL); }
+
+static int live_find(uintptr_t p, size_t *at) {
+  if (!live.cap) return 0;
+  for (size_t i = live_hash(p) & (live.cap - 1), n = 0; n < live.cap; i = (i + 1) & (live.cap - 1), n++) {
+    if (live.slot[i] == 0) return 0;
+    if (live.slot[i] == p) {
+      *at = i;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int live_add(uintptr_t p) {
+  if ((live.used + 1) * 2 > live.cap) { /* grow (and drop tombstones) */
+    size_t cap = live.cap ? live.cap * 2 : 1024;
+    while (live.live * 4 > cap) cap *= 2;
+    uintptr_t *slot = calloc(cap, sizeof *slot), *old = live.slot;
+    if (!slot) return -1;
+    size_t oldcap = live.cap;
+    live.slot = slot;
+    live.cap = cap;
+    live.used = live.live = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i] > 1) live_add(old[i]);
+    free(old);
+  }
+  size_t i = live_hash(p) & (live.cap - 1);
+  while (live.slot[i] > 1) i = (i + 1) & (live.cap - 1);
+  if (live.slot[i] == 0) live.used++;
+  live.slot[i] = p;
+  live.live++;
+  return 0;
+}
+
+static void live_remove(size_t at) {
+  live.slot[at] = 1;
+  live.live--;
+}
+
 static sim_block *block_of(CUdeviceptr p) {
-  if (p == 0 || p % SIM_ALIGN != 0) return NULL;
-  sim_block *b = (sim_block *)((char *)(uintptr_t)p - SIM_ALIGN);
-  return b->magic == SIM_MAGIC ? b : NULL;
+  return (sim_block *)((char *)(uintptr_t)p - SIM_ALIGN);
 }
 
 static CUresult sim_cuMemGetInfo(size_t *free_, size_t *total) {
@@ -395,8 +447,8 @@ static CUresult sim_cuMemGetInfo(size_t *free_, size_t *total) {
 
 /* ---- streams and the worker ------------------------------------------ */
 
-static void event_unref_locked(struct CUevent_st *e) {
-  if (--e->refs == 0) free(e);
+static void mark_unref_locked(sim_mark *m) {
+  if (m && --m->refs == 0) free(m);
 }
 
 static void run_op(struct CUstream_st *st, sim_op *op) {
@@ -427,7 +479,11 @@ static void run_op(struct CUstream_st *st, sim_op *op) {
     op->hostfn(op->user);
     break;
   case OP_SIMFN:
-    if (op->simfn(op->user) != 0) st->error = CUDA_ERROR_LAUNCH_FAILED;
+    if (op->simfn(op->user) != 0) {
+      pthread_mutex_lock(&S.mu);
+      st->error = CUDA_ERROR_LAUNCH_FAILED;
+      pthread_mutex_unlock(&S.mu);
+    }
     break;
   case OP_FREE: {
     sim_block *b = op->dst;
@@ -450,7 +506,7 @@ static void *worker(void *arg) {
       pthread_cond_wait(&S.cv, &S.mu);
       continue;
     }
-    if (op->kind == OP_WAIT && op->ev->done_gen < op->gen) {
+    if (op->kind == OP_WAIT && !op->mark->done) {
       pthread_cond_wait(&S.cv, &S.mu);
       continue;
     }
@@ -463,12 +519,10 @@ static void *worker(void *arg) {
       if (st->error == CUDA_SUCCESS || op->kind == OP_FREE) run_op(st, op);
       pthread_mutex_lock(&S.mu);
     } else if (op->kind == OP_RECORD) {
-      if (op->gen > op->ev->done_gen) {
-        op->ev->done_gen = op->gen;
-        op->ev->t_ms = now_ms();
-      }
+      op->mark->done = 1;
+      op->mark->t_ms = now_ms();
     }
-    if (op->ev) event_unref_locked(op->ev);
+    mark_unref_locked(op->mark);
     st->head = op->next;
     if (!st->head) st->tail = NULL;
     st->done++;
@@ -515,22 +569,40 @@ static CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int
 }
 
 /* Queue `op` (a template copied into a new node) on stream `st`. */
-static CUresult enqueue(struct CUstream_st *st, const sim_op *tmpl) {
+/* Queue `op` (a template copied into a new node) on stream `st`. For a
+ * record or a wait, `ev` is the event. */
+static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE; /* the sim has no NULL stream */
   sim_op *op = malloc(sizeof *op);
   if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+  sim_mark *fresh = NULL;
+  if (tmpl->kind == OP_RECORD && !(fresh = calloc(1, sizeof *fresh))) {
+    free(op);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   *op = *tmpl;
   op->next = NULL;
+  op->mark = NULL;
   pthread_mutex_lock(&S.mu);
   if (st->destroying) {
     pthread_mutex_unlock(&S.mu);
     free(op);
+    free(fresh);
     return CUDA_ERROR_INVALID_HANDLE;
   }
-  if (op->ev) {
-    op->ev->refs++;
-    if (op->kind == OP_RECORD) op->gen = ++op->ev->rec_gen;
-    else op->gen = op->ev->rec_gen; /* a wait captures the latest record */
+  if (op->kind == OP_RECORD) { /* the event now stands for this record */
+    mark_unref_locked(ev->latest);
+    fresh->refs = 2;
+    ev->latest = fresh;
+    op->mark = fresh;
+  } else if (op->kind == OP_WAIT) { /* captures the latest record, if any */
+    if (!ev->latest || ev->latest->done) {
+      pthread_mutex_unlock(&S.mu);
+      free(op);
+      return CUDA_SUCCESS; /* nothing to wait for: like CUDA, a no-op */
+    }
+    op->mark = ev->latest;
+    op->mark->refs++;
   }
   if (st->tail) st->tail->next = op;
   else st->head = op;
@@ -540,6 +612,8 @@ static CUresult enqueue(struct CUstream_st *st, const sim_op *tmpl) {
   pthread_mutex_unlock(&S.mu);
   return CUDA_SUCCESS;
 }
+
+static CUresult enqueue(struct CUstream_st *st, const sim_op *tmpl) { return enqueue_ev(st, tmpl, NULL); }
 
 static CUresult sim_cuStreamDestroy(CUstream st) {
   NEED_INIT();
@@ -554,8 +628,8 @@ static CUresult sim_cuStreamDestroy(CUstream st) {
 static CUresult sim_cuStreamWaitEvent(CUstream st, CUevent ev, unsigned flags) {
   NEED_INIT();
   if (!ev || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  sim_op op = {.kind = OP_WAIT, .ev = ev};
-  return enqueue(st, &op);
+  sim_op op = {.kind = OP_WAIT};
+  return enqueue_ev(st, &op, ev);
 }
 
 static CUresult sim_cuStreamSynchronize(CUstream st) {
@@ -604,7 +678,6 @@ static CUresult sim_cuEventCreate(CUevent *ph, unsigned flags) {
   struct CUevent_st *e = calloc(1, sizeof *e);
   if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
   e->flags = flags;
-  e->refs = 1;
   *ph = e;
   return CUDA_SUCCESS;
 }
@@ -613,24 +686,29 @@ static CUresult sim_cuEventDestroy(CUevent e) {
   NEED_INIT();
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&S.mu);
-  event_unref_locked(e);
+  mark_unref_locked(e->latest); /* queued records and waits keep their marks */
   pthread_mutex_unlock(&S.mu);
+  free(e);
   return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuEventRecord(CUevent e, CUstream st) {
   NEED_INIT();
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  sim_op op = {.kind = OP_RECORD, .ev = e};
-  return enqueue(st, &op);
+  sim_op op = {.kind = OP_RECORD};
+  return enqueue_ev(st, &op, e);
 }
 
 static CUresult sim_cuEventSynchronize(CUevent e) {
   NEED_INIT();
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&S.mu);
-  uint64_t target = e->rec_gen;
-  while (e->done_gen < target) pthread_cond_wait(&S.cv, &S.mu);
+  sim_mark *m = e->latest;
+  if (m) {
+    m->refs++;
+    while (!m->done) pthread_cond_wait(&S.cv, &S.mu);
+    mark_unref_locked(m);
+  }
   pthread_mutex_unlock(&S.mu);
   return CUDA_SUCCESS;
 }
@@ -639,7 +717,7 @@ static CUresult sim_cuEventQuery(CUevent e) {
   NEED_INIT();
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&S.mu);
-  CUresult r = e->done_gen >= e->rec_gen ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  CUresult r = !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&S.mu);
   return r;
 }
@@ -650,9 +728,9 @@ static CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   CUresult r = CUDA_SUCCESS;
   pthread_mutex_lock(&S.mu);
   if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
-  else if (a->rec_gen == 0 || b->rec_gen == 0) r = CUDA_ERROR_INVALID_HANDLE;
-  else if (a->done_gen < a->rec_gen || b->done_gen < b->rec_gen) r = CUDA_ERROR_NOT_READY;
-  else *ms = (float)(b->t_ms - a->t_ms);
+  else if (!a->latest || !b->latest) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (!a->latest->done || !b->latest->done) r = CUDA_ERROR_NOT_READY;
+  else *ms = (float)(b->latest->t_ms - a->latest->t_ms);
   pthread_mutex_unlock(&S.mu);
   return r;
 }
@@ -687,18 +765,32 @@ static CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st
   /* Contents are undefined: poison them so a script that forgets to write
    * memory sees garbage (NaN for floats), as it may on a GPU. */
   memset((char *)b + SIM_ALIGN, 0xff, rounded);
-  *dptr = (CUdeviceptr)(uintptr_t)((char *)b + SIM_ALIGN);
+  uintptr_t p = (uintptr_t)((char *)b + SIM_ALIGN);
+  pthread_mutex_lock(&S.mu);
+  int rc = live_add(p);
+  if (rc != 0) d->used -= rounded;
+  pthread_mutex_unlock(&S.mu);
+  if (rc != 0) {
+    free(b);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *dptr = (CUdeviceptr)p;
   return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
   NEED_INIT();
-  sim_block *b = block_of(p);
-  if (!b || b->freed) return CUDA_ERROR_INVALID_VALUE;
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   /* The pool may hand the bytes out again in stream order at once; the host
    * memory itself goes when the stream reaches the free. */
   pthread_mutex_lock(&S.mu);
+  size_t at;
+  if (!live_find((uintptr_t)p, &at)) {
+    pthread_mutex_unlock(&S.mu);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  sim_block *b = block_of(p);
+  live_remove(at);
   b->freed = 1;
   S.dev[b->ordinal].used -= b->bytes;
   pthread_mutex_unlock(&S.mu);
@@ -706,6 +798,7 @@ static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
   CUresult r = enqueue(st, &op);
   if (r != CUDA_SUCCESS) {
     pthread_mutex_lock(&S.mu);
+    live_add((uintptr_t)p);
     b->freed = 0;
     S.dev[b->ordinal].used += b->bytes;
     pthread_mutex_unlock(&S.mu);
