@@ -52,6 +52,17 @@ if [ -f /usr/local/cuda/lib64/stubs/libcuda.so ]; then
   check cuda-demanded 'GPULUA_BACKEND=cuda, but cuInit failed: CUDA_ERROR_STUB_LIBRARY' env GPULUA_BACKEND=cuda GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(1)'
 fi
 check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
-check interrupt 'interrupted!' timeout -s INT 2 "$g" -e 'while true do end'
+# one SIGINT, as Ctrl-C sends (timeout(1) signals the process group too: twice)
+interrupt() {
+  "$g" -e 'local n = 0 while true do n = n + 1 end' 2>"$tmp/int.err" &
+  local pid=$!
+  sleep 0.5
+  kill -INT "$pid"
+  wait "$pid"
+  echo "exit $?"
+  cat "$tmp/int.err"
+}
+check interrupt 'interrupted!' interrupt
+check interrupt-status '^exit 1$' interrupt
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

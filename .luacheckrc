@@ -1,0 +1,2 @@
+std = "lua54"
+files["tests/spec"] = {std = "+busted"}

@@ -1,0 +1,77 @@
+-- Shared helpers of the gpulua spec suite (not a spec file itself: the
+-- .busted pattern only runs files whose name contains "_spec").
+local gpu = require "gpulua"
+-- a module required from a spec runs in the real globals, not in busted's
+-- spec environment: take busted's assert and pending from its API
+local busted = require "busted"
+local assert, pending = busted.assert, busted.pending
+
+local H = {}
+
+H.sizes = {
+  i8 = 1, u8 = 1, i16 = 2, u16 = 2, i32 = 4, u32 = 4,
+  i64 = 8, u64 = 8, f16 = 2, bf16 = 2, f32 = 4, f64 = 8,
+}
+
+H.dtypes = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64"}
+
+-- Call fn(...) expecting an error whose message matches the Lua pattern;
+-- returns the message.
+function H.fails(pattern, fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert.is_false(ok, "expected an error matching '" .. pattern .. "', but the call succeeded")
+  err = tostring(err)
+  assert.matches(pattern, err)
+  return err
+end
+
+-- Escape a plain string for use inside a Lua pattern.
+function H.lit(s)
+  return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
+end
+
+-- A host buffer of n elements holding start, start + 1, ... (start defaults to 1).
+function H.iota(dtype, n, start, opts)
+  start = start or 1
+  local h = gpu.host(dtype, n, opts)
+  for i = 1, n do h[i] = start + i - 1 end
+  return h
+end
+
+-- Assert that host buffer h holds start, start + 1, ...; reports the first mismatch.
+function H.check_iota(h, start)
+  start = start or 1
+  for i = 1, #h do
+    local want = start + i - 1
+    if h[i] ~= want then
+      assert.are.equal(want, h[i], ("element %d of %d"):format(i, #h))
+    end
+  end
+end
+
+-- Assert that every element of host buffer h equals v.
+function H.check_all(h, v)
+  for i = 1, #h do
+    if h[i] ~= v then assert.are.equal(v, h[i], ("element %d of %d"):format(i, #h)) end
+  end
+end
+
+-- Keep stream s busy for a while (on the sim: milliseconds), so that work
+-- queued on another stream without ordering would really overtake it.
+function H.busy(dev, s, rounds)
+  local scratch = dev:alloc("u8", 16 << 20, {stream = s})
+  for r = 1, rounds or 4 do s:fill(scratch, r) end
+  scratch:free()
+end
+
+-- it(title, fn) when there are at least n devices; otherwise a pending spec
+-- saying why it was skipped.
+function H.it_devices(n, title, fn)
+  if gpu.count() >= n then
+    busted.it(title, fn)
+  else
+    pending(("%s (needs %d devices: only %d here)"):format(title, n, gpu.count()))
+  end
+end
+
+return H
