@@ -108,9 +108,11 @@ typedef struct gl_pending {
 
 typedef struct gl_hostmem {
   int refs;
-  void *ptr;
+  void *ptr;            /* NULL once a borrowed view has expired */
   size_t bytes;
   int pinned;
+  int borrowed;         /* a view of (sim) device memory: not ours to free */
+  struct gl_hostmem *next_borrow;
   gl_pending *pend;
   int npend, cappend;
 } gl_hostmem;
@@ -196,6 +198,17 @@ void *gl_hostbuf_ptr(gl_hostbuf *h);
 size_t gl_hostbuf_bytes(gl_hostbuf *h);
 void gl_hostbuf_pending(gl_hostbuf *h, gl_stream *s, int write, const char *where);
 void gl_hostbuf_describe(gl_hostbuf *h, char *buf, size_t len);
+
+/* Host views of device memory for sim host kernels: valid only until
+ * gl_hostbuf_end_borrows. */
+void gl_hostbuf_borrow(lua_State *L, gl_dtype dt, void *ptr, size_t count);
+void gl_hostbuf_end_borrows(lua_State *L);
+
+/* ---- l_kernel.c ------------------------------------------------------ */
+void gl_open_kernel(lua_State *L);
+void gl_kernel_functions(lua_State *L); /* compile, load, kernels into the table on top */
+int gl_stream_launch(lua_State *L);    /* s:launch(k, cfg, ...) */
+const char *gl_host_kernel_error(void); /* the last sim host kernel's error, or "" */
 
 /* ---- l_copy.c -------------------------------------------------------- */
 int gl_stream_copy(lua_State *L);  /* s:copy(dst, src) */

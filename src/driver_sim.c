@@ -70,7 +70,8 @@ enum sim_op_kind {
   OP_WAIT,
   OP_FREE,
   OP_HOSTFN,
-  OP_SIMFN
+  OP_SIMFN,
+  OP_KERNEL
 };
 
 typedef struct sim_op {
@@ -84,6 +85,8 @@ typedef struct sim_op {
   CUhostFn hostfn;
   gl_sim_fn simfn;
   void *user;
+  struct CUfunc_st *func; /* OP_KERNEL */
+  gl_sim_launch *launch;
 } sim_op;
 
 struct CUstream_st {
@@ -113,6 +116,47 @@ static struct {
 } S = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {{{0}, 0, 0, {0, 0, 0}, {0}}}, 0};
 
 static _Thread_local struct CUctx_st *cur_ctx;
+
+/* Host kernels that must run on the main (Lua) thread: a worker that reaches
+ * one queues a request and waits; the main thread runs requests whenever it
+ * waits on the sim, or when the upper layer calls gl_sim_service(). */
+typedef struct main_req {
+  struct main_req *next;
+  gl_sim_kernel_fn fn;
+  void *user;
+  const gl_sim_launch *launch;
+  int done, failed;
+} main_req;
+
+static pthread_t main_thread;
+static int main_thread_set;
+static main_req *main_head, **main_tail = &main_head;
+
+static int is_main(void) { return main_thread_set && pthread_equal(pthread_self(), main_thread); }
+
+/* Run queued main-thread requests; called with S.mu held, returns with it held. */
+static int service_locked(void) {
+  int ran = 0;
+  while (is_main() && main_head) {
+    main_req *r = main_head;
+    main_head = r->next;
+    if (!main_head) main_tail = &main_head;
+    pthread_mutex_unlock(&S.mu);
+    int rc = r->fn(r->user, r->launch);
+    pthread_mutex_lock(&S.mu);
+    r->failed = rc != 0;
+    r->done = 1;
+    ran = 1;
+    pthread_cond_broadcast(&S.cv);
+  }
+  return ran;
+}
+
+/* Wait on the sim's condition; on the main thread, serve requests meanwhile. */
+static void host_wait_locked(void) {
+  if (service_locked()) return; /* state may have changed: let the caller re-check */
+  pthread_cond_wait(&S.cv, &S.mu);
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -451,6 +495,8 @@ static void mark_unref_locked(sim_mark *m) {
   if (m && --m->refs == 0) free(m);
 }
 
+static int run_kernel(sim_op *op);
+
 static void run_op(struct CUstream_st *st, sim_op *op) {
   switch (op->kind) {
   case OP_COPY:
@@ -477,6 +523,13 @@ static void run_op(struct CUstream_st *st, sim_op *op) {
     break;
   case OP_HOSTFN:
     op->hostfn(op->user);
+    break;
+  case OP_KERNEL:
+    if (run_kernel(op) != 0) {
+      pthread_mutex_lock(&S.mu);
+      st->error = CUDA_ERROR_LAUNCH_FAILED;
+      pthread_mutex_unlock(&S.mu);
+    }
     break;
   case OP_SIMFN:
     if (op->simfn(op->user) != 0) {
@@ -523,6 +576,7 @@ static void *worker(void *arg) {
       op->mark->t_ms = now_ms();
     }
     mark_unref_locked(op->mark);
+    free(op->launch);
     st->head = op->next;
     if (!st->head) st->tail = NULL;
     st->done++;
@@ -637,7 +691,7 @@ static CUresult sim_cuStreamSynchronize(CUstream st) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&S.mu);
   uint64_t target = st->enq;
-  while (st->done < target) pthread_cond_wait(&S.cv, &S.mu);
+  while (st->done < target) host_wait_locked();
   CUresult r = st->error;
   pthread_mutex_unlock(&S.mu);
   return r;
@@ -647,6 +701,7 @@ static CUresult sim_cuStreamQuery(CUstream st) {
   NEED_INIT();
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&S.mu);
+  service_locked();
   CUresult r = st->error ? st->error : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&S.mu);
   return r;
@@ -661,7 +716,7 @@ static CUresult sim_cuCtxSynchronize(void) {
     for (struct CUstream_st *st = cur_ctx->streams; st; st = st->next_in_ctx)
       if (st->done < st->enq) busy = 1;
     if (!busy) break;
-    pthread_cond_wait(&S.cv, &S.mu);
+    host_wait_locked();
   }
   for (struct CUstream_st *st = cur_ctx->streams; st; st = st->next_in_ctx)
     if (st->error) r = st->error;
@@ -706,7 +761,7 @@ static CUresult sim_cuEventSynchronize(CUevent e) {
   sim_mark *m = e->latest;
   if (m) {
     m->refs++;
-    while (!m->done) pthread_cond_wait(&S.cv, &S.mu);
+    while (!m->done) host_wait_locked();
     mark_unref_locked(m);
   }
   pthread_mutex_unlock(&S.mu);
@@ -717,6 +772,7 @@ static CUresult sim_cuEventQuery(CUevent e) {
   NEED_INIT();
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&S.mu);
+  service_locked();
   CUresult r = !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&S.mu);
   return r;
@@ -884,34 +940,204 @@ static CUresult sim_cuLaunchHostFunc(CUstream st, CUhostFn fn, void *user) {
   return enqueue(st, &op);
 }
 
-/* ---- modules and launches: the sim runs kernels through gl_sim_enqueue -- */
+/* ---- modules and launches ------------------------------------------------
+ * A sim module keeps its image. Kernels are found by name in PTX (".entry
+ * name"); other images (CUBIN, fatbin) cannot be read, and any name is
+ * accepted. No device code ever runs: a launch runs the host implementation
+ * the upper layer gave with gl_sim_func_set_host, on the stream's worker or,
+ * for Lua kernels, on the main thread. */
+
+struct CUmod_st {
+  char *image;
+  size_t len;
+  int is_ptx;
+  int ordinal;
+};
+
+struct CUfunc_st {
+  struct CUfunc_st *next; /* functions of the same module, freed with it */
+  struct CUmod_st *mod;
+  char name[256];
+  gl_sim_kernel_fn host;
+  void *user;
+  int on_main;
+  int nparams;
+  size_t sizes[GL_SIM_MAX_PARAMS];
+};
+
+static struct CUfunc_st *all_funcs; /* guarded by S.mu */
+
+static int run_kernel(sim_op *op) {
+  struct CUfunc_st *f = op->func;
+  if (!f->on_main) return f->host(f->user, op->launch);
+  main_req r = {NULL, f->host, f->user, op->launch, 0, 0};
+  pthread_mutex_lock(&S.mu);
+  *main_tail = &r;
+  main_tail = &r.next;
+  pthread_cond_broadcast(&S.cv);
+  while (!r.done) pthread_cond_wait(&S.cv, &S.mu);
+  pthread_mutex_unlock(&S.mu);
+  return r.failed;
+}
 
 static CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
-  (void)m; (void)image;
-  return CUDA_ERROR_NOT_SUPPORTED;
+  NEED_CTX();
+  if (!m || !image) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned char *p = image;
+  struct CUmod_st *mod = calloc(1, sizeof *mod);
+  if (!mod) return CUDA_ERROR_OUT_OF_MEMORY;
+  mod->ordinal = cur_ctx->ordinal;
+  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
+    mod->is_ptx = 0; /* CUBIN: names cannot be checked */
+  } else if (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba) {
+    mod->is_ptx = 0; /* fatbin */
+  } else {
+    mod->len = strlen(image);
+    if (!strstr(image, ".version") || !strstr(image, ".target")) {
+      free(mod);
+      return CUDA_ERROR_INVALID_IMAGE;
+    }
+    mod->image = malloc(mod->len + 1);
+    if (!mod->image) {
+      free(mod);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(mod->image, image, mod->len + 1);
+    mod->is_ptx = 1;
+  }
+  *m = mod;
+  return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuModuleUnload(CUmodule m) {
-  (void)m;
-  return CUDA_ERROR_NOT_SUPPORTED;
+  NEED_INIT();
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&S.mu);
+  for (struct CUfunc_st **pp = &all_funcs; *pp;) {
+    if ((*pp)->mod == m) {
+      struct CUfunc_st *dead = *pp;
+      *pp = dead->next;
+      free(dead);
+    } else {
+      pp = &(*pp)->next;
+    }
+  }
+  pthread_mutex_unlock(&S.mu);
+  free(m->image);
+  free(m);
+  return CUDA_SUCCESS;
 }
 
-static CUresult sim_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-  (void)f; (void)m; (void)name;
-  return CUDA_ERROR_NOT_SUPPORTED;
+static int ptx_has_entry(const char *ptx, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = strstr(ptx, ".entry"); p; p = strstr(p + 6, ".entry")) {
+    const char *q = p + 6;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, name, n) == 0 && (q[n] == '(' || q[n] == ' ' || q[n] == '\n' || q[n] == '\r' || q[n] == '\t'))
+      return 1;
+  }
+  return 0;
+}
+
+static CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
+  NEED_INIT();
+  if (!pf || !m || !name) return CUDA_ERROR_INVALID_VALUE;
+  if (strlen(name) >= sizeof((struct CUfunc_st *)0)->name) return CUDA_ERROR_NOT_FOUND;
+  if (m->is_ptx && !ptx_has_entry(m->image, name)) return CUDA_ERROR_NOT_FOUND;
+  pthread_mutex_lock(&S.mu);
+  for (struct CUfunc_st *f = all_funcs; f; f = f->next)
+    if (f->mod == m && strcmp(f->name, name) == 0) {
+      *pf = f;
+      pthread_mutex_unlock(&S.mu);
+      return CUDA_SUCCESS;
+    }
+  struct CUfunc_st *f = calloc(1, sizeof *f);
+  if (!f) {
+    pthread_mutex_unlock(&S.mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  f->mod = m;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  f->next = all_funcs;
+  all_funcs = f;
+  pthread_mutex_unlock(&S.mu);
+  *pf = f;
+  return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f) {
-  (void)pi; (void)a; (void)f;
-  return CUDA_ERROR_NOT_SUPPORTED;
+  NEED_INIT();
+  if (!pi || !f) return CUDA_ERROR_INVALID_VALUE;
+  switch (a) {
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = 0; break;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 49152; break;
+  default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                    unsigned by, unsigned bz, unsigned shared, CUstream st,
                                    void **params, void **extra) {
-  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz;
-  (void)shared; (void)st; (void)params; (void)extra;
-  return CUDA_ERROR_NOT_SUPPORTED;
+  NEED_INIT();
+  if (!f || extra) return CUDA_ERROR_INVALID_VALUE;
+  if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
+  if ((unsigned long long)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
+  if (shared > 232448) return CUDA_ERROR_INVALID_VALUE;
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  if (f->mod->ordinal != st->ctx->ordinal) return CUDA_ERROR_INVALID_HANDLE;
+  if (!f->host) return CUDA_ERROR_NOT_SUPPORTED; /* no device code runs on sim */
+  size_t total = 0;
+  for (int i = 0; i < f->nparams; i++) total += (f->sizes[i] + 7) / 8 * 8;
+  gl_sim_launch *l = calloc(1, sizeof *l + total);
+  if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
+  l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+  l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+  l->shared = shared;
+  l->nparams = f->nparams;
+  unsigned char *store = (unsigned char *)(l + 1);
+  for (int i = 0; i < f->nparams; i++) { /* copied now, as the driver does */
+    if (!params || !params[i]) {
+      free(l);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    memcpy(store, params[i], f->sizes[i]);
+    l->params[i] = store;
+    store += (f->sizes[i] + 7) / 8 * 8;
+  }
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l};
+  CUresult r = enqueue(st, &op);
+  if (r != CUDA_SUCCESS) free(l);
+  return r;
+}
+
+CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int on_main, int nparams,
+                              const size_t *sizes) {
+  if (!f || nparams < 0 || nparams > GL_SIM_MAX_PARAMS) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&S.mu);
+  f->host = fn;
+  f->user = user;
+  f->on_main = on_main;
+  f->nparams = nparams;
+  for (int i = 0; i < nparams; i++) f->sizes[i] = sizes[i];
+  pthread_mutex_unlock(&S.mu);
+  return CUDA_SUCCESS;
+}
+
+void gl_sim_set_main_thread(void) {
+  pthread_mutex_lock(&S.mu);
+  main_thread = pthread_self();
+  main_thread_set = 1;
+  pthread_mutex_unlock(&S.mu);
+}
+
+void gl_sim_service(void) {
+  if (!is_main() || !main_head) return; /* unlocked peek: a miss is served next time */
+  pthread_mutex_lock(&S.mu);
+  service_locked();
+  pthread_mutex_unlock(&S.mu);
 }
 
 CUresult gl_sim_enqueue(CUstream st, gl_sim_fn fn, void *user) {

@@ -24,11 +24,13 @@ static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
     o->bytes = gl_slice_bytes(o->x);
     gl_slice_describe(o->x, o->desc, sizeof o->desc);
   } else if ((o->h = gl_test_hostbuf(L, idx)) && o->h->m) {
+    gl_check_hostbuf(L, idx); /* an expired host-kernel view says so */
     o->bytes = gl_hostbuf_bytes(o->h);
     gl_hostbuf_describe(o->h, o->desc, sizeof o->desc);
   } else {
-    luaL_error(L, "s:copy: %s (argument #%d) expected a slice or a host buffer, got %s", role, idx - 1,
-               luaL_typename(L, idx));
+    const char *given = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
+                                                                          : luaL_typename(L, idx);
+    luaL_error(L, "s:copy: %s (argument #%d) expected a slice or a host buffer, got %s", role, idx - 1, given);
   }
 }
 

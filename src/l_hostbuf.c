@@ -18,6 +18,9 @@ gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return luaL_testudata(L, id
 gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   gl_hostbuf *h = gl_test_hostbuf(L, idx);
   if (!h || !h->m) luaL_typeerror(L, idx, "gpulua host buffer");
+  if (!h->m->ptr)
+    luaL_error(L, "a host view of a slice (%s[%I]) is only valid during the host kernel call that received it",
+               gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
   return h;
 }
 
@@ -106,9 +109,39 @@ static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
   settle(m, 1);
   free(m->pend);
-  if (m->pinned) gl_drv.cuMemFreeHost(m->ptr);
+  if (m->borrowed) { /* device memory: not ours */
+  } else if (m->pinned) gl_drv.cuMemFreeHost(m->ptr);
   else free(m->ptr);
   free(m);
+}
+
+static gl_hostbuf *new_handle(lua_State *L);
+
+static gl_hostmem *borrows; /* views handed to the running host kernel */
+
+void gl_hostbuf_borrow(lua_State *L, gl_dtype dt, void *ptr, size_t count) {
+  gl_hostbuf *h = new_handle(L);
+  gl_hostmem *m = calloc(1, sizeof *m);
+  if (!m) luaL_error(L, "out of host memory");
+  m->refs = 2; /* the handle, and the borrow list until the call ends */
+  m->ptr = ptr;
+  m->bytes = count * gl_dtypes[dt].size;
+  m->borrowed = 1;
+  m->next_borrow = borrows;
+  borrows = m;
+  h->m = m;
+  h->count = count;
+  h->dtype = dt;
+}
+
+void gl_hostbuf_end_borrows(lua_State *L) {
+  (void)L;
+  while (borrows) {
+    gl_hostmem *m = borrows;
+    borrows = m->next_borrow;
+    m->ptr = NULL; /* later use is an error, never a stray access */
+    hostmem_unref(m);
+  }
 }
 
 static gl_hostbuf *new_handle(lua_State *L) {

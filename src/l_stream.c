@@ -204,7 +204,8 @@ static int check_priority(lua_State *L, gl_device *dev, int idx) {
     int ok;
     lua_Integer p = lua_tointegerx(L, -1, &ok);
     if (!ok)
-      luaL_error(L, "option 'priority' expected an integer, got %s", luaL_typename(L, -1));
+      luaL_error(L, "option 'priority' expected an integer, got %s",
+                 lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
     if (p > dev->prio_least || p < dev->prio_greatest)
       luaL_error(L, "option 'priority' must be from %d (highest) to %d (lowest) on device %d, got %I",
                  dev->prio_greatest, dev->prio_least, dev->ordinal, (LUAI_UACINT)p);
@@ -342,7 +343,7 @@ void gl_open_stream(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"record", s_record}, {"wait", s_wait},   {"join", s_join},
     {"fork", s_fork},     {"sync", s_sync},   {"query", s_query},
-    {"copy", gl_stream_copy}, {"fill", gl_stream_fill}, {NULL, NULL}};
+    {"copy", gl_stream_copy}, {"fill", gl_stream_fill}, {"launch", gl_stream_launch}, {NULL, NULL}};
   luaL_newlib(L, methods);
   lua_pushinteger(L, 1);
   lua_pushcclosure(L, s_close, 1);

@@ -120,6 +120,7 @@ int luaopen_gpulua(lua_State *L) {
   gl_open_event(L);
   gl_open_slice(L);
   gl_open_hostbuf(L);
+  gl_open_kernel(L);
   add_lua_path(L);
 
   static const luaL_Reg funcs[] = {
@@ -128,6 +129,7 @@ int luaopen_gpulua(lua_State *L) {
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");
+  gl_kernel_functions(L);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);
   return 1;

@@ -1475,19 +1475,45 @@ static void test_error_strings(void) {
   }
 }
 
-static void test_not_supported(void) {
+/* Modules: PTX entries are found by name, junk is refused; a launch runs the
+ * host implementation (parameters copied at launch), and without one it is
+ * CUDA_ERROR_NOT_SUPPORTED: no device code runs on sim. */
+static int add_host(void *user, const gl_sim_launch *l) {
+  (void)user;
+  int *out = (int *)(uintptr_t)*(unsigned long long *)l->params[0];
+  *out = *(int *)l->params[1] + (int)l->grid[0] + (int)l->block[0];
+  return 0;
+}
+
+static void test_modules(void) {
   CUstream s = mkstream();
   CUmodule m = NULL;
-  CUfunction f = NULL;
+  CUfunction f = NULL, g = NULL;
   int v = 0;
-  static const char image[] = "// not a module\n";
-  CHECK_RC(d.cuModuleLoadData(&m, image), CUDA_ERROR_NOT_SUPPORTED);
-  CHECK_RC(d.cuModuleGetFunction(&f, m, "kernel"), CUDA_ERROR_NOT_SUPPORTED);
-  CHECK_RC(d.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
-           CUDA_ERROR_NOT_SUPPORTED);
-  CHECK_RC(d.cuModuleUnload(m), CUDA_ERROR_NOT_SUPPORTED);
-  CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_NOT_SUPPORTED);
-  OK(d.cuStreamQuery(s)); /* nothing was queued */
+  static const char junk[] = "// not a module\n";
+  static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry kern(\n"
+                            ".param .u64 kern_param_0,\n.param .u32 kern_param_1\n)\n{\nret;\n}\n";
+  CHECK_RC(d.cuModuleLoadData(&m, junk), CUDA_ERROR_INVALID_IMAGE);
+  OK(d.cuModuleLoadData(&m, ptx));
+  CHECK_RC(d.cuModuleGetFunction(&f, m, "kern_missing"), CUDA_ERROR_NOT_FOUND);
+  CHECK_RC(d.cuModuleGetFunction(&f, m, "ker"), CUDA_ERROR_NOT_FOUND);
+  OK(d.cuModuleGetFunction(&f, m, "kern"));
+  OK(d.cuModuleGetFunction(&g, m, "kern"));
+  CHECK(f == g);
+  OK(d.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));
+  CHECK(v == 1024);
+  int out = 0, arg = 40;
+  unsigned long long outp = (unsigned long long)(uintptr_t)&out;
+  void *params[] = {&outp, &arg};
+  CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_ERROR_NOT_SUPPORTED);
+  size_t sizes[] = {8, 4};
+  OK(gl_sim_func_set_host(f, add_host, NULL, 0, 2, sizes));
+  CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_VALUE);
+  OK(d.cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL));
+  arg = 0; /* parameters were copied at launch */
+  OK(d.cuStreamSynchronize(s));
+  CHECK(out == 40 + 2 + 32);
+  OK(d.cuModuleUnload(m));
   OK(d.cuStreamDestroy(s));
 }
 
@@ -1528,7 +1554,7 @@ static const test_case tests[] = {
     T(destroy_with_work),
     T(launch_failed),
     T(error_strings),
-    T(not_supported),
+    T(modules),
 #undef T
 };
 
