@@ -963,6 +963,8 @@ struct CUfunc_st {
   int on_main;
   int nparams;
   size_t sizes[GL_SIM_MAX_PARAMS];
+  int ptx_nparams;        /* parameters read from the PTX entry, -1 unknown */
+  size_t ptx_offset[GL_SIM_MAX_PARAMS], ptx_size[GL_SIM_MAX_PARAMS];
 };
 
 static struct CUfunc_st *all_funcs; /* guarded by S.mu */
@@ -1028,22 +1030,71 @@ static CUresult sim_cuModuleUnload(CUmodule m) {
   return CUDA_SUCCESS;
 }
 
-static int ptx_has_entry(const char *ptx, const char *name) {
+/* The text after ".entry name", or NULL. */
+static const char *ptx_entry(const char *ptx, const char *name) {
   size_t n = strlen(name);
   for (const char *p = strstr(ptx, ".entry"); p; p = strstr(p + 6, ".entry")) {
     const char *q = p + 6;
     while (*q == ' ' || *q == '\t') q++;
     if (strncmp(q, name, n) == 0 && (q[n] == '(' || q[n] == ' ' || q[n] == '\n' || q[n] == '\r' || q[n] == '\t'))
-      return 1;
+      return q + n;
   }
-  return 0;
+  return NULL;
+}
+
+/* Read ".param [.align A] .type name[[N]]" declarations, as the driver's
+ * cuFuncGetParamInfo reports them (offsets aligned). */
+static void ptx_params(const char *after, struct CUfunc_st *f) {
+  f->ptx_nparams = -1;
+  const char *p = after;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  if (*p != '(') {
+    f->ptx_nparams = 0; /* no parameter list */
+    return;
+  }
+  const char *end = strchr(p, ')');
+  if (!end) return;
+  int n = 0;
+  size_t off = 0;
+  for (const char *q = strstr(p, ".param"); q && q < end; q = strstr(q + 6, ".param")) {
+    if (n == GL_SIM_MAX_PARAMS) return;
+    size_t align = 0, size = 0, count = 1;
+    const char *a = strstr(q + 6, ".align");
+    const char *next = strstr(q + 6, ".param");
+    if (!next || next > end) next = end;
+    if (a && a < next) align = strtoul(a + 6, NULL, 10);
+    static const struct { const char *t; size_t n; } types[] = {
+      {".u8", 1}, {".s8", 1}, {".b8", 1}, {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
+      {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}};
+    for (const char *t = q + 6; t < next && !size; t++) {
+      if (*t != '.') continue;
+      for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        size_t len = strlen(types[i].t);
+        if (strncmp(t, types[i].t, len) == 0 && (t[len] == ' ' || t[len] == '\t')) {
+          size = types[i].n;
+          break;
+        }
+      }
+    }
+    if (!size) return;
+    const char *br = memchr(q, '[', (size_t)(next - q));
+    if (br) count = strtoul(br + 1, NULL, 10);
+    if (!align) align = size;
+    off = (off + align - 1) / align * align;
+    f->ptx_offset[n] = off;
+    f->ptx_size[n] = size * count;
+    off += size * count;
+    n++;
+  }
+  f->ptx_nparams = n;
 }
 
 static CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
   NEED_INIT();
   if (!pf || !m || !name) return CUDA_ERROR_INVALID_VALUE;
   if (strlen(name) >= sizeof((struct CUfunc_st *)0)->name) return CUDA_ERROR_NOT_FOUND;
-  if (m->is_ptx && !ptx_has_entry(m->image, name)) return CUDA_ERROR_NOT_FOUND;
+  const char *entry = m->is_ptx ? ptx_entry(m->image, name) : NULL;
+  if (m->is_ptx && !entry) return CUDA_ERROR_NOT_FOUND;
   pthread_mutex_lock(&S.mu);
   for (struct CUfunc_st *f = all_funcs; f; f = f->next)
     if (f->mod == m && strcmp(f->name, name) == 0) {
@@ -1058,10 +1109,22 @@ static CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *
   }
   f->mod = m;
   snprintf(f->name, sizeof f->name, "%s", name);
+  f->ptx_nparams = -1;
+  if (entry) ptx_params(entry, f);
   f->next = all_funcs;
   all_funcs = f;
   pthread_mutex_unlock(&S.mu);
   *pf = f;
+  return CUDA_SUCCESS;
+}
+
+static CUresult sim_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
+  NEED_INIT();
+  if (!f || !off || !size) return CUDA_ERROR_INVALID_VALUE;
+  if (f->ptx_nparams < 0) return CUDA_ERROR_NOT_SUPPORTED; /* not PTX: unknown */
+  if (i >= (size_t)f->ptx_nparams) return CUDA_ERROR_INVALID_VALUE;
+  *off = f->ptx_offset[i];
+  *size = f->ptx_size[i];
   return CUDA_SUCCESS;
 }
 
@@ -1156,5 +1219,5 @@ void gl_driver_sim_load(gl_driver *d) {
 #define SIM_SET(name, params) d->name = sim_##name;
   GL_DRIVER_CALLS(SIM_SET)
 #undef SIM_SET
-  d->cuFuncGetParamInfo = NULL; /* like a driver that lacks it */
+  d->cuFuncGetParamInfo = sim_cuFuncGetParamInfo;
 }

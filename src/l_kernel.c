@@ -303,6 +303,7 @@ static void check_param_info(lua_State *L, gl_kernel *k) {
   int n = 0;
   for (;; n++) {
     CUresult r = gl_drv.cuFuncGetParamInfo(k->f, (size_t)n, &off, &size);
+    if (r == CUDA_ERROR_NOT_SUPPORTED) return; /* the driver cannot tell for this image */
     if (r != CUDA_SUCCESS) break;
     if (n < k->sig.n && size != gl_param_size(&k->sig.p[n])) {
       char s[512];

@@ -334,7 +334,7 @@ static void test_table_filled(void) {
 #define NONNULL(name, params) CHECK(d.name != NULL);
   GL_DRIVER_CALLS(NONNULL)
 #undef NONNULL
-  CHECK(d.cuFuncGetParamInfo == NULL); /* optional; the sim lacks it */
+  CHECK(d.cuFuncGetParamInfo != NULL); /* optional in drivers; the sim reads PTX */
 }
 
 /* Must run before any cuInit. */
@@ -1502,6 +1502,12 @@ static void test_modules(void) {
   CHECK(f == g);
   OK(d.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));
   CHECK(v == 1024);
+  size_t off = 99, size = 99;
+  OK(d.cuFuncGetParamInfo(f, 0, &off, &size));
+  CHECK(off == 0 && size == 8);
+  OK(d.cuFuncGetParamInfo(f, 1, &off, &size));
+  CHECK(off == 8 && size == 4);
+  CHECK_RC(d.cuFuncGetParamInfo(f, 2, &off, &size), CUDA_ERROR_INVALID_VALUE);
   int out = 0, arg = 40;
   unsigned long long outp = (unsigned long long)(uintptr_t)&out;
   void *params[] = {&outp, &arg};
