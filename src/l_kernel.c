@@ -65,9 +65,20 @@ const char *gl_host_kernel_error(void) { return host_kernel_error; }
 
 /* ---- compile --------------------------------------------------------- */
 
-static void arch_of(gl_device *d, int want_cubin, char *opt, size_t len, char *arch, size_t alen) {
-  snprintf(arch, alen, "%s_%d%d", want_cubin ? "sm" : "compute", d->cc_major, d->cc_minor);
+/* CUBIN for the device's own architecture where this NVRTC knows it; PTX
+ * for the newest architecture it knows below the device's (the driver
+ * compiles it on load) where NVRTC is older than the device; always PTX on
+ * sim, whose kernels never run device code. */
+static int arch_of(lua_State *L, gl_device *d, const char *name, char *opt, size_t len, char *arch, size_t alen) {
+  int cc = d->cc_major * 10 + d->cc_minor, exact;
+  int target = gl_nvrtc_arch(cc, &exact);
+  if (target < 0)
+    luaL_error(L, "gpu.compile: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", name,
+               gl_nv.major, gl_nv.minor, cc);
+  int cubin = exact && strcmp(gl_backend_name, "cuda") == 0 && gl_nv.nvrtcGetCUBIN_ != NULL;
+  snprintf(arch, alen, "%s_%d", cubin ? "sm" : "compute", target);
   snprintf(opt, len, "-arch=%s", arch);
+  return cubin;
 }
 
 /* Compile `src` for dev; returns a malloc'd image (CUBIN or NUL-terminated PTX). */
@@ -88,11 +99,8 @@ static void *compile_image(lua_State *L, gl_device *dev, const char *src, size_t
       lua_pop(L, 1); /* the table keeps the string alive */
     }
   }
-  /* CUBIN for the device's own architecture where this NVRTC knows it
-   * (and always PTX on sim, whose kernels never run device code) */
-  int want_cubin = strcmp(gl_backend_name, "cuda") == 0 && gl_nv.nvrtcGetCUBIN_ != NULL;
   char arch_opt[48], arch[32];
-  arch_of(dev, want_cubin, arch_opt, sizeof arch_opt, arch, sizeof arch);
+  int want_cubin = arch_of(L, dev, name, arch_opt, sizeof arch_opt, arch, sizeof arch);
   opts[nopts++] = arch_opt;
   char version[32];
   snprintf(version, sizeof version, "nvrtc %d.%d", gl_nv.major, gl_nv.minor);

@@ -33,6 +33,8 @@ static int try_load(const char *path) {
 #undef NV_GET
   t.nvrtcGetCUBINSize_ = (nvrtcResult(*)(nvrtcProgram, size_t *))dlsym(h, "nvrtcGetCUBINSize");
   t.nvrtcGetCUBIN_ = (nvrtcResult(*)(nvrtcProgram, char *))dlsym(h, "nvrtcGetCUBIN");
+  t.nvrtcGetNumSupportedArchs_ = (nvrtcResult(*)(int *))dlsym(h, "nvrtcGetNumSupportedArchs");
+  t.nvrtcGetSupportedArchs_ = (nvrtcResult(*)(int *))dlsym(h, "nvrtcGetSupportedArchs");
   if (t.nvrtcVersion(&t.major, &t.minor) != NVRTC_SUCCESS) {
     snprintf(load_error, sizeof load_error, "%s: nvrtcVersion failed", path);
     dlclose(h);
@@ -42,6 +44,22 @@ static int try_load(const char *path) {
   t.loaded = 1;
   gl_nv = t;
   return 1;
+}
+
+int gl_nvrtc_arch(int cc, int *exact) {
+  *exact = 1;
+  int n = 0;
+  if (!gl_nv.nvrtcGetNumSupportedArchs_ || !gl_nv.nvrtcGetSupportedArchs_ ||
+      gl_nv.nvrtcGetNumSupportedArchs_(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
+    return cc; /* cannot ask: try the device's own */
+  int archs[256], best = -1;
+  if (gl_nv.nvrtcGetSupportedArchs_(archs) != NVRTC_SUCCESS) return cc;
+  for (int i = 0; i < n; i++) {
+    if (archs[i] == cc) return cc;
+    if (archs[i] < cc && archs[i] > best) best = archs[i];
+  }
+  *exact = 0;
+  return best;
 }
 
 const char *gl_nvrtc_load(void) {

@@ -29,11 +29,19 @@ typedef struct gl_nvrtc {
   /* optional (NVRTC 11.1+): direct CUBIN output */
   nvrtcResult (*nvrtcGetCUBINSize_)(nvrtcProgram prog, size_t *size);
   nvrtcResult (*nvrtcGetCUBIN_)(nvrtcProgram prog, char *cubin);
+  /* optional (NVRTC 11.2+): the architectures it can target */
+  nvrtcResult (*nvrtcGetNumSupportedArchs_)(int *n);
+  nvrtcResult (*nvrtcGetSupportedArchs_)(int *archs);
   int loaded, major, minor;
   char path[512];
 } gl_nvrtc;
 
 extern gl_nvrtc gl_nv;
+
+/* The architecture to compile for a device of compute capability cc (e.g.
+ * 90): cc itself when this NVRTC supports it, else the newest it supports
+ * below cc, or -1 when it supports none; *exact says which. */
+int gl_nvrtc_arch(int cc, int *exact);
 
 /* Load NVRTC once. NULL on success, else a message saying why not. */
 const char *gl_nvrtc_load(void);
