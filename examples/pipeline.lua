@@ -1,18 +1,19 @@
--- examples/pipeline.lua: a multi-stream batch pipeline.
+-- examples/pipeline.lua: the main job, a multi-stream batch pipeline.
 --
--- A large host array is cut into chunks; each chunk is copied in, moved
--- through device memory, and copied out, every chunk on the next stream of a
--- small pool, so copies of different chunks overlap. The result is checked
--- against the input, and the run is timed with 1 stream and with S streams.
+-- A large host array is cut into chunks. Each chunk is copied in, transformed
+-- by two kernels (b = 2 a, then b = a + b, so b = 3 a), and copied out, every
+-- chunk on the next stream of a pool, so copies of one chunk overlap the
+-- kernels of another. Each stream owns its device buffers (double buffering).
+-- The result is checked against the CPU, and the run is timed with 1 stream
+-- and with S streams.
 --
 --   gpulua examples/pipeline.lua [chunk_elems] [chunks] [streams]
---
--- (The compute stage is a device-to-device copy until the kernel library
--- lands; see docs/ROADMAP.md.)
 local gpu = require "gpulua"
+local pipeline = require "gpulua.pipeline"
 
-local chunk = tonumber(arg and arg[1]) or (gpu.backend() == "cuda" and (1 << 22) or (1 << 16))
-local chunks = tonumber(arg and arg[2]) or 16
+local on_gpu = gpu.backend() == "cuda"
+local chunk = tonumber(arg and arg[1]) or (on_gpu and (1 << 22) or (1 << 14))
+local chunks = tonumber(arg and arg[2]) or (on_gpu and 32 or 16)
 local nstreams = tonumber(arg and arg[3]) or 4
 local dev = gpu.device(0)
 local n = chunk * chunks
@@ -20,46 +21,45 @@ local n = chunk * chunks
 local input = gpu.host("f32", n)
 for i = 1, n do input[i] = (i % 1000) * 0.5 end
 local output = gpu.host("f32", n)
+local cfg = {grid = math.min((chunk + 255) // 256, dev.sms * 8), block = 256}
 
-local function run(streams_wanted)
-  local streams, bufs = {}, {}
-  for i = 1, streams_wanted do
-    local s = dev:stream{name = "batch" .. i}
-    streams[i] = s
-    bufs[i] = {a = dev:alloc("f32", chunk, {stream = s}), b = dev:alloc("f32", chunk, {stream = s})}
-  end
-  output:fill(0)
-  dev:sync()
-  local t0 = dev.main:record{timing = true}
-  for _, s in ipairs(streams) do s:wait(t0) end
-  for c = 1, chunks do
-    local k = (c - 1) % #streams + 1
-    local s, b = streams[k], bufs[k]
-    local off = (c - 1) * chunk
-    s:copy(b.a, input:view(off, chunk))   -- copy in
-    s:copy(b.b, b.a)                      -- "compute"
-    s:copy(output:view(off, chunk), b.b)  -- copy out
-  end
-  for _, s in ipairs(streams) do dev.main:join(s) end
-  local t1 = dev.main:record{timing = true}
-  local ms = t0:elapsed(t1)
-  for _, s in ipairs(streams) do s:close() end
-  return ms
+local function run(streams)
+  return pipeline.run{
+    device = dev,
+    streams = streams,
+    batches = chunks,
+    setup = function(s)
+      return {a = dev:alloc("f32", chunk, {stream = s}), b = dev:alloc("f32", chunk, {stream = s})}
+    end,
+    stage = function(c, s, buf)
+      local off = (c - 1) * chunk
+      s:copy(buf.a, input:view(off, chunk))                            -- copy in
+      s:launch(gpu.kernels.scale, cfg, 2.0, buf.a, buf.b, chunk)        -- b = 2 a
+      s:launch(gpu.kernels.axpy, cfg, 1.0, buf.a, buf.b, chunk)         -- b = a + b
+      s:copy(output:view(off, chunk), buf.b)                           -- copy out
+    end,
+  }
 end
 
-local ms1 = run(1)
-local msS = run(nstreams)
-dev.main:sync()
+run(nstreams) -- warm-up: compiles the built-ins, fills the memory pool
+local one = run(1)
+local many = run(nstreams)
+dev:sync()
 
 local bad = 0
 for i = 1, n do
-  if output[i] ~= input[i] then bad = bad + 1 end
+  if output[i] ~= 3 * input[i] then bad = bad + 1 end
 end
 local gb = 2 * n * 4 / 1e9
 print(string.format("backend %s, device %s: %d chunks of %d f32, %d streams", gpu.backend(), dev.name,
   chunks, chunk, nstreams))
-print(string.format("1 stream:  %8.2f ms  %7.2f GB/s (host<->device)", ms1, gb / (ms1 / 1e3)))
-print(string.format("%d streams: %8.2f ms  %7.2f GB/s, speed-up %.2fx", nstreams, msS, gb / (msS / 1e3), ms1 / msS))
+print(string.format("1 stream:  %8.2f ms  %7.2f GB/s (host<->device)", one.gpu_ms, gb / (one.gpu_ms / 1e3)))
+print(string.format("%d streams: %8.2f ms  %7.2f GB/s, speed-up %.2fx", nstreams, many.gpu_ms,
+  gb / (many.gpu_ms / 1e3), one.gpu_ms / many.gpu_ms))
+for i, st in ipairs(many.streams) do
+  io.write(string.format("%s%s: %d batches", i == 1 and "  " or ", ", st.name, st.batches))
+end
+print()
 if bad > 0 then
   error(string.format("pipeline result is wrong: %d of %d elements differ", bad, n))
 end
