@@ -1,0 +1,62 @@
+-- bench/pipeline_bench.lua: the pipeline of examples/pipeline.lua (copy in,
+-- scale, axpy, copy out per chunk) with 1 and 4 streams, against the ideal
+-- overlap: the slowest stage's total plus one chunk of the other stages,
+-- max(T) + (sum(T) - max(T)) / chunks, with each stage's total T measured alone.
+-- Prints "RESULT name value unit". Same sizes as bench/cupy_bench.py.
+local gpu = require "gpulua"
+local pipeline = require "gpulua.pipeline"
+
+local chunk, chunks, REPS = 1 << 22, 32, 5
+local dev = gpu.device(0)
+local n = chunk * chunks
+local input = gpu.host("f32", n)
+for i = 1, n do input[i] = (i % 1000) * 0.5 end
+local output = gpu.host("f32", n)
+local cfg = {grid = math.min((chunk + 255) // 256, dev.sms * 8), block = 256}
+
+local function median(t)
+  table.sort(t)
+  return #t % 2 == 1 and t[(#t + 1) // 2] or 0.5 * (t[#t // 2] + t[#t // 2 + 1])
+end
+
+local function run(streams, stages)
+  return pipeline.run{
+    device = dev, streams = streams, batches = chunks,
+    setup = function(s)
+      return {a = dev:alloc("f32", chunk, {stream = s}), b = dev:alloc("f32", chunk, {stream = s})}
+    end,
+    stage = function(c, s, buf)
+      local off = (c - 1) * chunk
+      if stages.copy_in then s:copy(buf.a, input:view(off, chunk)) end
+      if stages.compute then
+        s:launch(gpu.kernels.scale, cfg, 2.0, buf.a, buf.b, chunk)
+        s:launch(gpu.kernels.axpy, cfg, 1.0, buf.a, buf.b, chunk)
+      end
+      if stages.copy_out then s:copy(output:view(off, chunk), buf.b) end
+    end,
+  }.gpu_ms
+end
+
+local all = {copy_in = true, compute = true, copy_out = true}
+local function timed(streams, stages)
+  run(streams, stages)
+  local t = {}
+  for r = 1, REPS do t[r] = run(streams, stages) end
+  return median(t)
+end
+
+local t_in = timed(1, {copy_in = true})
+local t_comp = timed(1, {compute = true})
+local t_out = timed(1, {copy_out = true})
+local one = timed(1, all)
+local four = timed(4, all)
+dev:sync()
+for i = 1, n, 4099 do assert(output[i] == 3 * input[i], "pipeline result is wrong") end
+local mx = math.max(t_in, t_comp, t_out)
+local ideal = mx + (t_in + t_comp + t_out - mx) / chunks
+print(string.format("RESULT pipeline_copy_in %.4f ms", t_in))
+print(string.format("RESULT pipeline_compute %.4f ms", t_comp))
+print(string.format("RESULT pipeline_copy_out %.4f ms", t_out))
+print(string.format("RESULT pipeline_1stream %.4f ms", one))
+print(string.format("RESULT pipeline_4stream %.4f ms", four))
+print(string.format("RESULT pipeline_ideal %.4f ms", ideal))

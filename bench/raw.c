@@ -1,0 +1,212 @@
+/*
+ * bench/raw.c -- the raw-driver baseline: the same driver calls gpulua makes,
+ * straight from C through the same dlopen'ed driver table, with no Lua and no
+ * checks. Prints one "RESULT name value unit" line per figure; bench/run.sh
+ * puts them beside gpulua's and CuPy's. Medians of repeated runs.
+ *
+ *   raw [launches]   (default 200000)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtins.h"
+#include "driver.h"
+#include "nvrtc_table.h"
+
+static gl_driver d;
+
+#define CK(call)                                                                 \
+  do {                                                                           \
+    CUresult r_ = d.call;                                                        \
+    if (r_ != CUDA_SUCCESS) {                                                    \
+      const char *n_ = "?";                                                      \
+      d.cuGetErrorName(r_, &n_);                                                 \
+      fprintf(stderr, "raw: %s failed: %s (line %d)\n", #call, n_, __LINE__);    \
+      exit(1);                                                                   \
+    }                                                                            \
+  } while (0)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static CUmodule compile(const char *src, const char *name) {
+  const char *opts[] = {"-arch=sm_90"};
+  nvrtcProgram p;
+  if (gl_nv.nvrtcCreateProgram(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
+      gl_nv.nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
+    size_t n = 0;
+    gl_nv.nvrtcGetProgramLogSize(p, &n);
+    char *log = malloc(n + 1);
+    gl_nv.nvrtcGetProgramLog(p, log);
+    fprintf(stderr, "raw: compile %s failed:\n%s\n", name, log);
+    exit(1);
+  }
+  size_t n;
+  gl_nv.nvrtcGetCUBINSize_(p, &n);
+  char *img = malloc(n);
+  gl_nv.nvrtcGetCUBIN_(p, img);
+  gl_nv.nvrtcDestroyProgram(&p);
+  CUmodule m;
+  CK(cuModuleLoadData(&m, img));
+  free(img);
+  return m;
+}
+
+static const char empty_src[] =
+  "extern \"C\" __global__ void empty1(float *a) {}\n"
+  "extern \"C\" __global__ void empty8(float *a, float *b, float *c, float *d, float *e, float *f,"
+  " float *g, float *h) {}\n";
+
+#define REPS 5
+
+int main(int argc, char **argv) {
+  int launches = argc > 1 ? atoi(argv[1]) : 200000;
+  char why[512];
+  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
+    fprintf(stderr, "raw: %s\n", why);
+    return 1;
+  }
+  const char *nv = gl_nvrtc_load();
+  if (nv) {
+    fprintf(stderr, "raw: %s\n", nv);
+    return 1;
+  }
+  CUdevice dev;
+  CUcontext ctx;
+  CK(cuDeviceGet(&dev, 0));
+  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CK(cuCtxSetCurrent(ctx));
+  int sms = 0;
+  CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+  CUmemoryPool pool;
+  CK(cuDeviceGetDefaultMemPool(&pool, dev));
+  cuuint64_t thr = UINT64_MAX;
+  CK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &thr));
+  CUstream s, s2;
+  CK(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, 0));
+  CK(cuStreamCreateWithPriority(&s2, CU_STREAM_NON_BLOCKING, 0));
+  CUevent e0, e1, ev;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+  double t[REPS];
+
+  /* launch overhead: empty kernels, 1 and 8 pointer arguments */
+  CUmodule me = compile(empty_src, "empty.cu");
+  CUfunction f1, f8;
+  CK(cuModuleGetFunction(&f1, me, "empty1"));
+  CK(cuModuleGetFunction(&f8, me, "empty8"));
+  CUdeviceptr buf;
+  CK(cuMemAllocAsync(&buf, 1 << 20, s));
+  CK(cuStreamSynchronize(s));
+  for (int args = 1; args <= 8; args += 7) {
+    CUdeviceptr ptrs[8];
+    void *params[8];
+    for (int i = 0; i < 8; i++) {
+      ptrs[i] = buf + (CUdeviceptr)(i * 256);
+      params[i] = &ptrs[i];
+    }
+    for (int r = 0; r < REPS; r++) {
+      double t0 = now();
+      for (int i = 0; i < launches; i++)
+        CK(cuLaunchKernel(args == 1 ? f1 : f8, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
+      CK(cuStreamSynchronize(s));
+      t[r] = (now() - t0) / launches * 1e6;
+    }
+    printf("RESULT launch_%darg %.4f us\n", args, median(t, REPS));
+  }
+
+  /* event record + cross-stream wait */
+  for (int r = 0; r < REPS; r++) {
+    int n = launches / 2;
+    double t0 = now();
+    for (int i = 0; i < n; i++) {
+      CK(cuEventRecord(ev, s));
+      CK(cuStreamWaitEvent(s2, ev, 0));
+    }
+    CK(cuStreamSynchronize(s2));
+    t[r] = (now() - t0) / n * 1e6;
+  }
+  printf("RESULT event_wait %.4f us\n", median(t, REPS));
+
+  /* pinned copies, 256 MiB */
+  size_t bytes = 256u << 20;
+  void *host;
+  CK(cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_PORTABLE));
+  memset(host, 1, bytes);
+  CUdeviceptr dbuf;
+  CK(cuMemAllocAsync(&dbuf, bytes, s));
+  for (int dir = 0; dir < 2; dir++) {
+    for (int r = 0; r < REPS; r++) {
+      CK(cuEventRecord(e0, s));
+      if (dir == 0) CK(cuMemcpyHtoDAsync(dbuf, host, bytes, s));
+      else CK(cuMemcpyDtoHAsync(host, dbuf, bytes, s));
+      CK(cuEventRecord(e1, s));
+      CK(cuEventSynchronize(e1));
+      float ms;
+      CK(cuEventElapsedTime(&ms, e0, e1));
+      t[r] = bytes / (ms * 1e-3) / 1e9;
+    }
+    printf("RESULT %s_256MiB %.2f GB/s\n", dir == 0 ? "h2d" : "d2h", median(t, REPS));
+  }
+
+  /* built-ins: the same source gpulua compiles, launched raw; n = 2^28 f32 */
+  CUmodule mb = compile(gl_builtins_cuda_source(), "builtins.cu");
+  unsigned long long n = 1ull << 28;
+  CUdeviceptr x, y, out;
+  CK(cuMemAllocAsync(&x, n * 4, s));
+  CK(cuMemAllocAsync(&y, n * 4, s));
+  CK(cuMemAllocAsync(&out, 4, s));
+  CK(cuMemsetD32Async(x, 0x3f800000u, n, s));
+  CK(cuMemsetD32Async(y, 0x40000000u, n, s));
+  unsigned grid = (unsigned)sms * 16, block = 256;
+  const char *names[] = {"axpy_f32", "scale_f32", "sum_f32"};
+  double traffic[] = {3.0 * n * 4, 2.0 * n * 4, 1.0 * n * 4};
+  for (int k = 0; k < 3; k++) {
+    CUfunction f;
+    CK(cuModuleGetFunction(&f, mb, names[k]));
+    float a = 1.0001f;
+    void *p3[] = {&a, &x, &y, &n};
+    void *psum[] = {&x, &out, &n};
+    void **params = k == 2 ? psum : p3;
+    CK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL)); /* warm-up */
+    for (int r = 0; r < REPS; r++) {
+      CK(cuEventRecord(e0, s));
+      CK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL));
+      CK(cuEventRecord(e1, s));
+      CK(cuEventSynchronize(e1));
+      float ms;
+      CK(cuEventElapsedTime(&ms, e0, e1));
+      t[r] = traffic[k] / (ms * 1e-3) / 1e9;
+    }
+    printf("RESULT %s_bw %.1f GB/s\n", names[k], median(t, REPS));
+  }
+  /* the device-to-device copy ceiling (bytes read + written) */
+  for (int r = 0; r < REPS; r++) {
+    CK(cuEventRecord(e0, s));
+    CK(cuMemcpyDtoDAsync(y, x, n * 4, s));
+    CK(cuEventRecord(e1, s));
+    CK(cuEventSynchronize(e1));
+    float ms;
+    CK(cuEventElapsedTime(&ms, e0, e1));
+    t[r] = 2.0 * n * 4 / (ms * 1e-3) / 1e9;
+  }
+  printf("RESULT d2d_copy_bw %.1f GB/s\n", median(t, REPS));
+  CK(cuCtxSynchronize());
+  return 0;
+}

@@ -1,0 +1,66 @@
+"""bench/report.py: turn bench/run.sh's results into the table of docs/BENCHMARKS.md.
+
+    python3 bench/report.py results.txt
+Each input line: "<who> <name> <value> <unit>" (who: raw, gpulua, cupy).
+"""
+import sys
+
+r = {}
+for line in open(sys.argv[1]):
+    who, name, value, unit = line.split()
+    r[(who, name)] = (float(value), unit)
+
+
+def get(who, name):
+    v = r.get((who, name))
+    return v[0] if v else None
+
+
+rows = []
+
+
+def row(what, target, value, unit, base, ratio_kind, note=""):
+    if value is None or base is None:
+        rows.append((what, target, "n/a" if value is None else f"{value:.3f} {unit}", "n/a", "missing", note))
+        return
+    ratio = value / base
+    if ratio_kind == "time":  # lower is better: ours / theirs <= target
+        ok = ratio <= target
+        tgt = f"<= {target:g}x"
+    else:  # rate: ours / theirs >= target
+        ok = ratio >= target
+        tgt = f">= {target:g}x"
+    rows.append((what, tgt, f"{value:.3f} {unit}", f"{base:.3f}", f"{ratio:.3f}x {'met' if ok else 'MISSED'}", note))
+
+
+for args in (1, 8):
+    raw = get("raw", f"launch_{args}arg")
+    row(f"launch, {args} slice arg, policy off (us/launch) vs raw", 1.15, get("gpulua", f"launch_{args}arg_off"), "us", raw, "time")
+    row(f"launch, {args} slice arg, strict (us/launch) vs raw", 1.3, get("gpulua", f"launch_{args}arg_strict"), "us", raw, "time")
+    row(f"CuPy RawKernel, {args} arg (us/launch) vs raw", 99, get("cupy", f"launch_{args}arg"), "us", raw, "time", "for reference")
+row("event record + cross-stream wait (us) vs raw", 1.3, get("gpulua", "event_wait"), "us", get("raw", "event_wait"), "time")
+for d in ("h2d", "d2h"):
+    row(f"pinned {d} 256 MiB (GB/s) vs raw", 0.97, get("gpulua", f"{d}_256MiB"), "GB/s", get("raw", f"{d}_256MiB"), "rate")
+ceiling = get("raw", "d2d_copy_bw")
+for k in ("axpy_f32", "scale_f32", "sum_f32"):
+    row(f"built-in {k} (GB/s) vs raw launch", 0.95, get("gpulua", f"{k}_bw"), "GB/s", get("raw", f"{k}_bw"), "rate")
+    row(f"built-in {k} (GB/s) vs the d2d copy ceiling", 0.0, get("gpulua", f"{k}_bw"), "GB/s", ceiling, "rate", "reading only")
+cold, warm = get("gpulua", "compile_cold"), get("gpulua", "compile_warm")
+rows.append(("NVRTC cold compile", "", f"{cold:.2f} ms" if cold else "n/a", "", "", ""))
+rows.append(("NVRTC warm (disk cache hit)", "<= 2 ms", f"{warm:.2f} ms" if warm else "n/a", "",
+             ("met" if warm is not None and warm <= 2 else "MISSED"), ""))
+ideal = get("gpulua", "pipeline_ideal")
+four = get("gpulua", "pipeline_4stream")
+if ideal and four:
+    eff = ideal / four
+    rows.append(("pipeline, 4 streams: ideal / measured", ">= 0.9", f"{four:.3f} ms", f"{ideal:.3f}",
+                 f"{eff:.3f} {'met' if eff >= 0.9 else 'MISSED'}", ""))
+row("pipeline, 4 streams (ms) vs CuPy streams", 1.0, four, "ms", get("cupy", "pipeline_4stream"), "time")
+row("pipeline, 1 stream (ms) vs CuPy", 99, get("gpulua", "pipeline_1stream"), "ms", get("cupy", "pipeline_1stream"), "time", "for reference")
+s10, s100k = get("gpulua", "launch_1arg_strict_10_slices"), get("gpulua", "launch_1arg_strict_100000_slices")
+row("checker: launch with 100,000 live slices vs 10", 1.1, s100k, "us", s10, "time")
+
+print("| figure | target | gpulua | baseline | ratio | note |")
+print("| --- | --- | --- | --- | --- | --- |")
+for rw in rows:
+    print("| " + " | ".join(rw) + " |")

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Run the benchmarks on the GPU machine (from scripts/device-run.sh, or by hand
+# there after scripts/device-prepare.sh here): the raw-driver C baseline, gpulua
+# and CuPy, in one run on the same GPU; prints every figure and a table of
+# ratios (also written to $OUT/bench.md when OUT is set).
+#   bash bench/run.sh [launches]
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+carry=$root/.carry
+launches=${1:-200000}
+out=${OUT:-/tmp/gpulua-bench}
+mkdir -p "$out"
+log=$out/bench-results.txt
+: >"$log"
+export GPULUA_BACKEND=cuda
+export GPULUA_CACHE_DIR=${GPULUA_CACHE_DIR:-/tmp/gpulua-bench-cache}
+run() { # label, command...
+  local label=$1
+  shift
+  echo "-- $label"
+  "$@" 2>&1 | tee /dev/stderr | sed -n "s/^RESULT /$label /p" >>"$log"
+}
+run raw "$carry/bin/raw" "$launches"
+run gpulua "$carry/bin/gpulua" bench/bench.lua "$launches"
+run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua
+if python3 -c 'import cupy' 2>/dev/null; then
+  run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_bench.py "$launches"
+else
+  echo "-- cupy: not installed here, skipped"
+fi
+python3 bench/report.py "$log" | tee "$out/bench.md"
