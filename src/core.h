@@ -36,6 +36,19 @@ extern const char *gl_backend_name; /* "cuda" or "sim" once chosen */
 typedef struct gl_runtime gl_runtime;
 typedef struct gl_stream gl_stream;
 
+/* One stream's last read and last write of one byte range (checker.c). */
+typedef struct gl_access {
+  gl_stream *s;          /* a reference */
+  uint64_t lo, hi;       /* bytes [lo, hi) of the memory */
+  uint64_t wseq, rseq;   /* positions of the last write / read (0: none) */
+  int wloc, rloc;        /* interned script locations */
+} gl_access;
+
+typedef struct gl_accesses {
+  gl_access *v;
+  int n, cap;
+} gl_accesses;
+
 typedef struct gl_device {
   gl_runtime *rt;
   int ordinal;
@@ -66,6 +79,9 @@ struct gl_stream {
   CUevent final_ev;     /* recorded when the stream is closed */
   char closed_at[GL_WHERE_MAX];
   gl_stream *next_open, **prev_open;
+  int id;               /* runtime-wide, for vector clocks */
+  uint64_t *clock;      /* clock[t]: position of stream t this one is ordered after */
+  int nclock;
 };
 
 struct gl_runtime {
@@ -74,6 +90,9 @@ struct gl_runtime {
   gl_policy policy;
   int dead;             /* torn down: finalizers that run later do nothing */
   int devices_ref;      /* registry ref: table ordinal -> device userdata */
+  gl_stream **by_id;    /* streams by id (NULL: free id) */
+  int nids, capids;
+  unsigned char *peer;  /* peer[b * ndev + a]: kernels on b may use memory of a */
 };
 
 typedef struct gl_alloc {
@@ -85,8 +104,7 @@ typedef struct gl_alloc {
   gl_stream *home;      /* the stream it was allocated on */
   int freed;
   char freed_at[GL_WHERE_MAX];
-  gl_stream **users;    /* streams that queued work on it (references) */
-  int nusers, capusers;
+  gl_accesses acc;      /* recorded accesses, for the checker and for frees */
 } gl_alloc;
 
 typedef struct gl_slice { /* userdata */
@@ -99,13 +117,6 @@ typedef struct gl_slice { /* userdata */
   char released_at[GL_WHERE_MAX];
 } gl_slice;
 
-typedef struct gl_pending {
-  gl_stream *s;
-  uint64_t seq;         /* done once s->done_seq reaches it */
-  int write;            /* the device writes the host memory */
-  char where[GL_WHERE_MAX];
-} gl_pending;
-
 typedef struct gl_hostmem {
   int refs;
   void *ptr;            /* NULL once a borrowed view has expired */
@@ -113,8 +124,7 @@ typedef struct gl_hostmem {
   int pinned;
   int borrowed;         /* a view of (sim) device memory: not ours to free */
   struct gl_hostmem *next_borrow;
-  gl_pending *pend;
-  int npend, cappend;
+  gl_accesses acc;      /* copies that read or write it */
 } gl_hostmem;
 
 typedef struct gl_hostbuf { /* userdata */
@@ -128,6 +138,8 @@ typedef struct gl_event { /* userdata */
   gl_stream *s;         /* where it was recorded (reference) */
   uint64_t seq;         /* s's position it marks */
   int timing;
+  uint64_t *snap;       /* s's vector clock at the record, s's own position included */
+  int nsnap;
 } gl_event;
 
 /* ---- errors.c -------------------------------------------------------- */
@@ -153,6 +165,8 @@ int gl_timeline_option(void);
 gl_runtime *gl_rt(lua_State *L);
 void gl_set_ctx(gl_device *dev);                 /* make dev's context current */
 gl_device *gl_device_open(lua_State *L, int ordinal); /* lazily initialised */
+/* gpu.peer(a, b) was granted: work on b may use memory of a */
+int gl_peer_granted(gl_runtime *rt, gl_device *a, gl_device *b);
 void gl_push_device(lua_State *L, gl_device *dev);
 
 /* ---- l_device.c ------------------------------------------------------ */
@@ -170,8 +184,7 @@ void gl_stream_unref(gl_stream *s);
 void gl_stream_close(lua_State *L, gl_stream *s, const char *where); /* L may be NULL */
 /* Make `waiter` wait for all work queued on `s` so far (s open or closed). */
 CUresult gl_stream_order_after(gl_stream *waiter, gl_stream *s);
-/* Nonzero when everything queued on s up to seq has finished (may query). */
-int gl_stream_reached(gl_stream *s, uint64_t seq);
+/* The host has seen all work queued on s finish. */
 void gl_stream_mark_synced(gl_stream *s);
 const char *gl_stream_name(gl_stream *s);
 
@@ -184,7 +197,6 @@ void gl_open_slice(lua_State *L);
 gl_slice *gl_test_slice(lua_State *L, int idx);
 gl_slice *gl_check_slice(lua_State *L, int idx); /* alive */
 void gl_slice_check_alive(lua_State *L, gl_slice *x, int arg);
-void gl_alloc_touch(gl_alloc *a, gl_stream *s);
 void gl_slice_describe(gl_slice *x, char *buf, size_t len);
 CUdeviceptr gl_slice_ptr(gl_slice *x);
 size_t gl_slice_bytes(gl_slice *x);
@@ -196,7 +208,8 @@ gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx);
 gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned);
 void *gl_hostbuf_ptr(gl_hostbuf *h);
 size_t gl_hostbuf_bytes(gl_hostbuf *h);
-void gl_hostbuf_pending(gl_hostbuf *h, gl_stream *s, int write, const char *where);
+gl_accesses *gl_hostbuf_accesses(gl_hostbuf *h);
+uint64_t gl_hostbuf_offset_bytes(gl_hostbuf *h);
 void gl_hostbuf_describe(gl_hostbuf *h, char *buf, size_t len);
 
 /* Host views of device memory for sim host kernels: valid only until

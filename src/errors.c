@@ -58,8 +58,9 @@ void gl_check(lua_State *L, gl_device *dev, CUresult r, const char *call) {
   if (dev && is_sticky(r) && !dev->poison[0]) {
     char where[GL_WHERE_MAX];
     gl_where(L, where, sizeof where);
-    snprintf(dev->poison, sizeof dev->poison, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)",
-             dev->ordinal, gl_error_name(r), error_string(r), call, where);
+    const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_host_kernel_error() : "";
+    snprintf(dev->poison, sizeof dev->poison, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s",
+             dev->ordinal, gl_error_name(r), error_string(r), call, where, detail[0] ? ": " : "", detail);
   }
   if (dev && dev->poison[0] && is_sticky(r)) luaL_error(L, "%s", dev->poison);
   gl_push_error(L, r, call);

@@ -6,6 +6,7 @@
  * checked (liveness, sizes in bytes, devices) before anything is queued.
  */
 #include "core.h"
+#include "checker.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@ typedef struct {
   gl_hostbuf *h;    /* host operand, or NULL */
   size_t bytes;
   char desc[200];
+  gl_accesses *acc; /* the memory's access records */
+  uint64_t lo, hi;  /* the bytes it covers there */
 } operand;
 
 static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
@@ -23,10 +26,14 @@ static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
     gl_slice_check_alive(L, o->x, idx - 1);
     o->bytes = gl_slice_bytes(o->x);
     gl_slice_describe(o->x, o->desc, sizeof o->desc);
+    o->acc = &o->x->a->acc;
+    o->lo = (uint64_t)(gl_slice_ptr(o->x) - o->x->a->ptr);
   } else if ((o->h = gl_test_hostbuf(L, idx)) && o->h->m) {
     gl_check_hostbuf(L, idx); /* an expired host-kernel view says so */
     o->bytes = gl_hostbuf_bytes(o->h);
     gl_hostbuf_describe(o->h, o->desc, sizeof o->desc);
+    o->acc = gl_hostbuf_accesses(o->h);
+    o->lo = gl_hostbuf_offset_bytes(o->h);
   } else {
     const char *given = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
                                                                           : luaL_typename(L, idx);
@@ -54,8 +61,12 @@ int gl_stream_copy(lua_State *L) {
                          "and a device on a stream of that device",
                       dst.x ? "dst slice" : "src slice",
                       dx->a->dev->ordinal, s->name, dev->ordinal);
+  dst.hi = dst.lo + dst.bytes;
+  src.hi = src.lo + src.bytes;
+  gl_access_desc dd = {dst.desc, "s:copy dst"}, sd = {src.desc, "s:copy src"};
+  gl_access_check(L, dst.acc, s, dst.lo, dst.hi, 1, &dd);
+  gl_access_check(L, src.acc, s, src.lo, src.hi, 0, &sd);
   gl_set_ctx(dev);
-  char where[GL_WHERE_MAX];
   if (dst.bytes == 0) { /* empty views: nothing to queue, but return s as always */
     lua_settop(L, 1);
     return 1;
@@ -71,13 +82,9 @@ int gl_stream_copy(lua_State *L) {
             src.x->a->dev->ctx, dst.bytes, s->cu);
   }
   s->seq++;
-  if (dst.x) gl_alloc_touch(dst.x->a, s);
-  if (src.x) gl_alloc_touch(src.x->a, s);
-  if (dst.h || src.h) {
-    gl_where(L, where, sizeof where);
-    if (dst.h) gl_hostbuf_pending(dst.h, s, 1, where);
-    else gl_hostbuf_pending(src.h, s, 0, where);
-  }
+  int loc = gl_loc_here(L);
+  gl_access_record(dev->rt, dst.acc, s, dst.lo, dst.hi, 1, loc);
+  gl_access_record(dev->rt, src.acc, s, src.lo, src.hi, 0, loc);
   lua_settop(L, 1);
   return 1;
 }
@@ -92,9 +99,10 @@ int gl_stream_fill(lua_State *L) {
   }
   gl_slice_check_alive(L, x, 1);
   gl_device *dev = s->dev;
-  if (x->a->dev != dev)
-    return luaL_error(L, "s:fill: the slice is on device %d, but stream '%s' is on device %d", x->a->dev->ordinal,
-                      s->name, dev->ordinal);
+  if (x->a->dev != dev && !gl_peer_granted(dev->rt, x->a->dev, dev))
+    return luaL_error(L, "s:fill: the slice is on device %d, but stream '%s' is on device %d (grant access with "
+                         "gpu.peer(%d, %d) where the devices support it)",
+                      x->a->dev->ordinal, s->name, dev->ordinal, x->a->dev->ordinal, dev->ordinal);
   luaL_checkany(L, 3);
   unsigned char v[8];
   const char *why = gl_dtype_encode(L, 3, x->dtype, v);
@@ -104,6 +112,11 @@ int gl_stream_fill(lua_State *L) {
   }
   CUdeviceptr p = gl_slice_ptr(x);
   size_t n = x->count;
+  char d[200];
+  gl_slice_describe(x, d, sizeof d);
+  gl_access_desc desc = {d, "s:fill"};
+  uint64_t lo = (uint64_t)(p - x->a->ptr), hi = lo + gl_slice_bytes(x);
+  gl_access_check(L, &x->a->acc, s, lo, hi, 1, &desc);
   gl_set_ctx(dev);
   if (n == 0) {
     lua_settop(L, 1);
@@ -138,7 +151,7 @@ int gl_stream_fill(lua_State *L) {
   }
   }
   s->seq++;
-  gl_alloc_touch(x->a, s);
+  gl_access_record(dev->rt, &x->a->acc, s, lo, hi, 1, gl_loc_here(L));
   lua_settop(L, 1);
   return 1;
 }

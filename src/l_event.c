@@ -3,7 +3,9 @@
  * sync, query, elapsed.
  */
 #include "core.h"
+#include "checker.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void gl_event_new(lua_State *L, gl_stream *s, int timing) {
@@ -16,6 +18,7 @@ void gl_event_new(lua_State *L, gl_stream *s, int timing) {
   gl_stream_ref(s);
   e->seq = s->seq;
   e->timing = timing;
+  e->snap = gl_clock_snapshot(s, &e->nsnap);
   GL_CALL(L, s->dev, cuEventRecord, e->ev, s->cu);
 }
 
@@ -28,7 +31,8 @@ static gl_event *check_event(lua_State *L, int idx) {
 }
 
 static void reached(gl_event *e) {
-  if (e->s->done_seq < e->seq) e->s->done_seq = e->seq;
+  if (e->snap) gl_clock_host_reached_snapshot(e->s->dev->rt, e->snap, e->nsnap);
+  else if (e->s->done_seq < e->seq) e->s->done_seq = e->seq;
 }
 
 static int e_sync(lua_State *L) {
@@ -75,6 +79,8 @@ static int e_gc(lua_State *L) {
   e->ev = NULL;
   if (e->s) gl_stream_unref(e->s);
   e->s = NULL;
+  free(e->snap);
+  e->snap = NULL;
   return 0;
 }
 

@@ -8,6 +8,7 @@
  * only after those copies have finished.
  */
 #include "core.h"
+#include "checker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,82 +34,24 @@ void gl_hostbuf_describe(gl_hostbuf *h, char *buf, size_t len) {
            h->m->pinned ? "" : " (pageable)");
 }
 
-/* Wait for, or forget, pending device accesses; drop the finished ones. */
-static void settle(gl_hostmem *m, int wait) {
-  int j = 0;
-  for (int i = 0; i < m->npend; i++) {
-    gl_pending *p = &m->pend[i];
-    if (!gl_stream_reached(p->s, p->seq) && wait && p->s->dev->opened && !p->s->dev->poison[0]) {
-      gl_set_ctx(p->s->dev);
-      if (p->s->cu) gl_drv.cuStreamSynchronize(p->s->cu);
-      else if (p->s->final_ev) gl_drv.cuEventSynchronize(p->s->final_ev);
-      if (p->s->done_seq < p->seq) p->s->done_seq = p->seq;
-    }
-    if (gl_stream_reached(p->s, p->seq) || wait) gl_stream_unref(p->s);
-    else m->pend[j++] = *p;
-  }
-  m->npend = j;
-}
+gl_accesses *gl_hostbuf_accesses(gl_hostbuf *h) { return &h->m->acc; }
 
-void gl_hostbuf_pending(gl_hostbuf *h, gl_stream *s, int write, const char *where) {
-  gl_hostmem *m = h->m;
-  settle(m, 0);
-  for (int i = 0; i < m->npend; i++) { /* one entry per stream and direction */
-    gl_pending *p = &m->pend[i];
-    if (p->s == s && p->write == write) {
-      p->seq = s->seq;
-      snprintf(p->where, sizeof p->where, "%s", where);
-      return;
-    }
-  }
-  if (m->npend == m->cappend) {
-    int cap = m->cappend ? 2 * m->cappend : 4;
-    gl_pending *np = realloc(m->pend, (size_t)cap * sizeof *np);
-    if (!np) { /* cannot track it: make it finished now instead */
-      gl_set_ctx(s->dev);
-      gl_drv.cuStreamSynchronize(s->cu);
-      gl_stream_mark_synced(s);
-      return;
-    }
-    m->pend = np;
-    m->cappend = cap;
-  }
-  gl_pending *p = &m->pend[m->npend++];
-  p->s = s;
-  gl_stream_ref(s);
-  p->seq = s->seq;
-  p->write = write;
-  snprintf(p->where, sizeof p->where, "%s", where);
-}
+uint64_t gl_hostbuf_offset_bytes(gl_hostbuf *h) { return (uint64_t)h->offset * gl_dtypes[h->dtype].size; }
 
-/* Lua is about to read (write = 0) or write the buffer. */
-static void host_access(lua_State *L, gl_hostbuf *h, int write) {
-  gl_hostmem *m = h->m;
-  if (m->npend == 0) return;
-  settle(m, 0);
-  gl_policy policy = gl_rt(L)->policy;
-  for (int i = 0; i < m->npend; i++) {
-    gl_pending *p = &m->pend[i];
-    if (!p->write && !write) continue; /* both only read */
-    if (policy == GL_POLICY_OFF) continue;
-    if (policy == GL_POLICY_AUTO) {
-      settle(m, 1);
-      return;
-    }
-    char d[128], here[GL_WHERE_MAX];
-    gl_hostbuf_describe(h, d, sizeof d);
-    gl_where(L, here, sizeof here);
-    luaL_error(L, "%s: %s from Lua at %s while stream '%s' of device %d may still %s it (copy queued at %s); "
-                  "sync the stream, an event after the copy, or the device first",
-               d, write ? "written" : "read", here, p->s->name, p->s->dev->ordinal,
-               p->write ? "write" : "read", p->where);
-  }
+/* Lua is about to read (write = 0) or write elements [first, first + n) of h. */
+static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int write) {
+  if (h->m->acc.n == 0) return;
+  char d[128];
+  gl_hostbuf_describe(h, d, sizeof d);
+  size_t sz = gl_dtypes[h->dtype].size;
+  uint64_t lo = gl_hostbuf_offset_bytes(h) + first * sz;
+  gl_access_check_host(L, &h->m->acc, lo, lo + n * sz, write, d);
 }
 
 static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
-  settle(m, 1);
-  free(m->pend);
+  gl_access_wait_all(&m->acc); /* queued copies still use it */
+  gl_access_clear(&m->acc);
   if (m->borrowed) { /* device memory: not ours */
   } else if (m->pinned) gl_drv.cuMemFreeHost(m->ptr);
   else free(m->ptr);
@@ -245,7 +188,7 @@ static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
 
 static int h_totable(lua_State *L) {
   gl_hostbuf *h = gl_check_hostbuf(L, 1);
-  host_access(L, h, 0);
+  host_access(L, h, 0, h->count, 0);
   if (h->count > (size_t)INT32_MAX) return luaL_error(L, "h:totable: the buffer is too large for a table");
   lua_createtable(L, (int)h->count, 0);
   const char *p = gl_hostbuf_ptr(h);
@@ -265,7 +208,7 @@ static int h_fill(lua_State *L) {
   if (why) return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name,
                                                       lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2)
                                                                                     : luaL_typename(L, 2)));
-  host_access(L, h, 1);
+  host_access(L, h, 0, h->count, 1);
   char *p = gl_hostbuf_ptr(h);
   size_t sz = gl_dtypes[h->dtype].size;
   for (size_t i = 0; i < h->count; i++) memcpy(p + i * sz, v, sz);
@@ -302,7 +245,7 @@ static int h_index(lua_State *L) {
         return luaL_error(L, "host buffer index must be an integer, got %f", (LUAI_UACNUMBER)f);
     }
     size_t i = check_index(L, h, 2);
-    host_access(L, h, 0);
+    host_access(L, h, i, 1, 0);
     gl_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
     return 1;
   }
@@ -343,7 +286,7 @@ static int h_newindex(lua_State *L) {
     return luaL_error(L, "host buffer %s[%I]: element %I: %s for %s, got %s", gl_dtypes[h->dtype].name,
                       (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, given);
   }
-  host_access(L, h, 1);
+  host_access(L, h, i, 1, 1);
   memcpy((char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size, v, gl_dtypes[h->dtype].size);
   return 0;
 }

@@ -14,6 +14,7 @@
  * arguments as host views of the slices' memory.
  */
 #include "core.h"
+#include "checker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -668,9 +669,11 @@ int gl_stream_launch(lua_State *L) {
       if (p->dtype >= 0 && x->dtype != (gl_dtype)p->dtype)
         return luaL_error(L, "s:launch: kernel '%s': argument %d expected a %s slice, got a %s slice", k->name, i + 1,
                           gl_dtypes[p->dtype].name, gl_dtypes[x->dtype].name);
-      if (x->a->dev != dev)
+      if (x->a->dev != dev && !gl_peer_granted(dev->rt, x->a->dev, dev))
         return luaL_error(L, "s:launch: kernel '%s': argument %d is a slice of device %d, but stream '%s' is on "
-                             "device %d", k->name, i + 1, x->a->dev->ordinal, s->name, dev->ordinal);
+                             "device %d (grant access with gpu.peer(%d, %d) where the devices support it)",
+                          k->name, i + 1, x->a->dev->ordinal, s->name, dev->ordinal, x->a->dev->ordinal,
+                          dev->ordinal);
       slices[i] = x;
       CUdeviceptr ptr = gl_slice_ptr(x);
       memcpy(k->params[i], &ptr, sizeof ptr);
@@ -695,6 +698,18 @@ int gl_stream_launch(lua_State *L) {
         return luaL_error(L, "s:launch: built-in kernel '%s': argument %d has %I elements, but n = %I%s needs %I",
                           k->name, bd->ptr + 1, (LUAI_UACINT)x->count, (LUAI_UACINT)n,
                           bd->stride >= 0 ? " with its stride" : "", (LUAI_UACINT)need);
+    }
+  }
+  /* ordering: const T* parameters are reads, other pointers writes */
+  if (dev->rt->policy != GL_POLICY_OFF) {
+    for (int i = 0; i < k->sig.n; i++) {
+      if (!slices[i]) continue;
+      char d[200], op[200];
+      gl_slice_describe(slices[i], d, sizeof d);
+      snprintf(op, sizeof op, "s:launch of '%s' argument %d", k->name, i + 1);
+      gl_access_desc desc = {d, op};
+      uint64_t lo = (uint64_t)(gl_slice_ptr(slices[i]) - slices[i]->a->ptr);
+      gl_access_check(L, &slices[i]->a->acc, s, lo, lo + gl_slice_bytes(slices[i]), !k->sig.p[i].is_const, &desc);
     }
   }
   void **params = k->params;
@@ -722,8 +737,12 @@ int gl_stream_launch(lua_State *L) {
     gl_check(L, dev, r, "cuLaunchKernel");
   }
   s->seq++;
-  for (int i = 0; i < k->sig.n; i++)
-    if (slices[i]) gl_alloc_touch(slices[i]->a, s);
+  int loc = k->sig.n ? gl_loc_here(L) : -1;
+  for (int i = 0; i < k->sig.n; i++) {
+    if (!slices[i]) continue;
+    uint64_t lo = (uint64_t)(gl_slice_ptr(slices[i]) - slices[i]->a->ptr);
+    gl_access_record(dev->rt, &slices[i]->a->acc, s, lo, lo + gl_slice_bytes(slices[i]), !k->sig.p[i].is_const, loc);
+  }
   lua_settop(L, 1);
   return 1;
 }

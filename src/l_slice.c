@@ -11,24 +11,11 @@
  * allocation, so memory is never reused while queued work still touches it.
  */
 #include "core.h"
+#include "checker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void gl_alloc_touch(gl_alloc *a, gl_stream *s) {
-  for (int i = 0; i < a->nusers; i++)
-    if (a->users[i] == s) return;
-  if (a->nusers == a->capusers) {
-    int cap = a->capusers ? a->capusers * 2 : 4;
-    gl_stream **u = realloc(a->users, (size_t)cap * sizeof *u);
-    if (!u) return; /* fall back: the free orders after the device (see alloc_free) */
-    a->users = u;
-    a->capusers = cap;
-  }
-  a->users[a->nusers++] = s;
-  gl_stream_ref(s);
-}
 
 /* Queue the free of `a` after every recorded use. Returns the driver's result. */
 static CUresult alloc_free(gl_alloc *a, const char *where) {
@@ -37,9 +24,7 @@ static CUresult alloc_free(gl_alloc *a, const char *where) {
   gl_device *d = a->dev;
   if (!d->opened || !d->main || d->poison[0]) return CUDA_SUCCESS;
   gl_stream *fs = a->home->cu ? a->home : d->main;
-  CUresult r = CUDA_SUCCESS;
-  for (int i = 0; i < a->nusers && r == CUDA_SUCCESS; i++) r = gl_stream_order_after(fs, a->users[i]);
-  if (r == CUDA_SUCCESS && fs != a->home) r = gl_stream_order_after(fs, a->home);
+  CUresult r = gl_access_order_all(&a->acc, fs);
   gl_set_ctx(d);
   if (r == CUDA_SUCCESS) r = gl_drv.cuMemFreeAsync(a->ptr, fs->cu);
   if (r == CUDA_SUCCESS) fs->seq++;
@@ -54,8 +39,7 @@ static CUresult alloc_release(gl_alloc *a, const char *where) {
 
 static void alloc_unref(gl_alloc *a) {
   if (--a->refs > 0) return;
-  for (int i = 0; i < a->nusers; i++) gl_stream_unref(a->users[i]);
-  free(a->users);
+  gl_access_clear(&a->acc);
   gl_stream_unref(a->home);
   free(a);
 }
@@ -160,6 +144,8 @@ static int alloc_impl(lua_State *L, int zero) {
     GL_CALL(L, dev, cuMemsetD8Async, a->ptr, 0, bytes, s->cu);
     s->seq++;
   }
+  /* the memory exists in s's order: its allocation counts as a write on s */
+  gl_access_record(dev->rt, &a->acc, s, 0, bytes, 1, gl_loc_here(L));
   return 1;
 }
 
@@ -220,13 +206,19 @@ static int x_read(lua_State *L) {
   if (s->dev != dev)
     return luaL_error(L, "x:read: stream '%s' is on device %d, but the slice is on device %d", s->name,
                       s->dev->ordinal, dev->ordinal);
+  uint64_t lo = (uint64_t)(gl_slice_ptr(x) - x->a->ptr), hi = lo + gl_slice_bytes(x);
+  char d[200];
+  gl_slice_describe(x, d, sizeof d);
+  gl_access_desc desc = {d, "x:read"};
+  gl_access_check(L, &x->a->acc, s, lo, hi, 0, &desc);
   gl_hostbuf *h = gl_hostbuf_new(L, x->dtype, x->count, 0);
   gl_set_ctx(dev);
   GL_CALL(L, dev, cuMemcpyDtoHAsync, gl_hostbuf_ptr(h), gl_slice_ptr(x), gl_slice_bytes(x), s->cu);
   s->seq++;
-  gl_alloc_touch(x->a, s);
+  gl_access_record(dev->rt, &x->a->acc, s, lo, hi, 0, gl_loc_here(L));
   GL_CALL(L, dev, cuEventRecord, s->tail_ev, s->cu);
   GL_CALL(L, dev, cuEventSynchronize, s->tail_ev);
+  gl_clock_host_reached(s, s->seq);
   return 1;
 }
 

@@ -8,6 +8,7 @@
  * host buffers still name it, so later frees can still be ordered after it.
  */
 #include "core.h"
+#include "checker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ void gl_stream_unref(gl_stream *s) {
     *s->prev_open = s->next_open;
     if (s->next_open) s->next_open->prev_open = s->prev_open;
   }
+  gl_checker_stream_free(s);
   free(s);
 }
 
@@ -52,6 +54,7 @@ gl_stream *gl_stream_new(lua_State *L, gl_device *dev, const char *name, int pri
     free(s);
     gl_check(L, dev, r, "cuStreamCreateWithPriority");
   }
+  gl_checker_stream_new(dev->rt, s);
   s->next_open = dev->streams;
   if (dev->streams) dev->streams->prev_open = &s->next_open;
   s->prev_open = &dev->streams;
@@ -97,26 +100,12 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
   return s;
 }
 
-void gl_stream_mark_synced(gl_stream *s) { s->done_seq = s->seq; }
-
-int gl_stream_reached(gl_stream *s, uint64_t seq) {
-  if (s->done_seq >= seq) return 1;
-  CUresult r;
-  if (s->cu) {
-    gl_set_ctx(s->dev);
-    r = gl_drv.cuStreamQuery(s->cu);
-  } else {
-    r = s->final_ev ? gl_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;
-  }
-  if (r == CUDA_SUCCESS) {
-    s->done_seq = s->seq;
-    return 1;
-  }
-  return 0;
-}
+void gl_stream_mark_synced(gl_stream *s) { gl_clock_host_reached(s, s->seq); }
 
 CUresult gl_stream_order_after(gl_stream *waiter, gl_stream *s) {
-  if (waiter == s || s->done_seq >= s->seq) return CUDA_SUCCESS;
+  if (waiter == s) return CUDA_SUCCESS;
+  gl_clock_join(waiter, s);
+  if (s->done_seq >= s->seq) return CUDA_SUCCESS;
   CUevent ev = s->final_ev;
   if (s->cu) {
     gl_set_ctx(s->dev);
@@ -139,7 +128,10 @@ void gl_stream_close(lua_State *L, gl_stream *s, const char *where) {
   if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(s->final_ev, s->cu);
   if (r == CUDA_SUCCESS && dev->main && dev->main->cu) {
     r = gl_drv.cuStreamWaitEvent(dev->main->cu, s->final_ev, 0);
-    if (r == CUDA_SUCCESS) dev->main->seq++;
+    if (r == CUDA_SUCCESS) {
+      gl_clock_join(dev->main, s);
+      dev->main->seq++;
+    }
   }
   gl_drv.cuStreamDestroy(s->cu); /* queued work still completes */
   s->cu = NULL;
@@ -182,6 +174,7 @@ static int s_wait(lua_State *L) {
   if (!e) return luaL_typeerror(L, 2, "gpulua event");
   gl_set_ctx(s->dev);
   GL_CALL(L, s->dev, cuStreamWaitEvent, s->cu, e->ev, 0);
+  gl_clock_merge(s, e->snap, e->nsnap);
   s->seq++;
   lua_settop(L, 1);
   return 1;
@@ -262,7 +255,7 @@ static int s_sync(lua_State *L) {
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
   GL_CALL(L, s->dev, cuStreamSynchronize, s->cu);
-  if (s->done_seq < seq) s->done_seq = seq;
+  gl_clock_host_reached(s, seq);
   lua_settop(L, 1);
   return 1;
 }
@@ -277,7 +270,7 @@ static int s_query(lua_State *L) {
     return 1;
   }
   gl_check(L, s->dev, r, "cuStreamQuery");
-  if (s->done_seq < seq) s->done_seq = seq;
+  gl_clock_host_reached(s, seq);
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -15,6 +15,7 @@
 void gl_runtime_create(lua_State *L);
 int gl_runtime_exists(lua_State *L);
 int gl_host_new(lua_State *L);
+int gl_peer(lua_State *L);
 
 static const char module_key = 'M';
 
@@ -125,7 +126,7 @@ int luaopen_gpulua(lua_State *L) {
 
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
-    {"policy", l_policy},   {"host", gl_host_new}, {NULL, NULL}};
+    {"policy", l_policy},   {"host", gl_host_new}, {"peer", gl_peer}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");

@@ -79,6 +79,37 @@ gl_device *gl_device_open(lua_State *L, int ordinal) {
   return d;
 }
 
+int gl_peer_granted(gl_runtime *rt, gl_device *a, gl_device *b) {
+  return a == b || (rt->peer && rt->peer[b->ordinal * rt->ndev + a->ordinal]);
+}
+
+/* gpu.peer(a, b): let work on device b use memory of device a. */
+int gl_peer(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  lua_Integer ia = luaL_checkinteger(L, 1), ib = luaL_checkinteger(L, 2);
+  for (int i = 0; i < 2; i++) {
+    lua_Integer o = i ? ib : ia;
+    if (o < 0 || o >= rt->ndev)
+      return luaL_error(L, "gpu.peer: device ordinal %I is out of range (%s has %d device%s: 0 to %d)",
+                        (LUAI_UACINT)o, gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
+  }
+  gl_device *a = gl_device_open(L, (int)ia);
+  gl_device *b = gl_device_open(L, (int)ib);
+  if (a == b) return 0;
+  gl_check_poison(L, a);
+  gl_check_poison(L, b);
+  int can = 0;
+  GL_CALL(L, b, cuDeviceCanAccessPeer, &can, b->cu, a->cu);
+  if (!can)
+    return luaL_error(L, "gpu.peer: device %d (%s) cannot access the memory of device %d (%s): peer access is not "
+                         "supported between them", b->ordinal, b->name, a->ordinal, a->name);
+  gl_set_ctx(b);
+  CUresult r = gl_drv.cuCtxEnablePeerAccess(a->ctx, 0);
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) gl_check(L, b, r, "cuCtxEnablePeerAccess");
+  rt->peer[b->ordinal * rt->ndev + a->ordinal] = 1;
+  return 0;
+}
+
 void gl_push_device(lua_State *L, gl_device *dev) {
   gl_runtime *rt = dev->rt;
   lua_rawgeti(L, LUA_REGISTRYINDEX, rt->devices_ref);
@@ -128,6 +159,11 @@ static int runtime_gc(lua_State *L) {
   rt->dead = 1;
   free(rt->devs);
   rt->devs = NULL;
+  free(rt->peer);
+  rt->peer = NULL;
+  free(rt->by_id);
+  rt->by_id = NULL;
+  rt->nids = rt->capids = 0;
   rt->ndev = 0;
   return 0;
 }
@@ -149,6 +185,8 @@ void gl_runtime_create(lua_State *L) {
   rt->devs = calloc((size_t)(n > 0 ? n : 1), sizeof *rt->devs);
   if (!rt->devs) luaL_error(L, "gpulua: out of host memory");
   rt->ndev = n;
+  rt->peer = calloc((size_t)(n > 0 ? n * n : 1), 1);
+  if (!rt->peer) luaL_error(L, "gpulua: out of host memory");
   rt->policy = (gl_policy)gl_initial_policy(L);
   lua_newtable(L);
   rt->devices_ref = luaL_ref(L, LUA_REGISTRYINDEX);
