@@ -150,6 +150,9 @@ void gl_where(lua_State *L, char *buf, size_t len);
 void gl_check(lua_State *L, gl_device *dev, CUresult r, const char *call);
 #define GL_CALL(L, dev, fn, ...) gl_check((L), (dev), gl_drv.fn(__VA_ARGS__), #fn)
 const char *gl_error_name(CUresult r);
+/* What the value at idx is, for messages: "number 5", a gpulua object's
+ * type name ("gpulua.Slice"), else the Lua type name. */
+const char *gl_given(lua_State *L, int idx);
 /* Raise the device's poison message if it has one. */
 void gl_check_poison(lua_State *L, gl_device *dev);
 int gl_push_error(lua_State *L, CUresult r, const char *call);

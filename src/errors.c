@@ -17,6 +17,16 @@ void gl_where(lua_State *L, char *buf, size_t len) {
   snprintf(buf, len, "?");
 }
 
+const char *gl_given(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_pushvalue(L, idx);
+    return lua_pushfstring(L, "number %s", lua_tostring(L, -1)); /* from a copy: the original stays a number */
+  }
+  if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) return lua_tostring(L, -1);
+  return luaL_typename(L, idx);
+}
+
 const char *gl_error_name(CUresult r) {
   const char *s = NULL;
   if (gl_drv.cuGetErrorName && gl_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;

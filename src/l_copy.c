@@ -35,9 +35,8 @@ static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
     o->acc = gl_hostbuf_accesses(o->h);
     o->lo = gl_hostbuf_offset_bytes(o->h);
   } else {
-    const char *given = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
-                                                                          : luaL_typename(L, idx);
-    luaL_error(L, "s:copy: %s (argument #%d) expected a slice or a host buffer, got %s", role, idx - 1, given);
+    luaL_error(L, "s:copy: %s (argument #%d) expected a slice or a host buffer, got %s", role, idx - 1,
+               gl_given(L, idx));
   }
 }
 

@@ -70,11 +70,12 @@ const char *gl_host_kernel_error(void) { return host_kernel_error; }
  * for the newest architecture it knows below the device's (the driver
  * compiles it on load) where NVRTC is older than the device; always PTX on
  * sim, whose kernels never run device code. */
-static int arch_of(lua_State *L, gl_device *d, const char *name, char *opt, size_t len, char *arch, size_t alen) {
+static int arch_of(lua_State *L, const char *fname, gl_device *d, const char *name, char *opt, size_t len,
+                   char *arch, size_t alen) {
   int cc = d->cc_major * 10 + d->cc_minor, exact;
   int target = gl_nvrtc_arch(cc, &exact);
   if (target < 0)
-    luaL_error(L, "gpu.compile: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", name,
+    luaL_error(L, "%s: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", fname, name,
                gl_nv.major, gl_nv.minor, cc);
   int cubin = exact && strcmp(gl_backend_name, "cuda") == 0 && gl_nv.nvrtcGetCUBIN_ != NULL;
   snprintf(arch, alen, "%s_%d", cubin ? "sm" : "compute", target);
@@ -83,25 +84,25 @@ static int arch_of(lua_State *L, gl_device *d, const char *name, char *opt, size
 }
 
 /* Compile `src` for dev; returns a malloc'd image (CUBIN or NUL-terminated PTX). */
-static void *compile_image(lua_State *L, gl_device *dev, const char *src, size_t srclen, const char *name,
-                           int opts_idx, size_t *image_len) {
+static void *compile_image(lua_State *L, const char *fname, gl_device *dev, const char *src, size_t srclen,
+                           const char *name, int opts_idx, size_t *image_len) {
   const char *why = gl_nvrtc_load();
-  if (why) luaL_error(L, "gpu.compile: %s: cannot compile: %s", name, why);
+  if (why) luaL_error(L, "%s: %s: cannot compile: %s", fname, name, why);
   const char *opts[66];
   int nopts = 0;
   if (opts_idx) {
     int n = (int)luaL_len(L, opts_idx);
-    if (n > 63) luaL_error(L, "gpu.compile: %s: at most 63 options", name);
+    if (n > 63) luaL_error(L, "%s: %s: at most 63 options", fname, name);
     for (int i = 1; i <= n; i++) {
       lua_geti(L, opts_idx, i);
       if (lua_type(L, -1) != LUA_TSTRING)
-        luaL_error(L, "gpu.compile: %s: option %d expected a string, got %s", name, i, luaL_typename(L, -1));
+        luaL_error(L, "%s: %s: option %d expected a string, got %s", fname, name, i, gl_given(L, -1));
       opts[nopts++] = lua_tostring(L, -1);
       lua_pop(L, 1); /* the table keeps the string alive */
     }
   }
   char arch_opt[48], arch[32];
-  int want_cubin = arch_of(L, dev, name, arch_opt, sizeof arch_opt, arch, sizeof arch);
+  int want_cubin = arch_of(L, fname, dev, name, arch_opt, sizeof arch_opt, arch, sizeof arch);
   opts[nopts++] = arch_opt;
   char version[32];
   snprintf(version, sizeof version, "nvrtc %d.%d", gl_nv.major, gl_nv.minor);
@@ -115,12 +116,12 @@ static void *compile_image(lua_State *L, gl_device *dev, const char *src, size_t
   nvrtcProgram prog;
   /* NVRTC wants a NUL-terminated source */
   char *copy = malloc(srclen + 1);
-  if (!copy) luaL_error(L, "gpu.compile: out of host memory");
+  if (!copy) luaL_error(L, "%s: out of host memory", fname);
   memcpy(copy, src, srclen);
   copy[srclen] = '\0';
   nvrtcResult r = gl_nv.nvrtcCreateProgram(&prog, copy, name, 0, NULL, NULL);
   free(copy);
-  if (r != NVRTC_SUCCESS) luaL_error(L, "gpu.compile: %s: nvrtcCreateProgram failed: %s", name, gl_nv.nvrtcGetErrorString(r));
+  if (r != NVRTC_SUCCESS) luaL_error(L, "%s: %s: nvrtcCreateProgram failed: %s", fname, name, gl_nv.nvrtcGetErrorString(r));
   r = gl_nv.nvrtcCompileProgram(prog, nopts, opts);
   size_t loglen = 0;
   gl_nv.nvrtcGetProgramLogSize(prog, &loglen);
@@ -131,7 +132,7 @@ static void *compile_image(lua_State *L, gl_device *dev, const char *src, size_t
     log[loglen] = '\0';
   }
   if (r != NVRTC_SUCCESS) {
-    lua_pushfstring(L, "gpu.compile: %s: compilation failed (%s, %s):\n%s", name, gl_nv.nvrtcGetErrorString(r),
+    lua_pushfstring(L, "%s: %s: compilation failed (%s, %s):\n%s", fname, name, gl_nv.nvrtcGetErrorString(r),
                     arch_opt, log ? log : "(no log)");
     free(log);
     gl_nv.nvrtcDestroyProgram(&prog);
@@ -149,27 +150,33 @@ static void *compile_image(lua_State *L, gl_device *dev, const char *src, size_t
   gl_nv.nvrtcDestroyProgram(&prog);
   if (!img || r != NVRTC_SUCCESS) {
     free(img);
-    luaL_error(L, "gpu.compile: %s: could not read NVRTC's output", name);
+    luaL_error(L, "%s: %s: could not read NVRTC's output", fname, name);
   }
   *image_len = n;
   gl_kcache_put(&key, img, n, kind);
   return img;
 }
 
-static gl_device *opt_device(lua_State *L, int opts) {
+static gl_device *opt_device(lua_State *L, const char *fname, int opts) {
   if (lua_isnoneornil(L, opts)) return gl_device_open(L, 0);
   luaL_checktype(L, opts, LUA_TTABLE);
   lua_getfield(L, opts, "device");
-  gl_device *d;
+  gl_device *d = NULL;
   if (lua_isnil(L, -1)) d = gl_device_open(L, 0);
-  else if (lua_isinteger(L, -1)) d = gl_device_open(L, (int)lua_tointeger(L, -1));
-  else d = gl_check_device(L, -1);
+  else if (lua_isinteger(L, -1)) {
+    lua_Integer o = lua_tointeger(L, -1);
+    if (o < 0 || o >= gl_rt(L)->ndev)
+      luaL_error(L, "%s: option 'device': ordinal %I is out of range (%s has %d device%s)", fname, (LUAI_UACINT)o,
+                 gl_backend_name, gl_rt(L)->ndev, gl_rt(L)->ndev == 1 ? "" : "s");
+    d = gl_device_open(L, (int)o);
+  } else if (luaL_testudata(L, -1, GL_DEVICE_MT)) d = gl_check_device(L, -1);
+  else luaL_error(L, "%s: option 'device' expected a device or a device ordinal, got %s", fname, gl_given(L, -1));
   lua_pop(L, 1);
   gl_check_poison(L, d);
   return d;
 }
 
-static int opt_options(lua_State *L, int opts) {
+static int opt_options(lua_State *L, const char *fname, int opts) {
   if (lua_isnoneornil(L, opts)) return 0;
   lua_getfield(L, opts, "options");
   if (lua_isnil(L, -1)) {
@@ -177,7 +184,7 @@ static int opt_options(lua_State *L, int opts) {
     return 0;
   }
   if (!lua_istable(L, -1))
-    luaL_error(L, "gpu.compile: option 'options' expected a list of strings, got %s", luaL_typename(L, -1));
+    luaL_error(L, "%s: option 'options' expected a list of strings, got %s", fname, gl_given(L, -1));
   return lua_gettop(L);
 }
 
@@ -186,7 +193,7 @@ static int l_compile(lua_State *L) {
   size_t len;
   const char *src = luaL_checklstring(L, 1, &len);
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-  gl_device *dev = opt_device(L, 2);
+  gl_device *dev = opt_device(L, "gpu.compile", 2);
   const char *name = "kernel.cu";
   if (!lua_isnoneornil(L, 2)) {
     lua_getfield(L, 2, "name");
@@ -196,9 +203,9 @@ static int l_compile(lua_State *L) {
       name = lua_tostring(L, -1);
     }
   }
-  int opts = opt_options(L, 2);
+  int opts = opt_options(L, "gpu.compile", 2);
   size_t n;
-  void *img = compile_image(L, dev, src, len, name, opts, &n);
+  void *img = compile_image(L, "gpu.compile", dev, src, len, name, opts, &n);
   gl_module *m;
   /* load in protected mode so the image is freed on error */
   gl_set_ctx(dev);
@@ -241,7 +248,7 @@ static int ends_with(const char *s, const char *suffix) {
 static int l_load(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-  gl_device *dev = opt_device(L, 2);
+  gl_device *dev = opt_device(L, "gpu.load", 2);
   int is_cu = ends_with(path, ".cu"), is_ptx = ends_with(path, ".ptx");
   if (!is_cu && !is_ptx && !ends_with(path, ".cubin") && !ends_with(path, ".fatbin"))
     return luaL_error(L, "gpu.load: %s: expected a .cu, .ptx, .cubin or .fatbin file", path);
@@ -252,9 +259,9 @@ static int l_load(lua_State *L) {
     lua_pushlstring(L, data, len);
     free(data);
     const char *src = lua_tolstring(L, -1, &len);
-    int opts = opt_options(L, 2);
+    int opts = opt_options(L, "gpu.load", 2);
     size_t n;
-    void *img = compile_image(L, dev, src, len, path, opts, &n);
+    void *img = compile_image(L, "gpu.load", dev, src, len, path, opts, &n);
     data = img;
   } else if (len == 0) {
     free(data);
@@ -395,7 +402,7 @@ static gl_module *builtin_module(lua_State *L, gl_device *dev) {
       strcat(img, "_f64()\n");
     }
   } else {
-    img = compile_image(L, dev, src, strlen(src), "gpulua/kernels/builtins.cu", 0, &n);
+    img = compile_image(L, "gpu.kernels", dev, src, strlen(src), "gpulua/kernels/builtins.cu", 0, &n);
   }
   gl_set_ctx(dev);
   CUmodule mod;
@@ -663,7 +670,7 @@ int gl_stream_launch(lua_State *L) {
         gl_signature_format(&k->sig, sig, sizeof sig);
         return luaL_error(L, "s:launch: kernel '%s' (%s): argument %d expected a slice (%s%s*), got %s", k->name, sig,
                           i + 1, p->is_const ? "const " : "", p->dtype < 0 ? "void" : gl_dtypes[p->dtype].name,
-                          luaL_typename(L, idx));
+                          gl_given(L, idx));
       }
       gl_slice_check_alive(L, x, i + 1);
       if (p->dtype >= 0 && x->dtype != (gl_dtype)p->dtype)
@@ -683,7 +690,7 @@ int gl_stream_launch(lua_State *L) {
       if (why)
         return luaL_error(L, "s:launch: kernel '%s': argument %d (%s): %s, got %s", k->name, i + 1,
                           gl_dtypes[p->dtype].name, why,
-                          lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : luaL_typename(L, idx));
+                          lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : gl_given(L, idx));
     }
   }
   if (k->builtin) { /* element counts must stay inside the slices */
@@ -692,12 +699,20 @@ int gl_stream_launch(lua_State *L) {
       unsigned long long n = *(unsigned long long *)k->params[bd->count];
       unsigned long long stride = bd->stride >= 0 ? *(unsigned long long *)k->params[bd->stride] : 1;
       gl_slice *x = slices[bd->ptr];
-      unsigned long long need = n == 0 ? 0 : (n - 1) * stride + 1;
-      if (stride == 0 && n > 0) need = 1;
-      if (need > x->count)
-        return luaL_error(L, "s:launch: built-in kernel '%s': argument %d has %I elements, but n = %I%s needs %I",
-                          k->name, bd->ptr + 1, (LUAI_UACINT)x->count, (LUAI_UACINT)n,
-                          bd->stride >= 0 ? " with its stride" : "", (LUAI_UACINT)need);
+      /* the last element touched is (n - 1) * stride: compare without overflowing */
+      int fits = n == 0 || (x->count > 0 && (stride == 0 || (n - 1) <= (x->count - 1) / stride));
+      if (!fits) {
+        if (bd->stride >= 0 && stride && (n - 1) <= (UINT64_MAX - 1) / stride)
+          return luaL_error(L, "s:launch: built-in kernel '%s': argument %d has %I elements, but n = %I with its "
+                               "stride needs %I", k->name, bd->ptr + 1, (LUAI_UACINT)x->count, (LUAI_UACINT)n,
+                            (LUAI_UACINT)((n - 1) * stride + 1));
+        if (bd->stride >= 0)
+          return luaL_error(L, "s:launch: built-in kernel '%s': argument %d has %I elements, but n = %I with a "
+                               "stride of %I reaches past them", k->name, bd->ptr + 1, (LUAI_UACINT)x->count,
+                            (LUAI_UACINT)n, (LUAI_UACINT)stride);
+        return luaL_error(L, "s:launch: built-in kernel '%s': argument %d has %I elements, but n = %I needs %I",
+                          k->name, bd->ptr + 1, (LUAI_UACINT)x->count, (LUAI_UACINT)n, (LUAI_UACINT)n);
+      }
     }
   }
   /* ordering: const T* parameters are reads, other pointers writes */

@@ -111,9 +111,18 @@ static void add_lua_path(lua_State *L) {
   lua_pop(L, 2);
 }
 
+/* When loaded as gpulua.so, stay loaded: the sim's worker threads may still
+ * be finishing when lua_close unloads C modules. */
+static void pin_library(void) {
+  Dl_info info;
+  if (dladdr((void *)luaopen_gpulua, &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 int luaopen_gpulua(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) return 1;
   lua_pop(L, 1);
+  pin_library();
   gl_choose_backend(L);
   if (!gl_runtime_exists(L)) gl_runtime_create(L);
   gl_open_device(L);
