@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 void gl_runtime_create(lua_State *L);
 int gl_runtime_exists(lua_State *L);
@@ -56,6 +57,14 @@ static int l_sync(lua_State *L) {
     for (gl_stream *s = d->streams; s; s = s->next_open) gl_stream_mark_synced(s);
   }
   return 0;
+}
+
+/* gpu.clock(): seconds on a monotonic host clock (for timing from scripts) */
+static int l_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  return 1;
 }
 
 static const char *const policy_names[] = {"strict", "auto", "off"};
@@ -135,7 +144,7 @@ int luaopen_gpulua(lua_State *L) {
 
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
-    {"policy", l_policy},   {"host", gl_host_new}, {"peer", gl_peer}, {NULL, NULL}};
+    {"policy", l_policy},   {"host", gl_host_new}, {"peer", gl_peer}, {"clock", l_clock}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");
