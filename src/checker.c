@@ -2,6 +2,7 @@
  * checker.c -- vector clocks, access records and the policies (see checker.h).
  */
 #include "checker.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,7 @@ void gl_access_check(lua_State *L, gl_accesses *acc, gl_stream *s, uint64_t lo, 
     if (!bad_w && !bad_r) continue;
     if (policy == GL_POLICY_STRICT) conflict(L, s, r, write, bad_w, d);
     /* auto: s waits for everything queued on the other stream so far */
+    gl_trace_wait(s, r->s, r->s->seq, 1);
     gl_check(L, s->dev, gl_stream_order_after(s, r->s), "cuStreamWaitEvent");
     gl_clock_join(s, r->s);
   }

@@ -7,6 +7,7 @@
  */
 #include "core.h"
 #include "checker.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,9 @@ int gl_stream_copy(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
+  gl_op_kind kind = dst.h ? GL_OP_D2H : src.h ? GL_OP_H2D
+                    : dst.x->a->dev == src.x->a->dev ? GL_OP_D2D : GL_OP_PEER;
+  gl_trace_begin(s);
   if (dst.h) {
     GL_CALL(L, dev, cuMemcpyDtoHAsync, gl_hostbuf_ptr(dst.h), gl_slice_ptr(src.x), dst.bytes, s->cu);
   } else if (src.h) {
@@ -81,6 +85,7 @@ int gl_stream_copy(lua_State *L) {
             src.x->a->dev->ctx, dst.bytes, s->cu);
   }
   s->seq++;
+  gl_trace_end(s, kind, NULL, dst.bytes);
   int loc = gl_loc_here(L);
   gl_access_record(dev->rt, dst.acc, s, dst.lo, dst.hi, 1, loc);
   gl_access_record(dev->rt, src.acc, s, src.lo, src.hi, 0, loc);
@@ -121,6 +126,7 @@ int gl_stream_fill(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
+  gl_trace_begin(s);
   switch (gl_dtypes[x->dtype].size) {
   case 1: GL_CALL(L, dev, cuMemsetD8Async, p, v[0], n, s->cu); break;
   case 2: {
@@ -150,6 +156,7 @@ int gl_stream_fill(lua_State *L) {
   }
   }
   s->seq++;
+  gl_trace_end(s, GL_OP_FILL, NULL, gl_slice_bytes(x));
   gl_access_record(dev->rt, &x->a->acc, s, lo, hi, 1, gl_loc_here(L));
   lua_settop(L, 1);
   return 1;

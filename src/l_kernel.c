@@ -15,6 +15,7 @@
  */
 #include "core.h"
 #include "checker.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -743,6 +744,7 @@ int gl_stream_launch(lua_State *L) {
     memcpy(k->params[k->sig.n], &hl, sizeof hl);
   }
   gl_set_ctx(dev);
+  gl_trace_begin(s);
   CUresult r = gl_drv.cuLaunchKernel(k->f, g[0], g[1], g[2], b[0], b[1], b[2], (unsigned)shared, s->cu, params, NULL);
   if (r != CUDA_SUCCESS) {
     if (hl) {
@@ -752,6 +754,7 @@ int gl_stream_launch(lua_State *L) {
     gl_check(L, dev, r, "cuLaunchKernel");
   }
   s->seq++;
+  gl_trace_end(s, GL_OP_LAUNCH, k->name, 0);
   int loc = k->sig.n ? gl_loc_here(L) : -1;
   for (int i = 0; i < k->sig.n; i++) {
     if (!slices[i]) continue;

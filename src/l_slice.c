@@ -12,6 +12,7 @@
  */
 #include "core.h"
 #include "checker.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,8 +214,10 @@ static int x_read(lua_State *L) {
   gl_access_check(L, &x->a->acc, s, lo, hi, 0, &desc);
   gl_hostbuf *h = gl_hostbuf_new(L, x->dtype, x->count, 0);
   gl_set_ctx(dev);
+  gl_trace_begin(s);
   GL_CALL(L, dev, cuMemcpyDtoHAsync, gl_hostbuf_ptr(h), gl_slice_ptr(x), gl_slice_bytes(x), s->cu);
   s->seq++;
+  gl_trace_end(s, GL_OP_D2H, "x:read", gl_slice_bytes(x));
   gl_access_record(dev->rt, &x->a->acc, s, lo, hi, 0, gl_loc_here(L));
   GL_CALL(L, dev, cuEventRecord, s->tail_ev, s->cu);
   GL_CALL(L, dev, cuEventSynchronize, s->tail_ev);

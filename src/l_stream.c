@@ -9,6 +9,7 @@
  */
 #include "core.h"
 #include "checker.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,7 @@ void gl_stream_close(lua_State *L, gl_stream *s, const char *where) {
     r = gl_drv.cuStreamWaitEvent(dev->main->cu, s->final_ev, 0);
     if (r == CUDA_SUCCESS) {
       gl_clock_join(dev->main, s);
+      gl_trace_wait(dev->main, s, s->seq, 0);
       dev->main->seq++;
     }
   }
@@ -175,6 +177,7 @@ static int s_wait(lua_State *L) {
   gl_set_ctx(s->dev);
   GL_CALL(L, s->dev, cuStreamWaitEvent, s->cu, e->ev, 0);
   gl_clock_merge(s, e->snap, e->nsnap);
+  gl_trace_wait(s, e->s, e->seq, 0);
   s->seq++;
   lua_settop(L, 1);
   return 1;
@@ -184,6 +187,7 @@ static int s_join(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_stream *t = gl_check_stream(L, 2);
   if (t == s) return luaL_argerror(L, 2, "a stream cannot join itself");
+  gl_trace_wait(s, t, t->seq, 0);
   gl_check(L, s->dev, gl_stream_order_after(s, t), "cuStreamWaitEvent");
   lua_settop(L, 1);
   return 1;
@@ -246,6 +250,7 @@ static int s_fork(lua_State *L) {
   gl_stream *t = gl_stream_new(L, s->dev, name, prio, 0);
   gl_push_stream(L, t);
   gl_stream_unref(t);
+  gl_trace_wait(t, s, s->seq, 0);
   gl_check(L, s->dev, gl_stream_order_after(t, s), "cuStreamWaitEvent");
   return 1;
 }

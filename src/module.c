@@ -4,6 +4,7 @@
 
 #include "core.h"
 #include "gpulua.h"
+#include "trace.h"
 
 #include <dlfcn.h>
 #include <libgen.h>
@@ -133,7 +134,10 @@ int luaopen_gpulua(lua_State *L) {
   lua_pop(L, 1);
   pin_library();
   gl_choose_backend(L);
-  if (!gl_runtime_exists(L)) gl_runtime_create(L);
+  if (!gl_runtime_exists(L)) {
+    gl_runtime_create(L);
+    gl_trace_init(L);
+  }
   gl_open_device(L);
   gl_open_stream(L);
   gl_open_event(L);
@@ -144,7 +148,7 @@ int luaopen_gpulua(lua_State *L) {
 
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
-    {"policy", l_policy},   {"host", gl_host_new}, {"peer", gl_peer}, {"clock", l_clock}, {NULL, NULL}};
+    {"policy", l_policy},   {"host", gl_host_new}, {"peer", gl_peer}, {"clock", l_clock}, {"trace", gl_trace_lua}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");

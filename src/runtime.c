@@ -7,6 +7,7 @@
  * finalizer runs after those of every stream, slice and buffer.
  */
 #include "core.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,7 @@ void gl_push_device(lua_State *L, gl_device *dev) {
 static int runtime_gc(lua_State *L) {
   gl_runtime *rt = lua_touserdata(L, 1);
   if (rt->dead) return 0;
+  gl_trace_finish(rt); /* also after an error: the trace is written */
   for (int i = 0; i < rt->ndev; i++) {
     gl_device *d = &rt->devs[i];
     if (!d->opened) continue;

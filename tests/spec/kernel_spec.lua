@@ -592,7 +592,8 @@ describe("kernels", function()
           assert.is_not_nil(sync, out)
           assert.matches("^false\t", sync)
           assert.matches("poisoned", sync)
-          -- regression (once broken): the message is "device 0 is poisoned by a fault: CUDA_ERROR_LAUNCH_FAILED: unspecified launch
+          -- regression (once broken): the message is "device 0 is poisoned by a fault:
+          -- CUDA_ERROR_LAUNCH_FAILED: unspecified launch
           -- failure (cuStreamSynchronize, ...)": it does not hold the host kernel's error
           assert.matches("host kernel gave up at 8", sync)
           assert.matches("twice", sync)

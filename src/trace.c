@@ -1,0 +1,403 @@
+/*
+ * trace.c -- the trace of a run (see trace.h).
+ *
+ * Each traced operation is bracketed by two timing events from a per-device
+ * pool, recorded on its stream; on sim the workers' clocks stamp them, so one
+ * code path serves both backends. Times are taken relative to a base event
+ * recorded on an idle stream of each device when it is first traced.
+ * Finished operations are harvested as the trace grows, so events are
+ * reused and long pipelines keep a bounded number of them.
+ */
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int gl_tracing;
+
+typedef struct {
+  gl_stream *s;          /* a reference */
+  uint64_t seq;
+  gl_op_kind kind;
+  char name[64];
+  size_t bytes;
+  CUevent a, b;
+  double ts, dur;        /* microseconds from the trace's start */
+  int done;
+} op_rec;
+
+typedef struct {
+  long from;             /* index of the op the wait is for, or -1 */
+  gl_stream *to;         /* a reference */
+  uint64_t to_seq;       /* the waiting stream's position at the wait */
+  int inserted;
+} flow_rec;
+
+typedef struct {
+  int ready;
+  CUstream idle;
+  CUevent base;
+  double base_host;      /* host seconds when base was recorded */
+  CUevent *pool;
+  int npool, cappool;
+} dev_state;
+
+static struct {
+  gl_runtime *rt;
+  char file[1024];
+  int timeline;
+  double t0;
+  op_rec *ops;
+  long n, cap, harvested;
+  flow_rec *flows;
+  long nflows, capflows;
+  dev_state *dev;
+  int ndev;
+  CUevent pending;       /* the begin event of the operation being queued */
+} T;
+
+static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch"};
+
+static double host_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static dev_state *dev_of(gl_device *d) {
+  if (d->ordinal >= T.ndev) return NULL;
+  dev_state *ds = &T.dev[d->ordinal];
+  if (!ds->ready) {
+    gl_set_ctx(d);
+    if (gl_drv.cuStreamCreateWithPriority(&ds->idle, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
+        gl_drv.cuEventCreate(&ds->base, 0) != CUDA_SUCCESS)
+      return NULL;
+    gl_drv.cuEventRecord(ds->base, ds->idle);
+    gl_drv.cuEventSynchronize(ds->base);
+    ds->base_host = host_now();
+    ds->ready = 1;
+  }
+  return ds;
+}
+
+static CUevent take_event(gl_device *d) {
+  dev_state *ds = dev_of(d);
+  if (!ds) return NULL;
+  if (ds->npool) return ds->pool[--ds->npool];
+  CUevent e = NULL;
+  gl_set_ctx(d);
+  if (gl_drv.cuEventCreate(&e, 0) != CUDA_SUCCESS) return NULL;
+  return e;
+}
+
+static void give_event(gl_device *d, CUevent e) {
+  dev_state *ds = &T.dev[d->ordinal];
+  if (ds->npool == ds->cappool) {
+    int cap = ds->cappool ? 2 * ds->cappool : 64;
+    CUevent *p = realloc(ds->pool, (size_t)cap * sizeof *p);
+    if (!p) {
+      gl_drv.cuEventDestroy(e);
+      return;
+    }
+    ds->pool = p;
+    ds->cappool = cap;
+  }
+  ds->pool[ds->npool++] = e;
+}
+
+/* Read an op's times once its end event has completed (or wait for it). */
+static void harvest(op_rec *o, int wait) {
+  if (o->done) return;
+  gl_device *d = o->s->dev;
+  if (!d->opened || d->poison[0] || !o->a || !o->b) {
+    o->done = 1; /* no times: drawn as an instant */
+    return;
+  }
+  gl_set_ctx(d);
+  if (wait) gl_drv.cuEventSynchronize(o->b);
+  else if (gl_drv.cuEventQuery(o->b) != CUDA_SUCCESS) return;
+  dev_state *ds = &T.dev[d->ordinal];
+  float ms_a = 0, ms_b = 0;
+  gl_drv.cuEventElapsedTime(&ms_a, ds->base, o->a);
+  gl_drv.cuEventElapsedTime(&ms_b, ds->base, o->b);
+  double off = (ds->base_host - T.t0) * 1e6;
+  o->ts = off + ms_a * 1e3;
+  o->dur = (ms_b - ms_a) * 1e3;
+  if (o->dur < 0) o->dur = 0;
+  give_event(d, o->a);
+  give_event(d, o->b);
+  o->a = o->b = NULL;
+  o->done = 1;
+}
+
+void gl_trace_begin(gl_stream *s) {
+  if (!gl_tracing) return;
+  T.pending = take_event(s->dev);
+  if (T.pending) gl_drv.cuEventRecord(T.pending, s->cu);
+}
+
+void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes) {
+  if (!gl_tracing) return;
+  CUevent a = T.pending, b = take_event(s->dev);
+  T.pending = NULL;
+  if (b) gl_drv.cuEventRecord(b, s->cu);
+  if (T.n == T.cap) {
+    long cap = T.cap ? 2 * T.cap : 1024;
+    op_rec *v = realloc(T.ops, (size_t)cap * sizeof *v);
+    if (!v) return;
+    T.ops = v;
+    T.cap = cap;
+  }
+  op_rec *o = &T.ops[T.n++];
+  memset(o, 0, sizeof *o);
+  o->s = s;
+  gl_stream_ref(s);
+  o->seq = s->seq;
+  o->kind = kind;
+  snprintf(o->name, sizeof o->name, "%s", name ? name : kind_names[kind]);
+  o->bytes = bytes;
+  o->a = a;
+  o->b = b;
+  if (T.n - T.harvested > 4096) { /* give finished events back to the pool */
+    long i = T.harvested;
+    for (; i < T.n; i++) {
+      harvest(&T.ops[i], 0);
+      if (!T.ops[i].done) break;
+    }
+    T.harvested = i;
+  }
+}
+
+void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, int inserted) {
+  if (!gl_tracing || s == t) return;
+  long from = -1;
+  for (long i = T.n - 1; i >= 0 && i >= T.n - 100000; i--)
+    if (T.ops[i].s == t && T.ops[i].seq <= seq) {
+      from = i;
+      break;
+    }
+  if (from < 0) return; /* nothing traced to wait for */
+  if (T.nflows == T.capflows) {
+    long cap = T.capflows ? 2 * T.capflows : 256;
+    flow_rec *v = realloc(T.flows, (size_t)cap * sizeof *v);
+    if (!v) return;
+    T.flows = v;
+    T.capflows = cap;
+  }
+  flow_rec *f = &T.flows[T.nflows++];
+  f->from = from;
+  f->to = s;
+  gl_stream_ref(s);
+  f->to_seq = s->seq;
+  f->inserted = inserted;
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* The streams that appear in the trace, in order of first use. */
+static int distinct_streams(gl_stream ***out) {
+  int n = 0, cap = 0;
+  gl_stream **v = NULL;
+  for (long i = 0; i < T.n; i++) {
+    int j = 0;
+    while (j < n && v[j] != T.ops[i].s) j++;
+    if (j < n) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      gl_stream **nv = realloc(v, (size_t)cap * sizeof *nv);
+      if (!nv) break;
+      v = nv;
+    }
+    v[n++] = T.ops[i].s;
+  }
+  *out = v;
+  return n;
+}
+
+static int write_json(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "gpulua: cannot write the trace to %s\n", path);
+    return -1;
+  }
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  int first = 1;
+#define SEP() (first ? (first = 0, "") : ",\n")
+  /* a process per device, a thread (track) per stream */
+  for (int d = 0; d < T.ndev; d++) {
+    if (!T.dev[d].ready) continue;
+    gl_device *dv = &T.rt->devs[d];
+    fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", SEP(), d);
+    char name[300];
+    snprintf(name, sizeof name, "device %d: %s", d, dv->name);
+    json_string(f, name);
+    fprintf(f, "}}");
+  }
+  gl_stream **seen = NULL;
+  int nseen = distinct_streams(&seen);
+  for (int i = 0; i < nseen; i++) { /* name each stream's track */
+    op_rec one = {.s = seen[i]}, *o = &one;
+    fprintf(f, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", SEP(),
+            o->s->dev->ordinal, o->s->id);
+    json_string(f, o->s->name);
+    fprintf(f, "}}");
+  }
+  free(seen);
+  for (long i = 0; i < T.n; i++) {
+    op_rec *o = &T.ops[i];
+    fprintf(f, "%s{\"name\":", SEP());
+    json_string(f, o->name);
+    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%zu",
+            o->kind == GL_OP_LAUNCH ? "launch" : o->kind == GL_OP_FILL ? "fill" : "copy", o->s->dev->ordinal,
+            o->s->id, o->ts, o->dur, o->bytes);
+    if (o->kind == GL_OP_LAUNCH) {
+      fprintf(f, ",\"kernel\":");
+      json_string(f, o->name);
+    }
+    fprintf(f, ",\"stream\":");
+    json_string(f, o->s->name);
+    fprintf(f, "}}");
+  }
+  long id = 1;
+  for (long k = 0; k < T.nflows; k++, id++) {
+    flow_rec *fl = &T.flows[k];
+    op_rec *from = &T.ops[fl->from];
+    op_rec *to = NULL;
+    for (long i = fl->from + 1; i < T.n; i++)
+      if (T.ops[i].s == fl->to && T.ops[i].seq > fl->to_seq) {
+        to = &T.ops[i];
+        break;
+      }
+    if (!to) continue;
+    const char *nm = fl->inserted ? "auto wait" : "wait";
+    fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"s\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", SEP(),
+            nm, id, from->s->dev->ordinal, from->s->id, from->ts + from->dur);
+    fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
+            SEP(), nm, id, to->s->dev->ordinal, to->s->id, to->ts);
+  }
+#undef SEP
+  fprintf(f, "\n]}\n");
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+static void write_timeline(FILE *out) {
+  if (T.n == 0) {
+    fprintf(out, "gpulua timeline: nothing was queued\n");
+    return;
+  }
+  double lo = T.ops[0].ts, hi = lo;
+  for (long i = 0; i < T.n; i++) {
+    if (T.ops[i].ts < lo) lo = T.ops[i].ts;
+    if (T.ops[i].ts + T.ops[i].dur > hi) hi = T.ops[i].ts + T.ops[i].dur;
+  }
+  enum { W = 72 };
+  double span = hi > lo ? hi - lo : 1;
+  fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel\n",
+          span / 1e3, span / W);
+  gl_stream **seen = NULL;
+  int nseen = distinct_streams(&seen);
+  for (int r = 0; r < nseen; r++) { /* one row per stream, in order of first use */
+    gl_stream *s = seen[r];
+    char row[W + 1];
+    memset(row, '.', W);
+    row[W] = '\0';
+    long busy = 0;
+    for (long k = 0; k < T.n; k++) {
+      op_rec *o = &T.ops[k];
+      if (o->s != s) continue;
+      static const char mark[] = {'H', 'D', 'C', 'C', 'F', 'K'};
+      int c0 = (int)((o->ts - lo) / span * W), c1 = (int)((o->ts + o->dur - lo) / span * W);
+      if (c0 >= W) c0 = W - 1;
+      if (c1 >= W) c1 = W - 1;
+      for (int c = c0; c <= c1; c++) row[c] = mark[o->kind];
+      busy++;
+    }
+    fprintf(out, "dev%d %-14.14s |%s| %ld ops\n", s->dev->ordinal, s->name, row, busy);
+  }
+  free(seen);
+}
+
+void gl_trace_init(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  const char *file = gl_trace_option();
+  T.timeline = gl_timeline_option();
+  if (!file && !T.timeline) return;
+  if (file) snprintf(T.file, sizeof T.file, "%s", file);
+  T.rt = rt;
+  free(T.dev);
+  T.ndev = rt->ndev;
+  T.dev = calloc((size_t)(rt->ndev > 0 ? rt->ndev : 1), sizeof *T.dev);
+  if (!T.dev) return;
+  T.t0 = host_now();
+  gl_tracing = 1;
+}
+
+int gl_trace_lua(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) { /* gpu.trace(false): write and stop */
+    if (!gl_tracing) return 0;
+    int had_file = T.file[0] != 0;
+    char file[sizeof T.file];
+    memcpy(file, T.file, sizeof file);
+    gl_trace_finish(rt);
+    if (had_file) lua_pushstring(L, file);
+    return had_file;
+  }
+  if (lua_isnoneornil(L, 1)) { /* write what we have now */
+    if (!gl_tracing || !T.file[0]) return luaL_error(L, "gpu.trace: no trace file (start one with gpu.trace(\"run.json\"))");
+    for (long i = 0; i < T.n; i++) harvest(&T.ops[i], 1);
+    if (write_json(T.file) != 0) return luaL_error(L, "gpu.trace: cannot write %s", T.file);
+    lua_pushstring(L, T.file);
+    return 1;
+  }
+  const char *file = luaL_checkstring(L, 1);
+  if (!*file || strlen(file) >= sizeof T.file) return luaL_argerror(L, 1, "expected a file name");
+  FILE *probe = fopen(file, "a");
+  if (!probe) return luaL_error(L, "gpu.trace: cannot write %s", file);
+  fclose(probe);
+  snprintf(T.file, sizeof T.file, "%s", file);
+  if (!gl_tracing) {
+    T.rt = rt;
+    T.ndev = rt->ndev;
+    T.dev = calloc((size_t)(rt->ndev > 0 ? rt->ndev : 1), sizeof *T.dev);
+    if (!T.dev) return luaL_error(L, "gpu.trace: out of host memory");
+    T.t0 = host_now();
+    gl_tracing = 1;
+  }
+  lua_pushstring(L, T.file);
+  return 1;
+}
+
+void gl_trace_finish(gl_runtime *rt) {
+  if (!gl_tracing || T.rt != rt) return;
+  for (long i = 0; i < T.n; i++) harvest(&T.ops[i], 1);
+  if (T.file[0]) write_json(T.file);
+  if (T.timeline) write_timeline(stderr);
+  gl_tracing = 0;
+  for (long i = 0; i < T.n; i++) gl_stream_unref(T.ops[i].s);
+  for (long k = 0; k < T.nflows; k++) gl_stream_unref(T.flows[k].to);
+  for (int d = 0; d < T.ndev; d++) {
+    dev_state *ds = &T.dev[d];
+    if (!ds->ready || !rt->devs[d].opened) continue;
+    gl_set_ctx(&rt->devs[d]);
+    for (int i = 0; i < ds->npool; i++) gl_drv.cuEventDestroy(ds->pool[i]);
+    gl_drv.cuEventDestroy(ds->base);
+    gl_drv.cuStreamDestroy(ds->idle);
+    free(ds->pool);
+  }
+  free(T.ops);
+  free(T.flows);
+  free(T.dev);
+  memset(&T, 0, sizeof T);
+}
