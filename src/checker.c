@@ -21,8 +21,11 @@ void gl_checker_stream_new(gl_runtime *rt, gl_stream *s) {
     if (rt->nids == rt->capids) {
       int cap = rt->capids ? 2 * rt->capids : 16;
       gl_stream **v = realloc(rt->by_id, (size_t)cap * sizeof *v);
-      if (!v) abort(); /* a few pointers: cannot fail in practice */
+      uint32_t *g = v ? realloc(rt->gen, (size_t)cap * sizeof *g) : NULL;
+      if (!v || !g) abort(); /* a few words: cannot fail in practice */
       rt->by_id = v;
+      rt->gen = g;
+      memset(g + rt->capids, 0, (size_t)(cap - rt->capids) * sizeof *g);
       rt->capids = cap;
     }
     s->id = rt->nids++;
@@ -36,6 +39,7 @@ void gl_checker_stream_free(gl_stream *s) {
   gl_runtime *rt = s->dev->rt;
   if (rt && s->id >= 0 && s->id < rt->nids && rt->by_id[s->id] == s) {
     rt->by_id[s->id] = NULL;
+    rt->gen[s->id]++; /* snapshots that name the old stream no longer match */
     /* a reused id must not inherit what others knew of this stream */
     for (int i = 0; i < rt->nids; i++) {
       gl_stream *o = rt->by_id[i];
@@ -60,34 +64,46 @@ static void clock_raise(gl_stream *s, int id, uint64_t seq) {
   if (s->clock[id] < seq) s->clock[id] = seq;
 }
 
-void gl_clock_merge(gl_stream *s, const uint64_t *clock, int n) {
+static int same_gen(gl_runtime *rt, const uint32_t *gens, int i) {
+  return !gens || (i < rt->nids && rt->gen[i] == gens[i]);
+}
+
+void gl_clock_merge(gl_stream *s, const uint64_t *clock, const uint32_t *gens, int n) {
+  gl_runtime *rt = s->dev->rt;
   for (int i = 0; i < n; i++)
-    if (clock[i] && i != s->id) clock_raise(s, i, clock[i]);
+    if (clock[i] && i != s->id && same_gen(rt, gens, i)) clock_raise(s, i, clock[i]);
 }
 
 void gl_clock_join(gl_stream *s, gl_stream *t) {
   if (s == t) return;
-  gl_clock_merge(s, t->clock, t->nclock);
+  gl_clock_merge(s, t->clock, NULL, t->nclock);
   clock_raise(s, t->id, t->seq);
 }
 
-uint64_t *gl_clock_snapshot(gl_stream *s, int *n) {
+uint64_t *gl_clock_snapshot(gl_stream *s, uint32_t **gens, int *n) {
+  gl_runtime *rt = s->dev->rt;
   int len = s->nclock > s->id + 1 ? s->nclock : s->id + 1;
   uint64_t *c = calloc((size_t)len, sizeof *c);
-  if (!c) {
+  uint32_t *g = calloc((size_t)len, sizeof *g);
+  if (!c || !g) {
+    free(c);
+    free(g);
+    *gens = NULL;
     *n = 0;
     return NULL;
   }
   if (s->nclock) memcpy(c, s->clock, (size_t)s->nclock * sizeof *c);
   c[s->id] = s->seq;
+  for (int i = 0; i < len && i < rt->nids; i++) g[i] = rt->gen[i];
+  *gens = g;
   *n = len;
   return c;
 }
 
-void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, int n) {
+void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const uint32_t *gens, int n) {
   for (int i = 0; i < n && i < rt->nids; i++) {
     gl_stream *t = rt->by_id[i];
-    if (t && clock[i] > t->done_seq) t->done_seq = clock[i];
+    if (t && clock[i] > t->done_seq && same_gen(rt, gens, i)) t->done_seq = clock[i];
   }
 }
 
@@ -97,7 +113,7 @@ void gl_clock_host_reached(gl_stream *s, uint64_t seq) {
     return;
   }
   s->done_seq = s->seq;
-  gl_clock_host_reached_snapshot(s->dev->rt, s->clock, s->nclock);
+  gl_clock_host_reached_snapshot(s->dev->rt, s->clock, NULL, s->nclock);
 }
 
 int gl_ordered_before(gl_stream *s, gl_stream *t, uint64_t seq) {
@@ -284,7 +300,7 @@ void gl_access_check_host(lua_State *L, gl_accesses *acc, uint64_t lo, uint64_t 
     if (!bad_w && !bad_r) continue;
     if (rt->policy == GL_POLICY_OFF) continue;
     if (rt->policy == GL_POLICY_AUTO) {
-      gl_access_wait_all(acc);
+      gl_access_wait_all(acc, 1);
       return;
     }
     luaL_error(L, "%s: %s from Lua at %s while stream '%s' of device %d may still %s it (copy queued at %s); "
@@ -304,19 +320,30 @@ CUresult gl_access_order_all(gl_accesses *acc, gl_stream *waiter) {
   return r;
 }
 
-void gl_access_wait_all(gl_accesses *acc) {
+void gl_access_wait_all(gl_accesses *acc, int learn) {
   for (int i = 0; i < acc->n; i++) {
     gl_stream *s = acc->v[i].s;
     uint64_t last = acc->v[i].wseq > acc->v[i].rseq ? acc->v[i].wseq : acc->v[i].rseq;
     if (s->done_seq >= last || !s->dev->opened || s->dev->poison[0]) continue;
     gl_set_ctx(s->dev);
-    if (s->cu) {
-      if (gl_drv.cuStreamSynchronize(s->cu) == CUDA_SUCCESS) gl_clock_host_reached(s, s->seq);
-    } else if (s->final_ev && gl_drv.cuEventSynchronize(s->final_ev) == CUDA_SUCCESS) {
-      gl_clock_host_reached(s, s->seq);
-    }
+    uint64_t seq = s->seq;
+    CUresult r = s->cu ? gl_drv.cuStreamSynchronize(s->cu)
+                       : s->final_ev ? gl_drv.cuEventSynchronize(s->final_ev) : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS && learn) gl_clock_host_reached(s, seq);
   }
-  prune(acc);
+  if (learn) prune(acc);
+}
+
+int gl_access_finished(gl_accesses *acc) {
+  for (int i = 0; i < acc->n; i++) {
+    gl_stream *s = acc->v[i].s;
+    uint64_t last = acc->v[i].wseq > acc->v[i].rseq ? acc->v[i].wseq : acc->v[i].rseq;
+    if (s->done_seq >= last || !s->dev->opened || s->dev->poison[0]) continue;
+    gl_set_ctx(s->dev);
+    CUresult r = s->cu ? gl_drv.cuStreamQuery(s->cu) : s->final_ev ? gl_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;
+    if (r == CUDA_ERROR_NOT_READY) return 0;
+  }
+  return 1;
 }
 
 void gl_access_clear(gl_accesses *acc) {

@@ -31,14 +31,16 @@ void gl_checker_stream_free(gl_stream *s);
 /* s's later work is ordered after everything queued on t so far (join,
  * fork, close, and the waits `auto` inserts). */
 void gl_clock_join(gl_stream *s, gl_stream *t);
-/* ... after an event: its clock snapshot (see gl_clock_snapshot). */
-void gl_clock_merge(gl_stream *s, const uint64_t *clock, int n);
-/* A copy of s's clock with s's own position: the state an event records. */
-uint64_t *gl_clock_snapshot(gl_stream *s, int *n);
+/* ... after an event: its clock snapshot (see gl_clock_snapshot). gens
+ * (may be NULL for a stream's own live clock) holds each id's generation. */
+void gl_clock_merge(gl_stream *s, const uint64_t *clock, const uint32_t *gens, int n);
+/* A copy of s's clock with s's own position, and the ids' generations: the
+ * state an event records. */
+uint64_t *gl_clock_snapshot(gl_stream *s, uint32_t **gens, int *n);
 /* The host has seen s complete up to seq (and so all it was ordered after). */
 void gl_clock_host_reached(gl_stream *s, uint64_t seq);
 /* ... an event: everything in its snapshot. */
-void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, int n);
+void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const uint32_t *gens, int n);
 
 /* Is an access of stream t at position seq ordered before s's next work? */
 int gl_ordered_before(gl_stream *s, gl_stream *t, uint64_t seq);
@@ -57,8 +59,15 @@ void gl_access_record(gl_runtime *rt, gl_accesses *acc, gl_stream *s, uint64_t l
 void gl_access_check_host(lua_State *L, gl_accesses *acc, uint64_t lo, uint64_t hi, int write, const char *what);
 /* Order `waiter` after every recorded access (for a free); 0 or a CUresult. */
 CUresult gl_access_order_all(gl_accesses *acc, gl_stream *waiter);
-/* Block the host until every recorded access has finished. */
-void gl_access_wait_all(gl_accesses *acc);
+/* Block the host until every recorded access has finished. With learn, the
+ * host's knowledge of those streams is raised (an explicit wait); without, it
+ * stays as it was (a finalizer: when garbage collection runs must not change
+ * what the checker allows). */
+void gl_access_wait_all(gl_accesses *acc, int learn);
+/* Have all recorded accesses finished? Asks the driver without blocking and
+ * without raising the host's knowledge (so the checker's verdicts never
+ * depend on when this is asked). */
+int gl_access_finished(gl_accesses *acc);
 void gl_access_clear(gl_accesses *acc);
 
 /* The calling Lua code's location, interned ("file:line"). */

@@ -91,6 +91,7 @@ struct gl_runtime {
   int dead;             /* torn down: finalizers that run later do nothing */
   int devices_ref;      /* registry ref: table ordinal -> device userdata */
   gl_stream **by_id;    /* streams by id (NULL: free id) */
+  uint32_t *gen;        /* gen[id]: bumped each time the id is freed */
   int nids, capids;
   unsigned char *peer;  /* peer[b * ndev + a]: kernels on b may use memory of a */
 };
@@ -139,6 +140,7 @@ typedef struct gl_event { /* userdata */
   uint64_t seq;         /* s's position it marks */
   int timing;
   uint64_t *snap;       /* s's vector clock at the record, s's own position included */
+  uint32_t *snap_gen;   /* the generation of each id then: a reused id is not the same stream */
   int nsnap;
 } gl_event;
 
@@ -212,6 +214,9 @@ gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned);
 void *gl_hostbuf_ptr(gl_hostbuf *h);
 size_t gl_hostbuf_bytes(gl_hostbuf *h);
 gl_accesses *gl_hostbuf_accesses(gl_hostbuf *h);
+/* Free host memory released while copies were queued on it: what has
+ * finished, or (wait) everything, waiting for it. */
+void gl_hostbuf_reap(int wait);
 uint64_t gl_hostbuf_offset_bytes(gl_hostbuf *h);
 void gl_hostbuf_describe(gl_hostbuf *h, char *buf, size_t len);
 

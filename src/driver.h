@@ -30,6 +30,7 @@
   X(cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev, CUdevice peerDev))      \
   X(cuDeviceGetDefaultMemPool, (CUmemoryPool *pool_out, CUdevice dev))                \
   X(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value)) \
+  X(cuMemPoolSetAccess, (CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)) \
   X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))                        \
   X(cuDevicePrimaryCtxRelease, (CUdevice dev))                                        \
   X(cuCtxSetCurrent, (CUcontext ctx))                                                 \

@@ -377,6 +377,17 @@ static CUresult sim_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute
   return CUDA_SUCCESS;
 }
 
+static CUresult sim_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
+  NEED_INIT();
+  intptr_t d = (intptr_t)(uintptr_t)pool - 1;
+  if (d < 0 || d >= S.ndev || (!map && count)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; i++)
+    if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || map[i].location.id < 0 ||
+        map[i].location.id >= S.ndev)
+      return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS; /* host memory is reachable from every sim device anyway */
+}
+
 static CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d) {
   NEED_DEV(d);
   pthread_mutex_lock(&S.mu);

@@ -18,7 +18,7 @@ void gl_event_new(lua_State *L, gl_stream *s, int timing) {
   gl_stream_ref(s);
   e->seq = s->seq;
   e->timing = timing;
-  e->snap = gl_clock_snapshot(s, &e->nsnap);
+  e->snap = gl_clock_snapshot(s, &e->snap_gen, &e->nsnap);
   GL_CALL(L, s->dev, cuEventRecord, e->ev, s->cu);
 }
 
@@ -31,7 +31,7 @@ static gl_event *check_event(lua_State *L, int idx) {
 }
 
 static void reached(gl_event *e) {
-  if (e->snap) gl_clock_host_reached_snapshot(e->s->dev->rt, e->snap, e->nsnap);
+  if (e->snap) gl_clock_host_reached_snapshot(e->s->dev->rt, e->snap, e->snap_gen, e->nsnap);
   else if (e->s->done_seq < e->seq) e->s->done_seq = e->seq;
 }
 
@@ -80,7 +80,9 @@ static int e_gc(lua_State *L) {
   if (e->s) gl_stream_unref(e->s);
   e->s = NULL;
   free(e->snap);
+  free(e->snap_gen);
   e->snap = NULL;
+  e->snap_gen = NULL;
   return 0;
 }
 

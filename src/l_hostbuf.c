@@ -48,14 +48,40 @@ static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int
   gl_access_check_host(L, &h->m->acc, lo, lo + n * sz, write, d);
 }
 
-static void hostmem_unref(gl_hostmem *m) {
-  if (--m->refs > 0) return;
-  gl_access_wait_all(&m->acc); /* queued copies still use it */
+static void hostmem_free(gl_hostmem *m) {
   gl_access_clear(&m->acc);
   if (m->borrowed) { /* device memory: not ours */
   } else if (m->pinned) gl_drv.cuMemFreeHost(m->ptr);
   else free(m->ptr);
   free(m);
+}
+
+/* Host memory whose last handle is gone while queued copies may still use
+ * it: freed once they have finished. A finalizer never blocks (it may run
+ * anywhere, even inside a sim host kernel whose stream it would wait for). */
+static gl_hostmem *deferred;
+
+void gl_hostbuf_reap(int wait) {
+  for (gl_hostmem **pp = &deferred; *pp;) {
+    gl_hostmem *m = *pp;
+    if (wait) gl_access_wait_all(&m->acc, 0);
+    if (wait || gl_access_finished(&m->acc)) {
+      *pp = m->next_borrow;
+      hostmem_free(m);
+    } else {
+      pp = &m->next_borrow;
+    }
+  }
+}
+
+static void hostmem_unref(gl_hostmem *m) {
+  if (--m->refs > 0) return;
+  if (gl_access_finished(&m->acc)) {
+    hostmem_free(m);
+    return;
+  }
+  m->next_borrow = deferred; /* the link is free once the memory has no handle */
+  deferred = m;
 }
 
 static gl_hostbuf *new_handle(lua_State *L);
@@ -95,6 +121,7 @@ static gl_hostbuf *new_handle(lua_State *L) {
 }
 
 gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned) {
+  if (deferred) gl_hostbuf_reap(0);
   gl_hostbuf *h = new_handle(L);
   size_t bytes = count * gl_dtypes[dt].size;
   gl_hostmem *m = calloc(1, sizeof *m);

@@ -493,6 +493,10 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   int top = lua_gettop(L);
   int rc = 0;
   if (!lua_checkstack(L, k->sig.n + 8)) return 1;
+  /* no finalizers until the call is over: one might wait for this very
+   * stream (it cannot finish before this kernel returns) */
+  int gc_was_running = lua_gc(L, LUA_GCISRUNNING);
+  if (gc_was_running) lua_gc(L, LUA_GCSTOP);
   lua_rawgetp(L, LUA_REGISTRYINDEX, k); /* the host function */
   lua_rawgeti(L, LUA_REGISTRYINDEX, hl->cfg_ref);
   for (int i = 0; i < k->sig.n; i++) {
@@ -503,7 +507,8 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
       gl_dtype_push(L, hl->arg[i].dt, l->params[i]);
     }
   }
-  if (lua_pcall(L, 1 + k->sig.n, 0, 0) != LUA_OK) {
+  int status = lua_pcall(L, 1 + k->sig.n, 0, 0);
+  if (status != LUA_OK) {
     snprintf(host_kernel_error, sizeof host_kernel_error, "host kernel '%s' raised: %s", k->name,
              lua_tostring(L, -1) ? lua_tostring(L, -1) : "(an error object)");
     rc = 1;
@@ -511,6 +516,7 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   lua_settop(L, top);
   /* the views are only valid during the call */
   gl_hostbuf_end_borrows(L);
+  if (gc_was_running) lua_gc(L, LUA_GCRESTART);
   luaL_unref(L, LUA_REGISTRYINDEX, hl->cfg_ref);
   free(hl);
   return rc;

@@ -176,7 +176,7 @@ static int s_wait(lua_State *L) {
   if (!e) return luaL_typeerror(L, 2, "gpulua event");
   gl_set_ctx(s->dev);
   GL_CALL(L, s->dev, cuStreamWaitEvent, s->cu, e->ev, 0);
-  gl_clock_merge(s, e->snap, e->nsnap);
+  gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);
   gl_trace_wait(s, e->s, e->seq, 0);
   s->seq++;
   lua_settop(L, 1);

@@ -107,6 +107,16 @@ int gl_peer(lua_State *L) {
   gl_set_ctx(b);
   CUresult r = gl_drv.cuCtxEnablePeerAccess(a->ctx, 0);
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) gl_check(L, b, r, "cuCtxEnablePeerAccess");
+  /* slices come from a's memory pool, which peer access alone does not open:
+   * give b read and write access to it */
+  CUmemoryPool pool;
+  GL_CALL(L, a, cuDeviceGetDefaultMemPool, &pool, a->cu);
+  CUmemAccessDesc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  desc.location.id = b->ordinal;
+  desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  GL_CALL(L, a, cuMemPoolSetAccess, pool, &desc, 1);
   rt->peer[b->ordinal * rt->ndev + a->ordinal] = 1;
   return 0;
 }
@@ -132,6 +142,7 @@ static int runtime_gc(lua_State *L) {
   gl_runtime *rt = lua_touserdata(L, 1);
   if (rt->dead) return 0;
   gl_trace_finish(rt); /* also after an error: the trace is written */
+  gl_hostbuf_reap(1);
   for (int i = 0; i < rt->ndev; i++) {
     gl_device *d = &rt->devs[i];
     if (!d->opened) continue;
@@ -164,7 +175,9 @@ static int runtime_gc(lua_State *L) {
   free(rt->peer);
   rt->peer = NULL;
   free(rt->by_id);
+  free(rt->gen);
   rt->by_id = NULL;
+  rt->gen = NULL;
   rt->nids = rt->capids = 0;
   rt->ndev = 0;
   return 0;

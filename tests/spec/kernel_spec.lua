@@ -799,13 +799,16 @@ describe("kernels", function()
       check_map(y1:read(), t, function(v) return 2 * v end)
     end)
 
+    -- (slices of device 0 on device 1: checker_spec grants only gpu.peer(1, 0),
+    -- and a grant lasts for the process)
     H.it_devices(2, "rejects a slice of another device", function()
       local d1 = gpu.device(1)
       local y1 = d1:zeros("f32", 64)
       d1:sync()
-      H.fails("s:launch: kernel 'twice': argument 2 is a slice of device 1, but stream 'main' is on device 0", launch,
-        CFG, x, y1, 64)
-      H.fails("argument 1 is a slice of device 1, but stream 'main' is on device 0", launch, CFG, y1, y, 64)
+      H.fails("s:launch: kernel 'fill_f32': argument 1 is a slice of device 0, but stream 'main' is on device 1",
+        d1.main.launch, d1.main, gpu.kernels.fill, CFG, x, 1.0, 64)
+      H.fails("s:launch: kernel 'axpy_f32': argument 3 is a slice of device 0, but stream 'main' is on device 1",
+        d1.main.launch, d1.main, gpu.kernels.axpy, CFG, 1.0, y1, y, 64)
     end)
   end)
 end)
