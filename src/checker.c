@@ -212,11 +212,17 @@ static void prune(gl_accesses *acc) {
 static void conflict(lua_State *L, gl_stream *s, const gl_access *r, int write, int prev_write,
                      const gl_access_desc *d) {
   int here = gl_loc_here(L);
+  char what[200], op[200];
+  if (d->x) gl_slice_describe(d->x, what, sizeof what);
+  else if (d->h) gl_hostbuf_describe(d->h, what, sizeof what);
+  else snprintf(what, sizeof what, "memory");
+  if (d->op) snprintf(op, sizeof op, "%s", d->op);
+  else snprintf(op, sizeof op, "s:launch of '%s' argument %d", d->kernel, d->arg);
   luaL_error(L,
              "%s: %s %s on stream '%s' (device %d) at %s, while stream '%s' (device %d) may still %s it "
              "(queued at %s); order the streams first (%s:wait on an event recorded after that, %s:join, a "
              "fork, or a host sync of stream '%s')",
-             d->op, d->what, write ? "is written" : "is read", s->name, s->dev->ordinal, gl_loc_text(here),
+             op, what, write ? "is written" : "is read", s->name, s->dev->ordinal, gl_loc_text(here),
              r->s->name, r->s->dev->ordinal, prev_write ? "be writing" : "be reading",
              gl_loc_text(prev_write ? r->wloc : r->rloc), s->name, s->name, r->s->name);
 }

@@ -19,9 +19,13 @@
 #include "core.h"
 
 /* What a conflict is about, for the message. */
+/* What an access is, for a message (formatted only when there is one). */
 typedef struct {
-  const char *what;      /* "slice f32[100] (view at ...) on device 0" */
-  const char *op;        /* "s:copy dst", "launch of 'axpy' argument 2" */
+  gl_slice *x;           /* the slice accessed, or NULL */
+  gl_hostbuf *h;         /* else the host buffer */
+  const char *op;        /* "s:copy dst", "s:fill", ...; NULL for a launch */
+  const char *kernel;    /* a launch: the kernel's name */
+  int arg;               /* ... and the argument's position */
 } gl_access_desc;
 
 /* Register a new stream (id, empty clock); forget it when it is freed. */

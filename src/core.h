@@ -65,6 +65,8 @@ typedef struct gl_device {
   gl_stream *main;
   gl_stream *streams;   /* open streams, main included */
   char poison[512];     /* non-empty once a fault poisoned the device */
+  CUevent *event_pool[2]; /* events of collected Event objects, [timing] */
+  int npool[2], cappool[2];
 } gl_device;
 
 struct gl_stream {
@@ -196,6 +198,7 @@ const char *gl_stream_name(gl_stream *s);
 /* ---- l_event.c ------------------------------------------------------- */
 void gl_open_event(lua_State *L);
 void gl_event_new(lua_State *L, gl_stream *s, int timing); /* pushes the event */
+void gl_event_pool_clear(gl_device *d);
 
 /* ---- l_slice.c ------------------------------------------------------- */
 void gl_open_slice(lua_State *L);

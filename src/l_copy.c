@@ -16,7 +16,6 @@ typedef struct {
   gl_slice *x;      /* device operand, or NULL */
   gl_hostbuf *h;    /* host operand, or NULL */
   size_t bytes;
-  char desc[200];
   gl_accesses *acc; /* the memory's access records */
   uint64_t lo, hi;  /* the bytes it covers there */
 } operand;
@@ -26,13 +25,11 @@ static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
   if ((o->x = gl_test_slice(L, idx))) {
     gl_slice_check_alive(L, o->x, idx - 1);
     o->bytes = gl_slice_bytes(o->x);
-    gl_slice_describe(o->x, o->desc, sizeof o->desc);
     o->acc = &o->x->a->acc;
     o->lo = (uint64_t)(gl_slice_ptr(o->x) - o->x->a->ptr);
   } else if ((o->h = gl_test_hostbuf(L, idx)) && o->h->m) {
     gl_check_hostbuf(L, idx); /* an expired host-kernel view says so */
     o->bytes = gl_hostbuf_bytes(o->h);
-    gl_hostbuf_describe(o->h, o->desc, sizeof o->desc);
     o->acc = gl_hostbuf_accesses(o->h);
     o->lo = gl_hostbuf_offset_bytes(o->h);
   } else {
@@ -41,14 +38,23 @@ static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
   }
 }
 
+static void describe(const operand *o, char *buf, size_t len) {
+  if (o->x) gl_slice_describe(o->x, buf, len);
+  else gl_hostbuf_describe(o->h, buf, len);
+}
+
 int gl_stream_copy(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   operand dst, src;
   get_operand(L, 2, "dst", &dst);
   get_operand(L, 3, "src", &src);
-  if (dst.bytes != src.bytes)
-    return luaL_error(L, "s:copy: sizes differ: dst is a %s (%I bytes), src is a %s (%I bytes)", dst.desc,
-                      (LUAI_UACINT)dst.bytes, src.desc, (LUAI_UACINT)src.bytes);
+  if (dst.bytes != src.bytes) {
+    char dd[200], sd[200];
+    describe(&dst, dd, sizeof dd);
+    describe(&src, sd, sizeof sd);
+    return luaL_error(L, "s:copy: sizes differ: dst is a %s (%I bytes), src is a %s (%I bytes)", dd,
+                      (LUAI_UACINT)dst.bytes, sd, (LUAI_UACINT)src.bytes);
+  }
   if (dst.h && src.h)
     return luaL_error(L, "s:copy: both dst and src are host buffers; copy between host buffers in Lua "
                          "(one of them must be device memory)");
@@ -63,7 +69,7 @@ int gl_stream_copy(lua_State *L) {
                       dx->a->dev->ordinal, s->name, dev->ordinal);
   dst.hi = dst.lo + dst.bytes;
   src.hi = src.lo + src.bytes;
-  gl_access_desc dd = {dst.desc, "s:copy dst"}, sd = {src.desc, "s:copy src"};
+  gl_access_desc dd = {dst.x, dst.h, "s:copy dst", NULL, 0}, sd = {src.x, src.h, "s:copy src", NULL, 0};
   gl_access_check(L, dst.acc, s, dst.lo, dst.hi, 1, &dd);
   gl_access_check(L, src.acc, s, src.lo, src.hi, 0, &sd);
   gl_set_ctx(dev);
@@ -86,7 +92,7 @@ int gl_stream_copy(lua_State *L) {
   }
   s->seq++;
   gl_trace_end(s, kind, NULL, dst.bytes);
-  int loc = gl_loc_here(L);
+  int loc = dev->rt->policy != GL_POLICY_OFF ? gl_loc_here(L) : -1;
   gl_access_record(dev->rt, dst.acc, s, dst.lo, dst.hi, 1, loc);
   gl_access_record(dev->rt, src.acc, s, src.lo, src.hi, 0, loc);
   lua_settop(L, 1);
@@ -116,9 +122,7 @@ int gl_stream_fill(lua_State *L) {
   }
   CUdeviceptr p = gl_slice_ptr(x);
   size_t n = x->count;
-  char d[200];
-  gl_slice_describe(x, d, sizeof d);
-  gl_access_desc desc = {d, "s:fill"};
+  gl_access_desc desc = {x, NULL, "s:fill", NULL, 0};
   uint64_t lo = (uint64_t)(p - x->a->ptr), hi = lo + gl_slice_bytes(x);
   gl_access_check(L, &x->a->acc, s, lo, hi, 1, &desc);
   gl_set_ctx(dev);

@@ -8,11 +8,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Events of collected Event objects are kept for reuse: creating a CUDA
+ * event costs more than recording one. */
+static CUevent take_event(lua_State *L, gl_device *d, int timing) {
+  if (d->npool[timing]) return d->event_pool[timing][--d->npool[timing]];
+  CUevent ev = NULL;
+  gl_set_ctx(d);
+  GL_CALL(L, d, cuEventCreate, &ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
+  return ev;
+}
+
+static void give_event(gl_device *d, CUevent ev, int timing) {
+  if (d->npool[timing] == d->cappool[timing]) {
+    int cap = d->cappool[timing] ? 2 * d->cappool[timing] : 32;
+    CUevent *p = cap <= 4096 ? realloc(d->event_pool[timing], (size_t)cap * sizeof *p) : NULL;
+    if (!p) {
+      gl_set_ctx(d);
+      gl_drv.cuEventDestroy(ev);
+      return;
+    }
+    d->event_pool[timing] = p;
+    d->cappool[timing] = cap;
+  }
+  d->event_pool[timing][d->npool[timing]++] = ev;
+}
+
+void gl_event_pool_clear(gl_device *d) {
+  gl_set_ctx(d);
+  for (int t = 0; t < 2; t++) {
+    for (int i = 0; i < d->npool[t]; i++) gl_drv.cuEventDestroy(d->event_pool[t][i]);
+    free(d->event_pool[t]);
+    d->event_pool[t] = NULL;
+    d->npool[t] = d->cappool[t] = 0;
+  }
+}
+
 void gl_event_new(lua_State *L, gl_stream *s, int timing) {
   gl_event *e = lua_newuserdatauv(L, sizeof *e, 0);
   memset(e, 0, sizeof *e);
+  e->ev = take_event(L, s->dev, timing != 0);
   gl_set_ctx(s->dev);
-  GL_CALL(L, s->dev, cuEventCreate, &e->ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
   luaL_setmetatable(L, GL_EVENT_MT); /* from here on __gc destroys it */
   e->s = s;
   gl_stream_ref(s);
@@ -75,7 +110,7 @@ static int e_elapsed(lua_State *L) {
 
 static int e_gc(lua_State *L) {
   gl_event *e = luaL_checkudata(L, 1, GL_EVENT_MT);
-  if (e->ev && e->s && e->s->dev->opened) gl_drv.cuEventDestroy(e->ev);
+  if (e->ev && e->s && e->s->dev->opened) give_event(e->s->dev, e->ev, e->timing != 0);
   e->ev = NULL;
   if (e->s) gl_stream_unref(e->s);
   e->s = NULL;

@@ -726,10 +726,7 @@ int gl_stream_launch(lua_State *L) {
   if (dev->rt->policy != GL_POLICY_OFF) {
     for (int i = 0; i < k->sig.n; i++) {
       if (!slices[i]) continue;
-      char d[200], op[200];
-      gl_slice_describe(slices[i], d, sizeof d);
-      snprintf(op, sizeof op, "s:launch of '%s' argument %d", k->name, i + 1);
-      gl_access_desc desc = {d, op};
+      gl_access_desc desc = {slices[i], NULL, NULL, k->name, i + 1};
       uint64_t lo = (uint64_t)(gl_slice_ptr(slices[i]) - slices[i]->a->ptr);
       gl_access_check(L, &slices[i]->a->acc, s, lo, lo + gl_slice_bytes(slices[i]), !k->sig.p[i].is_const, &desc);
     }
@@ -761,7 +758,8 @@ int gl_stream_launch(lua_State *L) {
   }
   s->seq++;
   gl_trace_end(s, GL_OP_LAUNCH, k->name, 0);
-  int loc = k->sig.n ? gl_loc_here(L) : -1;
+  /* locations only serve messages, which policy off never gives */
+  int loc = k->sig.n && dev->rt->policy != GL_POLICY_OFF ? gl_loc_here(L) : -1;
   for (int i = 0; i < k->sig.n; i++) {
     if (!slices[i]) continue;
     uint64_t lo = (uint64_t)(gl_slice_ptr(slices[i]) - slices[i]->a->ptr);

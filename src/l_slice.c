@@ -208,9 +208,7 @@ static int x_read(lua_State *L) {
     return luaL_error(L, "x:read: stream '%s' is on device %d, but the slice is on device %d", s->name,
                       s->dev->ordinal, dev->ordinal);
   uint64_t lo = (uint64_t)(gl_slice_ptr(x) - x->a->ptr), hi = lo + gl_slice_bytes(x);
-  char d[200];
-  gl_slice_describe(x, d, sizeof d);
-  gl_access_desc desc = {d, "x:read"};
+  gl_access_desc desc = {x, NULL, "x:read", NULL, 0};
   gl_access_check(L, &x->a->acc, s, lo, hi, 0, &desc);
   gl_hostbuf *h = gl_hostbuf_new(L, x->dtype, x->count, 0);
   gl_set_ctx(dev);

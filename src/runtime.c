@@ -160,6 +160,7 @@ static int runtime_gc(lua_State *L) {
     gl_stream *m = d->main;
     d->main = NULL;
     gl_stream_unref(m);
+    gl_event_pool_clear(d);
   }
   for (int i = 0; i < rt->ndev; i++) {
     gl_device *d = &rt->devs[i];
