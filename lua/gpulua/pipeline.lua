@@ -2,78 +2,152 @@
 --
 --   local pipeline = require "gpulua.pipeline"
 --   local stats = pipeline.run{
---     device = dev,            -- a device (default gpu.device(0))
---     streams = 4,             -- a count (streams are created and closed by run) or a list of streams
+--     device = dev,            -- a device or ordinal (default device 0), or
+--     devices = {0, 1},        -- several: batches spread over devices, then over their streams
+--     streams = 4,             -- per device: a count (created and closed by run) or a list of streams
 --     batches = n,             -- number of batches
 --     setup = function(s, i) return {...} end,  -- optional: per-stream state, the `ctx` of its batches
 --     stage = function(b, s, ctx) end,         -- queue batch b's work on stream s
 --   }
 --
--- Batch b (1-based) runs on streams[(b - 1) % #streams + 1]. When run returns,
--- every stream has been joined into dev.main. stats = {batches = n, gpu_ms = ...,
--- streams = {{name = ..., batches = k}, ...}}; gpu_ms is measured with timing
--- events on dev.main around the whole run and waits for the work to finish.
+-- The streams of all devices are interleaved into one list (device 1's first
+-- stream, device 2's first stream, ..., device 1's second stream, ...), and
+-- batch b (1-based) runs on streams[(b - 1) % #streams + 1]: with one device,
+-- exactly the contract's rule. When run returns, every stream has been joined
+-- into its device's main stream. stats = {batches = n, wall_ms = ..., gpu_ms
+-- = ..., streams = {{name =, device =, batches =, ms =}, ...}}: wall_ms is
+-- the host time to queue everything, gpu_ms the device time from the first
+-- to the last operation (timing events on each main stream; the largest over
+-- the devices; it waits for the work to finish), ms each stream's own span.
+--
+-- pipeline.buffers{a = {"f32", n}, h = {"f32", n, host = true}} makes a
+-- `setup` that gives each stream its own device slices (allocated on that
+-- stream) and pinned host buffers: double buffering without bookkeeping.
 local gpu = require "gpulua"
 
 local pipeline = {}
 
+local function fail(msg) error("pipeline.run: " .. msg, 3) end
+
+local function as_device(d)
+  if math.type(d) == "integer" then return gpu.device(d) end
+  if type(d) == "userdata" and d.ordinal ~= nil then return d end
+  fail("expected a device or a device ordinal, got " .. tostring(d))
+end
+
 local function check_opts(opts)
-  if type(opts) ~= "table" then
-    error("pipeline.run: expected a table of options, got " .. type(opts), 3)
-  end
-  if type(opts.stage) ~= "function" then
-    error("pipeline.run: option 'stage' expected a function, got " .. type(opts.stage), 3)
-  end
+  if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end
+  if type(opts.stage) ~= "function" then fail("option 'stage' expected a function, got " .. type(opts.stage)) end
   local b = opts.batches
   if math.type(b) ~= "integer" or b < 0 then
-    error("pipeline.run: option 'batches' expected a non-negative integer, got " .. tostring(b), 3)
+    fail("option 'batches' expected a non-negative integer, got " .. tostring(b))
   end
   if opts.setup ~= nil and type(opts.setup) ~= "function" then
-    error("pipeline.run: option 'setup' expected a function, got " .. type(opts.setup), 3)
+    fail("option 'setup' expected a function, got " .. type(opts.setup))
   end
+  if opts.device ~= nil and opts.devices ~= nil then fail("give 'device' or 'devices', not both") end
+end
+
+local function devices_of(opts)
+  if opts.devices == nil then return {opts.device and as_device(opts.device) or gpu.device(0)} end
+  if type(opts.devices) ~= "table" or #opts.devices == 0 then
+    fail("option 'devices' expected a non-empty list of devices or ordinals")
+  end
+  local list = {}
+  for i, d in ipairs(opts.devices) do list[i] = as_device(d) end
+  return list
+end
+
+-- per device: the streams to use, and whether run created them
+local function streams_of(opts, dev, ndevices)
+  local want = opts.streams or 1
+  local list = {}
+  if type(want) == "table" then
+    if ndevices > 1 then fail("a list of streams needs a single device; give a count with 'devices'") end
+    if #want < 1 then fail("option 'streams' is an empty list") end
+    for i, s in ipairs(want) do
+      if s.device ~= dev then fail(("stream '%s' is not on device %d"):format(s.name, dev.ordinal)) end
+      list[i] = s
+    end
+    return list, false
+  elseif math.type(want) == "integer" and want >= 1 then
+    for i = 1, want do
+      list[i] = dev:stream{name = ndevices > 1 and ("pipeline%d.%d"):format(dev.ordinal, i) or ("pipeline" .. i)}
+    end
+    return list, true
+  end
+  fail("option 'streams' expected a positive integer or a list of streams, got " .. tostring(want))
 end
 
 function pipeline.run(opts)
   check_opts(opts)
-  local dev = opts.device or gpu.device(0)
-  local streams, owned = {}, false
-  local want = opts.streams or 1
-  if type(want) == "table" then
-    if #want < 1 then error("pipeline.run: option 'streams' is an empty list", 2) end
-    for i, s in ipairs(want) do streams[i] = s end
-  elseif math.type(want) == "integer" and want >= 1 then
-    owned = true
-    for i = 1, want do streams[i] = dev:stream{name = "pipeline" .. i} end
-  else
-    error("pipeline.run: option 'streams' expected a positive integer or a list of streams, got "
-      .. tostring(want), 2)
+  local devs = devices_of(opts)
+  local per_dev, owned, streams = {}, false, {}
+  for d, dev in ipairs(devs) do
+    per_dev[d], owned = streams_of(opts, dev, #devs)
+  end
+  for i = 1, #per_dev[1] do -- interleave: device first, then stream
+    for d = 1, #devs do
+      if per_dev[d][i] then streams[#streams + 1] = per_dev[d][i] end
+    end
   end
 
-  local ctx, counts = {}, {}
+  local ctx, counts, firsts = {}, {}, {}
   for i, s in ipairs(streams) do
     ctx[i] = opts.setup and opts.setup(s, i) or {}
     counts[i] = 0
   end
 
-  local start = dev.main:record{timing = true}
-  for _, s in ipairs(streams) do s:wait(start) end
+  local t0 = gpu.clock()
+  local starts, stops = {}, {}
+  for d, dev in ipairs(devs) do
+    starts[d] = dev.main:record{timing = true}
+    for _, s in ipairs(per_dev[d]) do s:wait(starts[d]) end
+  end
   for b = 1, opts.batches do
     local k = (b - 1) % #streams + 1
-    opts.stage(b, streams[k], ctx[k])
+    local s = streams[k]
+    firsts[k] = firsts[k] or s:record{timing = true}
+    opts.stage(b, s, ctx[k])
     counts[k] = counts[k] + 1
   end
-  for _, s in ipairs(streams) do dev.main:join(s) end
-  local stop = dev.main:record{timing = true}
+  local lasts = {}
+  for k, s in ipairs(streams) do lasts[k] = s:record{timing = true} end
+  for d, dev in ipairs(devs) do
+    for _, s in ipairs(per_dev[d]) do dev.main:join(s) end
+    stops[d] = dev.main:record{timing = true}
+  end
+  local wall_ms = (gpu.clock() - t0) * 1e3
 
-  local stats = {batches = opts.batches, streams = {}}
-  for i, s in ipairs(streams) do
-    stats.streams[i] = {name = s.name, batches = counts[i]}
+  local stats = {batches = opts.batches, streams = {}, wall_ms = wall_ms, gpu_ms = 0}
+  for d = 1, #devs do stats.gpu_ms = math.max(stats.gpu_ms, starts[d]:elapsed(stops[d])) end
+  for k, s in ipairs(streams) do
+    stats.streams[k] = {name = s.name, device = s.device.ordinal, batches = counts[k],
+                        ms = firsts[k] and firsts[k]:elapsed(lasts[k]) or 0}
   end
   if owned then
     for _, s in ipairs(streams) do s:close() end
   end
-  stats.gpu_ms = start:elapsed(stop)
   return stats
+end
+
+-- A `setup` giving each stream its own buffers: spec maps a name to
+-- {dtype, count} (a device slice allocated on the stream) or
+-- {dtype, count, host = true} (a pinned host buffer).
+function pipeline.buffers(spec)
+  if type(spec) ~= "table" then error("pipeline.buffers: expected a table of {dtype, count}", 2) end
+  for name, b in pairs(spec) do
+    if type(b) ~= "table" or type(b[1]) ~= "string" or math.type(b[2]) ~= "integer" then
+      error(("pipeline.buffers: buffer '%s' expected {dtype, count[, host = true]}"):format(tostring(name)), 2)
+    end
+  end
+  return function(s)
+    local bufs = {}
+    for name, b in pairs(spec) do
+      bufs[name] = b.host and gpu.host(b[1], b[2]) or s.device:alloc(b[1], b[2], {stream = s})
+    end
+    return bufs
+  end
 end
 
 return pipeline

@@ -1,0 +1,125 @@
+-- Specs for lua/gpulua/pipeline.lua and the trace (gpu.trace, --trace).
+local gpu = require "gpulua"
+local pipeline = require "gpulua.pipeline"
+local H = require "helpers"
+
+describe("pipelines", function()
+  local dev = gpu.device(0)
+  local N = 256
+
+  it("runs batch b on streams[(b - 1) % #streams + 1] and joins every stream into dev.main", function()
+    local streams = {dev:stream{name = "p_a"}, dev:stream{name = "p_b"}, dev:stream{name = "p_c"}}
+    local out = dev:zeros("i32", 10, {stream = dev.main})
+    dev.main:sync()
+    local seen = {}
+    local stats = pipeline.run{device = dev, streams = streams, batches = 10,
+      stage = function(b, s)
+        seen[b] = s
+        s:fill(out:view(b - 1, 1), b * 10)
+      end}
+    for b = 1, 10 do assert.are.equal(streams[(b - 1) % 3 + 1], seen[b]) end
+    -- joined into main: main may read what the streams wrote, under strict
+    local r = out:read()
+    for b = 1, 10 do assert.are.equal(b * 10, r[b]) end
+    assert.are.equal(10, stats.batches)
+    assert.are.same({4, 3, 3}, {stats.streams[1].batches, stats.streams[2].batches, stats.streams[3].batches})
+    assert.are.equal("p_b", stats.streams[2].name)
+    assert.is_true(stats.gpu_ms >= 0 and stats.wall_ms >= 0 and stats.streams[1].ms >= 0)
+    for _, s in ipairs(streams) do s:close() end
+  end)
+
+  it("creates and closes its own streams from a count, with per-stream buffers", function()
+    local h = gpu.host("f32", N * 8)
+    for i = 1, #h do h[i] = i end
+    local o = gpu.host("f32", N * 8)
+    local made = {}
+    pipeline.run{device = 0, streams = 4, batches = 8,
+      setup = pipeline.buffers{a = {"f32", N}, b = {"f32", N}},
+      stage = function(b, s, buf)
+        made[s] = buf
+        s:copy(buf.a, h:view((b - 1) * N, N))
+        s:launch(gpu.kernels.scale, {grid = 2, block = 128}, 3.0, buf.a, buf.b, N)
+        s:copy(o:view((b - 1) * N, N), buf.b)
+      end}
+    dev:sync()
+    for i = 1, #o, 97 do assert.are.equal(3 * i, o[i]) end
+    local n = 0
+    for s, buf in pairs(made) do
+      n = n + 1
+      H.fails("closed", function() return s:query() end)
+      assert.are.equal(N, #buf.a)
+    end
+    assert.are.equal(4, n)
+  end)
+
+  it("rejects bad options, naming them", function()
+    H.fails("pipeline%.run: option 'stage' expected a function, got nil", pipeline.run, {batches = 1})
+    H.fails("option 'batches' expected a non%-negative integer, got %-1", pipeline.run,
+      {batches = -1, stage = function() end})
+    H.fails("option 'streams' expected a positive integer or a list of streams, got 0", pipeline.run,
+      {batches = 1, streams = 0, stage = function() end})
+    H.fails("option 'streams' is an empty list", pipeline.run, {batches = 1, streams = {}, stage = function() end})
+    H.fails("expected a table of options", pipeline.run, 5)
+    H.fails("give 'device' or 'devices', not both", pipeline.run,
+      {device = 0, devices = {0}, batches = 1, stage = function() end})
+    H.fails("pipeline%.buffers: buffer 'a' expected {dtype, count", pipeline.buffers, {a = {"f32"}})
+  end)
+
+  H.it_devices(2, "spreads batches over devices, then over each device's streams", function()
+    local where = {}
+    local stats = pipeline.run{devices = {0, 1}, streams = 2, batches = 8,
+      stage = function(b, s) where[b] = s.device.ordinal end}
+    assert.are.same({0, 1, 0, 1, 0, 1, 0, 1}, where)
+    assert.are.equal(4, #stats.streams)
+    assert.are.equal(2, stats.streams[1].batches)
+    assert.are.equal(1, stats.streams[2].device)
+  end)
+end)
+
+describe("the trace", function()
+  it("writes Chrome trace JSON with a track per stream and an event per copy, fill and launch", function()
+    local json = require "dkjson"
+    local path = os.tmpname()
+    local was = gpu.trace(path)
+    assert.are.equal(path, was)
+    local dev = gpu.device(0)
+    local a, b = dev:stream{name = "tr_a"}, dev:stream{name = "tr_b"}
+    local x = dev:zeros("f32", 1024, {stream = a})
+    a:fill(x, 2)
+    b:join(a)
+    local y = dev:alloc("f32", 1024, {stream = b})
+    b:copy(y, x)
+    b:launch(gpu.kernels.scale, {grid = 2, block = 128}, 2.0, y, y, 1024)
+    assert.are.equal(path, gpu.trace(false)) -- written, and tracing stops
+    local f = assert(io.open(path))
+    local doc = json.decode(f:read("a"))
+    f:close()
+    os.remove(path)
+    local names, tracks, kinds = {}, {}, {}
+    local flows = 0
+    for _, e in ipairs(doc.traceEvents) do
+      if e.ph == "M" and e.name == "thread_name" then names[e.tid] = e.args.name end
+      if e.ph == "X" then
+        tracks[e.tid] = true
+        kinds[e.name] = e
+        assert.is_true(e.dur >= 0)
+      end
+      if e.ph == "s" then flows = flows + 1 end
+    end
+    local got = {}
+    for tid in pairs(tracks) do got[#got + 1] = names[tid] end
+    table.sort(got)
+    assert.are.same({"tr_a", "tr_b"}, got)
+    assert.is_not_nil(kinds["fill"])
+    assert.are.equal(4096, kinds["copy d2d"].args.bytes)
+    assert.are.equal("scale_f32", kinds["scale_f32"].args.kernel)
+    assert.is_true(flows >= 1, "the join shows as a flow")
+    a:close()
+    b:close()
+  end)
+
+  it("says what is wrong", function()
+    H.fails("gpu%.trace: no trace file", gpu.trace)
+    H.fails("cannot write", gpu.trace, "/nonexistent/dir/trace.json")
+  end)
+end)
