@@ -25,6 +25,9 @@ if [ "$what" = all ] || [ "$what" = specs ]; then
   echo "== specs (gpulua host, --backend=cuda)"
   "$gpulua" --backend=cuda "$carry/bin/busted" --output=utfTerminal tests/spec 2>&1 | tee "$out/specs-host.log" | tail -n 40
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  echo "== examples/saxpy_spec.lua (Busted for users)"
+  "$gpulua" --backend=cuda "$carry/bin/busted" examples/saxpy_spec.lua 2>&1 | tail -n 1
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
 if [ "$what" = all ] || [ "$what" = examples ]; then
