@@ -13,6 +13,7 @@
 
 gl_driver gl_drv;
 const char *gl_backend_name;
+int gl_is_sim;
 
 static struct {
   char backend[8];
@@ -76,6 +77,7 @@ static void load_sim(lua_State *L) {
   CUresult r = gl_drv.cuInit(0);
   if (r != CUDA_SUCCESS) luaL_error(L, "gpulua: the sim backend failed to start: %s", gl_error_name(r));
   gl_backend_name = "sim";
+  gl_is_sim = 1;
 }
 
 void gl_choose_backend(lua_State *L) {

@@ -32,6 +32,7 @@ typedef enum { GL_POLICY_STRICT, GL_POLICY_AUTO, GL_POLICY_OFF } gl_policy;
 
 extern gl_driver gl_drv;          /* the backend's table, filled once per process */
 extern const char *gl_backend_name; /* "cuda" or "sim" once chosen */
+extern int gl_is_sim;               /* the backend is sim */
 
 typedef struct gl_runtime gl_runtime;
 typedef struct gl_stream gl_stream;

@@ -57,6 +57,7 @@ struct gl_kernel {
   int has_host;          /* k:host(fn) given (uservalue 2) */
   lua_State *hostL;      /* the thread host kernels run on */
   int hostL_ref;
+  gl_kernel *variant[8][2];  /* a family's variants for devices 0..7, [f64] (anchored in uservalue 1) */
   unsigned char argbuf[(GL_MAX_PARAMS + 1) * 8];
   void *params[GL_MAX_PARAMS + 1];
 };
@@ -78,7 +79,7 @@ static int arch_of(lua_State *L, const char *fname, gl_device *d, const char *na
   if (target < 0)
     luaL_error(L, "%s: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", fname, name,
                gl_nv.major, gl_nv.minor, cc);
-  int cubin = exact && strcmp(gl_backend_name, "cuda") == 0 && gl_nv.nvrtcGetCUBIN_ != NULL;
+  int cubin = exact && !gl_is_sim && gl_nv.nvrtcGetCUBIN_ != NULL;
   snprintf(arch, alen, "%s_%d", cubin ? "sm" : "compute", target);
   snprintf(opt, len, "-arch=%s", arch);
   return cubin;
@@ -389,7 +390,7 @@ static gl_module *builtin_module(lua_State *L, gl_device *dev) {
   const char *src = gl_builtins_cuda_source();
   size_t n;
   void *img = NULL;
-  if (strcmp(gl_backend_name, "sim") == 0 && gl_nvrtc_load() != NULL) {
+  if (gl_is_sim && gl_nvrtc_load() != NULL) {
     /* no NVRTC on this machine: sim runs host implementations anyway */
     static const char stub[] = ".version 8.0\n.target sm_90\n.address_size 64\n// sim stand-in for builtins\n";
     img = malloc(sizeof stub + 64 * 32);
@@ -439,12 +440,16 @@ static void builtin_signature(lua_State *L, const gl_builtin *b, const char *dt,
  * family's uservalue 1 (a table keyed "ordinal:dtype"). Pushes it. */
 static gl_kernel *builtin_variant(lua_State *L, int fam_idx, gl_kernel *fam, gl_device *dev, gl_dtype dt) {
   fam_idx = lua_absindex(L, fam_idx);
+  gl_kernel **cached = dev->ordinal < 8 ? &fam->variant[dev->ordinal][dt == GL_F64] : NULL;
+  if (cached && *cached) return *cached; /* the hot path: no lookup, nothing pushed */
   lua_getiuservalue(L, fam_idx, 1);
   char key[32];
   snprintf(key, sizeof key, "%d:%s", dev->ordinal, gl_dtypes[dt].name);
   if (lua_getfield(L, -1, key) == LUA_TUSERDATA) {
-    lua_remove(L, -2);
-    return lua_touserdata(L, -1);
+    gl_kernel *k = lua_touserdata(L, -1);
+    lua_pop(L, 2);
+    if (cached) *cached = k;
+    return k;
   }
   lua_pop(L, 1);
   gl_module *m = builtin_module(L, dev);
@@ -456,16 +461,16 @@ static gl_kernel *builtin_variant(lua_State *L, int fam_idx, gl_kernel *fam, gl_
   snprintf(k->name, sizeof k->name, "%s_%s", fam->builtin->name, gl_dtypes[dt].name);
   gl_set_ctx(dev);
   GL_CALL(L, dev, cuModuleGetFunction, &k->f, m->mod, k->name);
-  if (strcmp(gl_backend_name, "sim") == 0) {
+  if (gl_is_sim) {
     size_t sizes[GL_MAX_PARAMS];
     for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
     gl_sim_func_set_host(k->f, fam->builtin->host[dt == GL_F64], NULL, 0, k->sig.n, sizes);
   } else {
     check_param_info(L, k);
   }
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, key);
-  lua_remove(L, -2);
+  lua_setfield(L, -2, key); /* the family's table keeps it alive */
+  lua_pop(L, 1);
+  if (cached) *cached = k;
   return k;
 }
 
@@ -535,7 +540,7 @@ static int k_host(lua_State *L) {
     k->hostL_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   k->has_host = 1;
-  if (strcmp(gl_backend_name, "sim") == 0) {
+  if (gl_is_sim) {
     size_t sizes[GL_MAX_PARAMS + 1];
     for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
     sizes[k->sig.n] = sizeof(void *); /* the hidden host_launch record */
@@ -549,7 +554,7 @@ static int k_host(lua_State *L) {
 static int k_gc(lua_State *L) {
   gl_kernel *k = luaL_checkudata(L, 1, GL_KERNEL_MT);
   if (k->has_host) {
-    if (k->m && k->m->mod && k->dev->opened && strcmp(gl_backend_name, "sim") == 0) {
+    if (k->m && k->m->mod && k->dev->opened && gl_is_sim) {
       gl_set_ctx(k->dev);
       gl_drv.cuCtxSynchronize(); /* queued host launches still name this kernel */
       gl_sim_func_set_host(k->f, NULL, NULL, 0, 0, NULL);
@@ -635,8 +640,7 @@ int gl_stream_launch(lua_State *L) {
     if (x->dtype != GL_F32 && x->dtype != GL_F64)
       return luaL_error(L, "s:launch: built-in kernel '%s' works on f32 and f64 slices, got %s", k->name,
                         gl_dtypes[x->dtype].name);
-    k = builtin_variant(L, 2, k, dev, x->dtype);
-    lua_replace(L, 2);
+    k = builtin_variant(L, 2, k, dev, x->dtype); /* the family keeps the variant alive */
   }
   if (nargs != k->sig.n) {
     char sig[512];
@@ -647,7 +651,7 @@ int gl_stream_launch(lua_State *L) {
   if (k->m->dev != dev)
     return luaL_error(L, "s:launch: kernel '%s' was loaded on device %d, but stream '%s' is on device %d", k->name,
                       k->m->dev->ordinal, s->name, dev->ordinal);
-  if (strcmp(gl_backend_name, "sim") == 0 && !k->builtin && !k->has_host)
+  if (gl_is_sim && !k->builtin && !k->has_host)
     return luaL_error(L, "s:launch: kernel '%s' has no host implementation, and the sim backend cannot run device "
                          "code: give one with k:host(function(cfg, ...) end)", k->name);
   unsigned g[3], b[3];
@@ -733,7 +737,7 @@ int gl_stream_launch(lua_State *L) {
   }
   void **params = k->params;
   host_launch *hl = NULL;
-  if (k->has_host && strcmp(gl_backend_name, "sim") == 0) {
+  if (k->has_host && gl_is_sim) {
     hl = malloc(sizeof *hl);
     if (!hl) return luaL_error(L, "s:launch: out of host memory");
     hl->nargs = k->sig.n;
