@@ -21,11 +21,24 @@
 #define GL_WHERE_MAX 160
 
 /* metatable names (registered once, in the registry) */
-#define GL_DEVICE_MT "gpulua.Device"
-#define GL_STREAM_MT "gpulua.Stream"
-#define GL_EVENT_MT "gpulua.Event"
-#define GL_SLICE_MT "gpulua.Slice"
-#define GL_HOST_MT "gpulua.HostBuffer"
+/* metatable names (registered once, in the registry, under the name and
+ * under the name's address: gl_testudata finds them without hashing) */
+extern const char gl_device_mt[], gl_stream_mt[], gl_event_mt[], gl_slice_mt[], gl_host_mt[], gl_module_mt[],
+    gl_kernel_mt[];
+#define GL_DEVICE_MT gl_device_mt
+#define GL_STREAM_MT gl_stream_mt
+#define GL_EVENT_MT gl_event_mt
+#define GL_SLICE_MT gl_slice_mt
+#define GL_HOST_MT gl_host_mt
+#define GL_MODULE_MT gl_module_mt
+#define GL_KERNEL_MT gl_kernel_mt
+
+/* luaL_newmetatable, luaL_testudata, luaL_checkudata and luaL_setmetatable
+ * for these names, by the metatable's identity */
+int gl_newmetatable(lua_State *L, const char *tname);
+void *gl_testudata(lua_State *L, int idx, const char *tname);
+void *gl_checkudata(lua_State *L, int idx, const char *tname);
+void gl_setmetatable(lua_State *L, const char *tname);
 #define GL_RUNTIME_KEY "gpulua.runtime"
 
 typedef enum { GL_POLICY_STRICT, GL_POLICY_AUTO, GL_POLICY_OFF } gl_policy;

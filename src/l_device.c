@@ -12,7 +12,7 @@ int gl_dev_alloc(lua_State *L);
 int gl_dev_zeros(lua_State *L);
 
 gl_device *gl_check_device(lua_State *L, int idx) {
-  gl_device **ud = luaL_testudata(L, idx, GL_DEVICE_MT);
+  gl_device **ud = gl_testudata(L, idx, GL_DEVICE_MT);
   if (!ud) luaL_typeerror(L, idx, "gpulua device");
   if (!(*ud)->opened) luaL_error(L, "gpulua has been shut down");
   return *ud;
@@ -56,7 +56,7 @@ static int d_index(lua_State *L) {
 }
 
 static int d_tostring(lua_State *L) {
-  gl_device **ud = luaL_checkudata(L, 1, GL_DEVICE_MT);
+  gl_device **ud = gl_checkudata(L, 1, GL_DEVICE_MT);
   gl_device *d = *ud;
   if (!d->opened) lua_pushliteral(L, "gpulua.Device (shut down)");
   else lua_pushfstring(L, "gpulua.Device(%d: %s, cc %d.%d)", d->ordinal, d->name, d->cc_major, d->cc_minor);
@@ -64,7 +64,7 @@ static int d_tostring(lua_State *L) {
 }
 
 void gl_open_device(lua_State *L) {
-  if (!luaL_newmetatable(L, GL_DEVICE_MT)) {
+  if (!gl_newmetatable(L, GL_DEVICE_MT)) {
     lua_pop(L, 1);
     return;
   }

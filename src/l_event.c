@@ -48,7 +48,7 @@ void gl_event_new(lua_State *L, gl_stream *s, int timing) {
   memset(e, 0, sizeof *e);
   e->ev = take_event(L, s->dev, timing != 0);
   gl_set_ctx(s->dev);
-  luaL_setmetatable(L, GL_EVENT_MT); /* from here on __gc destroys it */
+  gl_setmetatable(L, GL_EVENT_MT); /* from here on __gc destroys it */
   e->s = s;
   gl_stream_ref(s);
   e->seq = s->seq;
@@ -58,7 +58,7 @@ void gl_event_new(lua_State *L, gl_stream *s, int timing) {
 }
 
 static gl_event *check_event(lua_State *L, int idx) {
-  gl_event *e = luaL_testudata(L, idx, GL_EVENT_MT);
+  gl_event *e = gl_testudata(L, idx, GL_EVENT_MT);
   if (!e) luaL_typeerror(L, idx, "gpulua event");
   if (!e->ev) luaL_error(L, "gpulua event has been released");
   gl_check_poison(L, e->s->dev);
@@ -109,7 +109,7 @@ static int e_elapsed(lua_State *L) {
 }
 
 static int e_gc(lua_State *L) {
-  gl_event *e = luaL_checkudata(L, 1, GL_EVENT_MT);
+  gl_event *e = gl_checkudata(L, 1, GL_EVENT_MT);
   if (e->ev && e->s && e->s->dev->opened) give_event(e->s->dev, e->ev, e->timing != 0);
   e->ev = NULL;
   if (e->s) gl_stream_unref(e->s);
@@ -122,7 +122,7 @@ static int e_gc(lua_State *L) {
 }
 
 static int e_tostring(lua_State *L) {
-  gl_event *e = luaL_checkudata(L, 1, GL_EVENT_MT);
+  gl_event *e = gl_checkudata(L, 1, GL_EVENT_MT);
   if (!e->s) lua_pushliteral(L, "gpulua.Event (released)");
   else lua_pushfstring(L, "gpulua.Event(on '%s' of device %d%s)", e->s->name, e->s->dev->ordinal,
                        e->timing ? ", timing" : "");
@@ -130,7 +130,7 @@ static int e_tostring(lua_State *L) {
 }
 
 void gl_open_event(lua_State *L) {
-  if (!luaL_newmetatable(L, GL_EVENT_MT)) {
+  if (!gl_newmetatable(L, GL_EVENT_MT)) {
     lua_pop(L, 1);
     return;
   }

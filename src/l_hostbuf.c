@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return luaL_testudata(L, idx, GL_HOST_MT); }
+gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, GL_HOST_MT); }
 
 gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   gl_hostbuf *h = gl_test_hostbuf(L, idx);
@@ -116,7 +116,7 @@ void gl_hostbuf_end_borrows(lua_State *L) {
 static gl_hostbuf *new_handle(lua_State *L) {
   gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
   memset(h, 0, sizeof *h);
-  luaL_setmetatable(L, GL_HOST_MT);
+  gl_setmetatable(L, GL_HOST_MT);
   return h;
 }
 
@@ -325,14 +325,14 @@ static int h_len(lua_State *L) {
 }
 
 static int h_gc(lua_State *L) {
-  gl_hostbuf *h = luaL_checkudata(L, 1, GL_HOST_MT);
+  gl_hostbuf *h = gl_checkudata(L, 1, GL_HOST_MT);
   if (h->m) hostmem_unref(h->m);
   h->m = NULL;
   return 0;
 }
 
 static int h_tostring(lua_State *L) {
-  gl_hostbuf *h = luaL_checkudata(L, 1, GL_HOST_MT);
+  gl_hostbuf *h = gl_checkudata(L, 1, GL_HOST_MT);
   if (!h->m) {
     lua_pushliteral(L, "gpulua.HostBuffer (released)");
     return 1;
@@ -344,7 +344,7 @@ static int h_tostring(lua_State *L) {
 }
 
 void gl_open_hostbuf(lua_State *L) {
-  if (!luaL_newmetatable(L, GL_HOST_MT)) {
+  if (!gl_newmetatable(L, GL_HOST_MT)) {
     lua_pop(L, 1);
     return;
   }

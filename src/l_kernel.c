@@ -28,8 +28,6 @@
 #include "signature.h"
 #include "sim.h"
 
-#define GL_MODULE_MT "gpulua.Module"
-#define GL_KERNEL_MT "gpulua.Kernel"
 
 typedef struct {
   gl_device *dev;
@@ -171,7 +169,7 @@ static gl_device *opt_device(lua_State *L, const char *fname, int opts) {
       luaL_error(L, "%s: option 'device': ordinal %I is out of range (%s has %d device%s)", fname, (LUAI_UACINT)o,
                  gl_backend_name, gl_rt(L)->ndev, gl_rt(L)->ndev == 1 ? "" : "s");
     d = gl_device_open(L, (int)o);
-  } else if (luaL_testudata(L, -1, GL_DEVICE_MT)) d = gl_check_device(L, -1);
+  } else if (gl_testudata(L, -1, GL_DEVICE_MT)) d = gl_check_device(L, -1);
   else luaL_error(L, "%s: option 'device' expected a device or a device ordinal, got %s", fname, gl_given(L, -1));
   lua_pop(L, 1);
   gl_check_poison(L, d);
@@ -219,7 +217,7 @@ static int l_compile(lua_State *L) {
   m->dev = dev;
   m->mod = mod;
   snprintf(m->name, sizeof m->name, "%s", name);
-  luaL_setmetatable(L, GL_MODULE_MT);
+  gl_setmetatable(L, GL_MODULE_MT);
   return 1;
 }
 
@@ -278,19 +276,19 @@ static int l_load(lua_State *L) {
   m->dev = dev;
   m->mod = mod;
   snprintf(m->name, sizeof m->name, "%s", path);
-  luaL_setmetatable(L, GL_MODULE_MT);
+  gl_setmetatable(L, GL_MODULE_MT);
   return 1;
 }
 
 static gl_module *check_module(lua_State *L, int idx) {
-  gl_module *m = luaL_testudata(L, idx, GL_MODULE_MT);
+  gl_module *m = gl_testudata(L, idx, GL_MODULE_MT);
   if (!m) luaL_typeerror(L, idx, "gpulua module");
   if (!m->mod) luaL_error(L, "gpulua module has been unloaded");
   return m;
 }
 
 static int m_gc(lua_State *L) {
-  gl_module *m = luaL_checkudata(L, 1, GL_MODULE_MT);
+  gl_module *m = gl_checkudata(L, 1, GL_MODULE_MT);
   if (m->mod && m->dev && m->dev->opened) {
     gl_set_ctx(m->dev);
     gl_drv.cuCtxSynchronize(); /* launches of its kernels may still be queued */
@@ -311,7 +309,7 @@ static gl_kernel *new_kernel(lua_State *L) {
   memset(k, 0, sizeof *k);
   k->hostL_ref = LUA_NOREF;
   init_params(k);
-  luaL_setmetatable(L, GL_KERNEL_MT);
+  gl_setmetatable(L, GL_KERNEL_MT);
   return k;
 }
 
@@ -415,7 +413,7 @@ static gl_module *builtin_module(lua_State *L, gl_device *dev) {
   m->dev = dev;
   m->mod = mod;
   snprintf(m->name, sizeof m->name, "gpulua built-in kernels (device %d)", dev->ordinal);
-  luaL_setmetatable(L, GL_MODULE_MT);
+  gl_setmetatable(L, GL_MODULE_MT);
   lua_rawseti(L, -2, dev->ordinal);
   lua_rawgeti(L, -1, dev->ordinal);
   m = lua_touserdata(L, -1);
@@ -529,7 +527,7 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
 
 /* k:host(fn) */
 static int k_host(lua_State *L) {
-  gl_kernel *k = luaL_checkudata(L, 1, GL_KERNEL_MT);
+  gl_kernel *k = gl_checkudata(L, 1, GL_KERNEL_MT);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   if (k->is_family || k->builtin)
     return luaL_error(L, "k:host: '%s' is a built-in kernel; its host implementation is part of gpulua", k->name);
@@ -552,7 +550,7 @@ static int k_host(lua_State *L) {
 }
 
 static int k_gc(lua_State *L) {
-  gl_kernel *k = luaL_checkudata(L, 1, GL_KERNEL_MT);
+  gl_kernel *k = gl_checkudata(L, 1, GL_KERNEL_MT);
   if (k->has_host) {
     if (k->m && k->m->mod && k->dev->opened && gl_is_sim) {
       gl_set_ctx(k->dev);
@@ -622,7 +620,7 @@ static void check_limits(lua_State *L, gl_kernel *k, gl_device *d, const unsigne
 /* s:launch(k, cfg, ...) */
 int gl_stream_launch(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
-  gl_kernel *k = luaL_testudata(L, 2, GL_KERNEL_MT);
+  gl_kernel *k = gl_testudata(L, 2, GL_KERNEL_MT);
   if (!k) return luaL_typeerror(L, 2, "gpulua kernel");
   luaL_checktype(L, 3, LUA_TTABLE);
   gl_device *dev = s->dev;
@@ -774,7 +772,7 @@ int gl_stream_launch(lua_State *L) {
 }
 
 static int k_index(lua_State *L) {
-  gl_kernel *k = luaL_checkudata(L, 1, GL_KERNEL_MT);
+  gl_kernel *k = gl_checkudata(L, 1, GL_KERNEL_MT);
   const char *key = luaL_checkstring(L, 2);
   if (strcmp(key, "name") == 0) lua_pushstring(L, k->name);
   else if (strcmp(key, "signature") == 0) {
@@ -791,7 +789,7 @@ static int k_index(lua_State *L) {
 }
 
 static int k_tostring(lua_State *L) {
-  gl_kernel *k = luaL_checkudata(L, 1, GL_KERNEL_MT);
+  gl_kernel *k = gl_checkudata(L, 1, GL_KERNEL_MT);
   char s[512];
   if (k->is_family) snprintf(s, sizeof s, "%s", k->builtin->signature);
   else gl_signature_format(&k->sig, s, sizeof s);
@@ -800,7 +798,7 @@ static int k_tostring(lua_State *L) {
 }
 
 static int m_index(lua_State *L) {
-  gl_module *m = luaL_checkudata(L, 1, GL_MODULE_MT);
+  gl_module *m = gl_checkudata(L, 1, GL_MODULE_MT);
   const char *key = luaL_checkstring(L, 2);
   if (strcmp(key, "kernel") == 0) lua_pushcfunction(L, m_kernel);
   else if (strcmp(key, "name") == 0) lua_pushstring(L, m->name);
@@ -810,13 +808,13 @@ static int m_index(lua_State *L) {
 }
 
 static int m_tostring(lua_State *L) {
-  gl_module *m = luaL_checkudata(L, 1, GL_MODULE_MT);
+  gl_module *m = gl_checkudata(L, 1, GL_MODULE_MT);
   lua_pushfstring(L, "gpulua.Module(%s on device %d)", m->name, m->dev ? m->dev->ordinal : -1);
   return 1;
 }
 
 void gl_open_kernel(lua_State *L) {
-  if (luaL_newmetatable(L, GL_MODULE_MT)) {
+  if (gl_newmetatable(L, GL_MODULE_MT)) {
     lua_pushcfunction(L, m_index);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, m_gc);
@@ -825,7 +823,7 @@ void gl_open_kernel(lua_State *L) {
     lua_setfield(L, -2, "__tostring");
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, GL_KERNEL_MT)) {
+  if (gl_newmetatable(L, GL_KERNEL_MT)) {
     lua_pushcfunction(L, k_index);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, k_gc);

@@ -45,7 +45,7 @@ static void alloc_unref(gl_alloc *a) {
   free(a);
 }
 
-gl_slice *gl_test_slice(lua_State *L, int idx) { return luaL_testudata(L, idx, GL_SLICE_MT); }
+gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, GL_SLICE_MT); }
 
 size_t gl_slice_bytes(gl_slice *x) { return x->count * gl_dtypes[x->dtype].size; }
 
@@ -101,7 +101,7 @@ static size_t check_count(lua_State *L, int arg, gl_dtype dt) {
 static gl_slice *new_handle(lua_State *L) {
   gl_slice *x = lua_newuserdatauv(L, sizeof *x, 0);
   memset(x, 0, sizeof *x);
-  luaL_setmetatable(L, GL_SLICE_MT);
+  gl_setmetatable(L, GL_SLICE_MT);
   return x;
 }
 
@@ -225,7 +225,7 @@ static int x_read(lua_State *L) {
 
 /* free(), __close (mode 2) and __gc (mode 0) */
 static int x_release(lua_State *L) {
-  gl_slice *x = luaL_checkudata(L, 1, GL_SLICE_MT);
+  gl_slice *x = gl_checkudata(L, 1, GL_SLICE_MT);
   int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
   gl_alloc *a = x->a;
   if (!a) return 0;
@@ -252,7 +252,7 @@ static int x_release(lua_State *L) {
 }
 
 static int x_index(lua_State *L) {
-  gl_slice *x = luaL_checkudata(L, 1, GL_SLICE_MT);
+  gl_slice *x = gl_checkudata(L, 1, GL_SLICE_MT);
   const char *k = luaL_checkstring(L, 2);
   if (!x->a) return 0;
   if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[x->dtype].name);
@@ -267,13 +267,13 @@ static int x_index(lua_State *L) {
 }
 
 static int x_len(lua_State *L) {
-  gl_slice *x = luaL_checkudata(L, 1, GL_SLICE_MT);
+  gl_slice *x = gl_checkudata(L, 1, GL_SLICE_MT);
   lua_pushinteger(L, (lua_Integer)x->count);
   return 1;
 }
 
 static int x_tostring(lua_State *L) {
-  gl_slice *x = luaL_checkudata(L, 1, GL_SLICE_MT);
+  gl_slice *x = gl_checkudata(L, 1, GL_SLICE_MT);
   if (!x->a) {
     lua_pushliteral(L, "gpulua.Slice (released)");
     return 1;
@@ -286,7 +286,7 @@ static int x_tostring(lua_State *L) {
 }
 
 void gl_open_slice(lua_State *L) {
-  if (!luaL_newmetatable(L, GL_SLICE_MT)) {
+  if (!gl_newmetatable(L, GL_SLICE_MT)) {
     lua_pop(L, 1);
     return;
   }

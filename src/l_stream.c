@@ -67,11 +67,11 @@ void gl_push_stream(lua_State *L, gl_stream *s) {
   stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
   u->s = s;
   gl_stream_ref(s);
-  luaL_setmetatable(L, GL_STREAM_MT);
+  gl_setmetatable(L, GL_STREAM_MT);
 }
 
 static gl_stream *to_stream(lua_State *L, int idx) {
-  stream_ud *u = luaL_testudata(L, idx, GL_STREAM_MT);
+  stream_ud *u = gl_testudata(L, idx, GL_STREAM_MT);
   if (!u) luaL_typeerror(L, idx, "gpulua stream");
   return u->s;
 }
@@ -94,7 +94,7 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
     lua_pop(L, 1);
     return dev->main;
   }
-  if (!luaL_testudata(L, -1, GL_STREAM_MT))
+  if (!gl_testudata(L, -1, GL_STREAM_MT))
     luaL_error(L, "option 'stream' expected a gpulua stream, got %s", luaL_typename(L, -1));
   gl_stream *s = gl_check_stream(L, -1);
   lua_pop(L, 1);
@@ -172,7 +172,7 @@ static int s_record(lua_State *L) {
 
 static int s_wait(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
-  gl_event *e = luaL_testudata(L, 2, GL_EVENT_MT);
+  gl_event *e = gl_testudata(L, 2, GL_EVENT_MT);
   if (!e) return luaL_typeerror(L, 2, "gpulua event");
   gl_set_ctx(s->dev);
   GL_CALL(L, s->dev, cuStreamWaitEvent, s->cu, e->ev, 0);
@@ -282,7 +282,7 @@ static int s_query(lua_State *L) {
 
 /* close(), __close and __gc: the upvalue says which (0 gc, 1 close, 2 __close) */
 static int s_close(lua_State *L) {
-  stream_ud *u = luaL_checkudata(L, 1, GL_STREAM_MT);
+  stream_ud *u = gl_checkudata(L, 1, GL_STREAM_MT);
   int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
   gl_stream *s = u->s;
   if (!s) return 0;
@@ -307,7 +307,7 @@ static int s_close(lua_State *L) {
 }
 
 static int s_tostring(lua_State *L) {
-  stream_ud *u = luaL_checkudata(L, 1, GL_STREAM_MT);
+  stream_ud *u = gl_checkudata(L, 1, GL_STREAM_MT);
   gl_stream *s = u->s;
   if (!s) lua_pushliteral(L, "gpulua.Stream (released)");
   else lua_pushfstring(L, "gpulua.Stream('%s' on device %d%s)", s->name, s->dev->ordinal,
@@ -316,7 +316,7 @@ static int s_tostring(lua_State *L) {
 }
 
 static int s_index(lua_State *L) {
-  stream_ud *u = luaL_checkudata(L, 1, GL_STREAM_MT);
+  stream_ud *u = gl_checkudata(L, 1, GL_STREAM_MT);
   const char *k = luaL_checkstring(L, 2);
   if (!u->s) return 0;
   if (strcmp(k, "name") == 0) {
@@ -334,7 +334,7 @@ static int s_index(lua_State *L) {
 }
 
 void gl_open_stream(lua_State *L) {
-  if (!luaL_newmetatable(L, GL_STREAM_MT)) {
+  if (!gl_newmetatable(L, GL_STREAM_MT)) {
     lua_pop(L, 1);
     return;
   }

@@ -15,6 +15,37 @@
 
 static const char rt_key = 'R';
 
+const char gl_device_mt[] = "gpulua.Device", gl_stream_mt[] = "gpulua.Stream", gl_event_mt[] = "gpulua.Event",
+           gl_slice_mt[] = "gpulua.Slice", gl_host_mt[] = "gpulua.HostBuffer", gl_module_mt[] = "gpulua.Module",
+           gl_kernel_mt[] = "gpulua.Kernel";
+
+int gl_newmetatable(lua_State *L, const char *tname) {
+  if (!luaL_newmetatable(L, tname)) return 0;
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, tname);
+  return 1;
+}
+
+void *gl_testudata(lua_State *L, int idx, const char *tname) {
+  void *p = lua_touserdata(L, idx);
+  if (!p || !lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, tname);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? p : NULL;
+}
+
+void *gl_checkudata(lua_State *L, int idx, const char *tname) {
+  void *p = gl_testudata(L, idx, tname);
+  if (!p) luaL_typeerror(L, idx, tname);
+  return p;
+}
+
+void gl_setmetatable(lua_State *L, const char *tname) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, tname);
+  lua_setmetatable(L, -2);
+}
+
 static _Thread_local CUcontext current_ctx;
 
 gl_runtime *gl_rt(lua_State *L) {
@@ -128,7 +159,7 @@ void gl_push_device(lua_State *L, gl_device *dev) {
     lua_pop(L, 1);
     gl_device **ud = lua_newuserdatauv(L, sizeof *ud, 1);
     *ud = dev;
-    luaL_setmetatable(L, GL_DEVICE_MT);
+    gl_setmetatable(L, GL_DEVICE_MT);
     gl_push_stream(L, dev->main); /* dev.main: one userdata for the device's life */
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, -1);
