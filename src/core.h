@@ -212,6 +212,10 @@ const char *gl_stream_name(gl_stream *s);
 /* ---- l_event.c ------------------------------------------------------- */
 void gl_open_event(lua_State *L);
 void gl_event_new(lua_State *L, gl_stream *s, int timing); /* pushes the event */
+/* The device's pool of CUDA events, [timing]: take one (created when the
+ * pool is empty), give it back when done. */
+CUresult gl_event_take(gl_device *d, int timing, CUevent *ev);
+void gl_event_give(gl_device *d, CUevent ev, int timing);
 void gl_event_pool_clear(gl_device *d);
 
 /* ---- l_slice.c ------------------------------------------------------- */

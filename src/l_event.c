@@ -8,17 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Events of collected Event objects are kept for reuse: creating a CUDA
- * event costs more than recording one. */
-static CUevent take_event(lua_State *L, gl_device *d, int timing) {
-  if (d->npool[timing]) return d->event_pool[timing][--d->npool[timing]];
-  CUevent ev = NULL;
+/* Events no longer needed (collected Event objects, finished trace records)
+ * are kept for reuse: creating a CUDA event costs more than recording one. */
+CUresult gl_event_take(gl_device *d, int timing, CUevent *ev) {
+  if (d->npool[timing]) {
+    *ev = d->event_pool[timing][--d->npool[timing]];
+    return CUDA_SUCCESS;
+  }
   gl_set_ctx(d);
-  GL_CALL(L, d, cuEventCreate, &ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
-  return ev;
+  return gl_drv.cuEventCreate(ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
 }
 
-static void give_event(gl_device *d, CUevent ev, int timing) {
+void gl_event_give(gl_device *d, CUevent ev, int timing) {
   if (d->npool[timing] == d->cappool[timing]) {
     int cap = d->cappool[timing] ? 2 * d->cappool[timing] : 32;
     CUevent *p = cap <= 4096 ? realloc(d->event_pool[timing], (size_t)cap * sizeof *p) : NULL;
@@ -46,7 +47,7 @@ void gl_event_pool_clear(gl_device *d) {
 void gl_event_new(lua_State *L, gl_stream *s, int timing) {
   gl_event *e = lua_newuserdatauv(L, sizeof *e, 0);
   memset(e, 0, sizeof *e);
-  e->ev = take_event(L, s->dev, timing != 0);
+  gl_check(L, s->dev, gl_event_take(s->dev, timing != 0, &e->ev), "cuEventCreate");
   gl_set_ctx(s->dev);
   gl_setmetatable(L, GL_EVENT_MT); /* from here on __gc destroys it */
   e->s = s;
@@ -110,7 +111,7 @@ static int e_elapsed(lua_State *L) {
 
 static int e_gc(lua_State *L) {
   gl_event *e = gl_checkudata(L, 1, GL_EVENT_MT);
-  if (e->ev && e->s && e->s->dev->opened) give_event(e->s->dev, e->ev, e->timing != 0);
+  if (e->ev && e->s && e->s->dev->opened) gl_event_give(e->s->dev, e->ev, e->timing != 0);
   e->ev = NULL;
   if (e->s) gl_stream_unref(e->s);
   e->s = NULL;

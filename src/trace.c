@@ -40,8 +40,6 @@ typedef struct {
   CUstream idle;
   CUevent base;
   double base_host;      /* host seconds when base was recorded */
-  CUevent *pool;
-  int npool, cappool;
 } dev_state;
 
 static struct {
@@ -82,29 +80,11 @@ static dev_state *dev_of(gl_device *d) {
   return ds;
 }
 
+/* timing events from the device's pool (see l_event.c) */
 static CUevent take_event(gl_device *d) {
-  dev_state *ds = dev_of(d);
-  if (!ds) return NULL;
-  if (ds->npool) return ds->pool[--ds->npool];
   CUevent e = NULL;
-  gl_set_ctx(d);
-  if (gl_drv.cuEventCreate(&e, 0) != CUDA_SUCCESS) return NULL;
+  if (!dev_of(d) || gl_event_take(d, 1, &e) != CUDA_SUCCESS) return NULL;
   return e;
-}
-
-static void give_event(gl_device *d, CUevent e) {
-  dev_state *ds = &T.dev[d->ordinal];
-  if (ds->npool == ds->cappool) {
-    int cap = ds->cappool ? 2 * ds->cappool : 64;
-    CUevent *p = realloc(ds->pool, (size_t)cap * sizeof *p);
-    if (!p) {
-      gl_drv.cuEventDestroy(e);
-      return;
-    }
-    ds->pool = p;
-    ds->cappool = cap;
-  }
-  ds->pool[ds->npool++] = e;
 }
 
 /* Read an op's times once its end event has completed (or wait for it). */
@@ -126,8 +106,8 @@ static void harvest(op_rec *o, int wait) {
   o->ts = off + ms_a * 1e3;
   o->dur = (ms_b - ms_a) * 1e3;
   if (o->dur < 0) o->dur = 0;
-  give_event(d, o->a);
-  give_event(d, o->b);
+  gl_event_give(d, o->a, 1);
+  gl_event_give(d, o->b, 1);
   o->a = o->b = NULL;
   o->done = 1;
 }
@@ -391,10 +371,8 @@ void gl_trace_finish(gl_runtime *rt) {
     dev_state *ds = &T.dev[d];
     if (!ds->ready || !rt->devs[d].opened) continue;
     gl_set_ctx(&rt->devs[d]);
-    for (int i = 0; i < ds->npool; i++) gl_drv.cuEventDestroy(ds->pool[i]);
     gl_drv.cuEventDestroy(ds->base);
     gl_drv.cuStreamDestroy(ds->idle);
-    free(ds->pool);
   }
   free(T.ops);
   free(T.flows);
