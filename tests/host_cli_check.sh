@@ -63,6 +63,6 @@ interrupt() {
   cat "$tmp/int.err"
 }
 check interrupt 'interrupted!' interrupt
-check interrupt-status '^exit 1$' interrupt
+check interrupt-status '^exit 130$' interrupt
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

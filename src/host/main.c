@@ -85,8 +85,12 @@ static void lstop (lua_State *L, lua_Debug *ar) {
 ** this function only sets a hook that, when called, will stop the
 ** interpreter.
 */
+/* set by Ctrl-C; an interrupted run exits 130 (128 + SIGINT), like a shell */
+static volatile sig_atomic_t got_interrupt = 0;
+
 static void laction (int i) {
   int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
+  got_interrupt = 1;
   setsignal(i, SIG_DFL);  /* if another SIGINT happens, terminate process */
   lua_sethook(globalL, lstop, flag, 1);
 }
@@ -777,6 +781,7 @@ static void doREPL (lua_State *L) {
       status = docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK) l_print(L);
     else report(L, status);
+    got_interrupt = 0;  /* the REPL carries on after an interrupted line */
   }
   lua_endreadline(L);
   lua_settop(L, 0);  /* clear stack */
@@ -861,5 +866,6 @@ int main (int argc, char **argv) {
   result = lua_toboolean(L, -1);  /* get result */
   report(L, status);
   lua_close(L);  /* finalizers drain pending GPU work */
-  return (result && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+  if (result && status == LUA_OK) return EXIT_SUCCESS;
+  return got_interrupt ? 128 + SIGINT : EXIT_FAILURE;
 }
