@@ -1,0 +1,58 @@
+/*
+ * tests/fuzz/fuzz_parsers.c -- a libFuzzer harness for the C parsers that
+ * take outside input: kernel signatures, dtype names and kernel-cache
+ * entries (a cache folder is outside input too). The first byte picks the
+ * parser; the rest is its input. Built and run by scripts/fuzz.sh.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "kcache.h"
+#include "signature.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0) return 0;
+  uint8_t which = data[0] % 3;
+  data++;
+  size--;
+  char *text = malloc(size + 1);
+  if (!text) return 0;
+  memcpy(text, data, size);
+  text[size] = '\0';
+  switch (which) {
+  case 0: {
+    gl_signature sig;
+    char err[256], back[1024];
+    if (gl_signature_parse(text, &sig, err, sizeof err) == 0) {
+      gl_signature_format(&sig, back, sizeof back);
+      gl_signature reparsed; /* the canonical text parses to the same signature */
+      if (gl_signature_parse(back, &reparsed, err, sizeof err) != 0 || reparsed.n != sig.n ||
+          memcmp(reparsed.p, sig.p, sizeof sig.p[0] * (size_t)sig.n) != 0)
+        abort();
+      for (int i = 0; i < sig.n; i++)
+        if (gl_param_size(&sig.p[i]) == 0 || gl_param_size(&sig.p[i]) > 8) abort();
+    } else if (!err[0]) {
+      abort(); /* a refusal always says why */
+    }
+    break;
+  }
+  case 1: {
+    int d = gl_dtype_parse(text);
+    if (d >= GL_NDTYPES || (d >= 0 && strcmp(gl_dtypes[d].name, text) != 0)) abort();
+    break;
+  }
+  default: {
+    const void *payload;
+    size_t len;
+    int kind;
+    if (gl_kcache_parse(data, size, NULL, &payload, &len, &kind) == 0) {
+      if ((const uint8_t *)payload < data || (const uint8_t *)payload + len > data + size) abort();
+    }
+    break;
+  }
+  }
+  free(text);
+  return 0;
+}
