@@ -1,0 +1,107 @@
+-- Device faults: a kernel that writes to an illegal address or traps poisons
+-- its device (every later call on it names the fault and where it was first
+-- seen), the process does not hang, and an uncaught fault exits non-zero.
+-- Each case runs in a child process: a fault ends the device's context for
+-- the rest of the process. On sim the kernels' host implementations raise,
+-- which takes the same path (the launch fails; the device is poisoned).
+local gpu = require "gpulua"
+
+local function interpreter()
+  local i = -1
+  while arg[i - 1] ~= nil do i = i - 1 end
+  return arg[i]
+end
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function run_child(script)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(script)
+  f:close()
+  local cmd = ("GPULUA_BACKEND=%s timeout 120 %s %s 2>&1; echo \"exit status $?\""):format(
+    gpu.backend(), quote(interpreter()), quote(path))
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  return out, tonumber(out:match("exit status (%d+)%s*$"))
+end
+
+local PRELUDE = [[
+local gpu = require "gpulua"
+local dev = gpu.device(0)
+local m = gpu.compile([=[
+  extern "C" __global__ void bad_write(float *y, unsigned long long n) {
+    float *p = (float *)(unsigned long long)0x10;  // not device memory
+    p[threadIdx.x] = y[0];
+  }
+  extern "C" __global__ void trap(float *y) { if (threadIdx.x == 0) __trap(); y[0] = 1.0f; }
+]=], {name = "faults.cu"})
+local bad = m:kernel("bad_write", "f32*, u64")
+bad:host(function() error("bad_write touched an illegal address") end)
+local trap = m:kernel("trap", "f32*")
+trap:host(function() error("trap") end)
+local y = dev:zeros("f32", 64)
+]]
+
+describe("device faults", function()
+  if type(arg) ~= "table" then
+    pending("needs the interpreter's arg table to start a child process")
+    return
+  end
+
+  it("poison the device: the fault is named, later calls say where it was seen", function()
+    local out, status = run_child(PRELUDE .. [[
+      dev.main:launch(bad, {grid = 1, block = 32}, y, 64)
+      print("sync:", pcall(dev.main.sync, dev.main))
+      print("later:", pcall(dev.zeros, dev, "f32", 4))
+      print("read:", pcall(y.read, y))
+      print("end")
+    ]])
+    assert.are.equal(0, status, "the child failed:\n" .. out)
+    local sync = assert(out:match("sync:\tfalse\t([^\n]*)"), out)
+    assert.matches("device 0 is poisoned by a fault", sync)
+    if gpu.backend() == "cuda" then
+      assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", sync)
+    else
+      assert.matches("host kernel 'bad_write' raised: .*illegal address", sync)
+    end
+    assert.matches("seen at [^\n]*:%d+", sync)
+    for _, what in ipairs{"later", "read"} do
+      local msg = assert(out:match(what .. ":\tfalse\t([^\n]*)"), out)
+      assert.matches("device 0 is poisoned by a fault", msg)
+    end
+    assert.matches("\nend\n", out)
+  end)
+
+  it("end the process with a non-zero status when not caught, without hanging", function()
+    local out, status = run_child(PRELUDE .. [[
+      dev.main:launch(trap, {grid = 1, block = 32}, y)
+      dev.main:sync()
+      print("not reached")
+    ]])
+    assert.are_not.equal(0, status, out)
+    assert.are_not.equal(124, status, "the child hung:\n" .. out)
+    assert.matches("poisoned by a fault", out)
+    assert.is_nil(out:find("not reached", 1, true))
+  end)
+
+  it("leave other devices working", function()
+    if gpu.count() < 2 then
+      pending("needs 2 devices: only " .. gpu.count() .. " here")
+      return
+    end
+    local out, status = run_child(PRELUDE .. [[
+      dev.main:launch(bad, {grid = 1, block = 32}, y, 64)
+      pcall(dev.main.sync, dev.main)
+      local d1 = gpu.device(1)
+      local h = gpu.host("i32", {7, 8, 9})
+      local x = d1:alloc("i32", 3)
+      d1.main:copy(x, h)
+      print("other:", x:read()[3])
+    ]])
+    assert.are.equal(0, status, out)
+    assert.matches("other:\t9", out)
+  end)
+end)
