@@ -73,6 +73,7 @@ void gl_push_stream(lua_State *L, gl_stream *s) {
 static gl_stream *to_stream(lua_State *L, int idx) {
   stream_ud *u = gl_testudata(L, idx, GL_STREAM_MT);
   if (!u) luaL_typeerror(L, idx, "gpulua stream");
+  if (!u->s) luaL_error(L, "gpulua stream has been released (its finalizer ran)");
   return u->s;
 }
 
@@ -174,6 +175,7 @@ static int s_wait(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_event *e = gl_testudata(L, 2, GL_EVENT_MT);
   if (!e) return luaL_typeerror(L, 2, "gpulua event");
+  if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_set_ctx(s->dev);
   GL_CALL(L, s->dev, cuStreamWaitEvent, s->cu, e->ev, 0);
   gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);

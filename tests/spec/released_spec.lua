@@ -1,0 +1,44 @@
+-- Objects whose finalizer was called by hand (getmetatable(o).__gc(o)) and
+-- then used again: every use is a Lua error, never a crash.
+local gpu = require "gpulua"
+
+describe("objects used after their finalizer ran", function()
+  local dev = gpu.device(0)
+
+  local function finalize(o) getmetatable(o).__gc(o) end
+
+  local function refuses(f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok)
+    assert.are.equal("string", type(err))
+  end
+
+  it("streams", function()
+    local s = dev:stream{name = "released"}
+    finalize(s)
+    refuses(function() return s:sync() end)
+    refuses(dev.main.join, dev.main, s)
+    refuses(function() return dev:alloc("f32", 4, {stream = s}) end)
+    assert.are.equal("gpulua.Stream (released)", tostring(s))
+  end)
+
+  it("slices, host buffers, events and kernels", function()
+    local x = dev:alloc("f32", 4)
+    finalize(x)
+    refuses(x.read, x)
+    refuses(dev.main.fill, dev.main, x, 1)
+    local h = gpu.host("f32", 4)
+    finalize(h)
+    refuses(function() return h[1] end)
+    refuses(dev.main.copy, dev.main, h, dev:zeros("f32", 4))
+    local e = dev.main:record()
+    finalize(e)
+    refuses(e.sync, e)
+    refuses(dev.main.wait, dev.main, e)
+    dev:sync()
+    -- the device still works
+    local y = dev:zeros("i32", 3)
+    dev.main:fill(y, 5)
+    assert.are.same({5, 5, 5}, y:read():totable())
+  end)
+end)
