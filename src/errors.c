@@ -2,19 +2,13 @@
  * errors.c -- driver results as Lua errors, script locations, poisoning.
  */
 #include "core.h"
+#include "checker.h"
 
 #include <stdio.h>
 #include <string.h>
 
 void gl_where(lua_State *L, char *buf, size_t len) {
-  lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); level++) {
-    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
-      snprintf(buf, len, "%s:%d", ar.short_src, ar.currentline);
-      return;
-    }
-  }
-  snprintf(buf, len, "?");
+  snprintf(buf, len, "%s", gl_loc_text(gl_loc_here(L))); /* the checker's interned locations */
 }
 
 const char *gl_given(lua_State *L, int idx) {
