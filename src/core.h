@@ -171,6 +171,10 @@ const char *gl_error_name(CUresult r);
 /* What the value at idx is, for messages: "number 5", a gpulua object's
  * type name ("gpulua.Slice"), else the Lua type name. */
 const char *gl_given(lua_State *L, int idx);
+/* The (offset, count) arguments 2 and 3 of a view of `total` elements:
+ * 0 <= offset <= total, count defaults to the rest and must fit. `what`
+ * names the viewed object in messages ("slice", "buffer"). */
+void gl_check_view(lua_State *L, size_t total, const char *what, size_t *off, size_t *cnt);
 /* Raise the device's poison message if it has one. */
 void gl_check_poison(lua_State *L, gl_device *dev);
 int gl_push_error(lua_State *L, CUresult r, const char *call);

@@ -11,6 +11,19 @@ void gl_where(lua_State *L, char *buf, size_t len) {
   snprintf(buf, len, "%s", gl_loc_text(gl_loc_here(L))); /* the checker's interned locations */
 }
 
+void gl_check_view(lua_State *L, size_t total, const char *what, size_t *off, size_t *cnt) {
+  lua_Integer o = luaL_checkinteger(L, 2);
+  if (o < 0 || (uint64_t)o > total)
+    luaL_argerror(L, 2, lua_pushfstring(L, "offset %I is outside the %s's %I elements", (LUAI_UACINT)o, what,
+                                        (LUAI_UACINT)total));
+  lua_Integer c = luaL_optinteger(L, 3, (lua_Integer)(total - (size_t)o)); /* o is checked: no overflow */
+  if (c < 0 || (uint64_t)c > total - (size_t)o)
+    luaL_argerror(L, 3, lua_pushfstring(L, "count %I from offset %I runs past the %s's %I elements", (LUAI_UACINT)c,
+                                        (LUAI_UACINT)o, what, (LUAI_UACINT)total));
+  *off = (size_t)o;
+  *cnt = (size_t)c;
+}
+
 const char *gl_given(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) {

@@ -246,19 +246,13 @@ static int h_fill(lua_State *L) {
 /* h:view(offset, count): offset 0-based like device views. */
 static int h_view(lua_State *L) {
   gl_hostbuf *h = gl_check_hostbuf(L, 1);
-  lua_Integer off = luaL_checkinteger(L, 2);
-  lua_Integer cnt = luaL_optinteger(L, 3, (lua_Integer)h->count - off);
-  if (off < 0 || (size_t)off > h->count)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "offset %I is outside the buffer's %I elements", (LUAI_UACINT)off,
-                                               (LUAI_UACINT)h->count));
-  if (cnt < 0 || (size_t)cnt > h->count - (size_t)off)
-    return luaL_argerror(L, 3, lua_pushfstring(L, "count %I from offset %I runs past the buffer's %I elements",
-                                               (LUAI_UACINT)cnt, (LUAI_UACINT)off, (LUAI_UACINT)h->count));
+  size_t off, cnt;
+  gl_check_view(L, h->count, "buffer", &off, &cnt);
   gl_hostbuf *v = new_handle(L);
   v->m = h->m;
   h->m->refs++;
-  v->offset = h->offset + (size_t)off;
-  v->count = (size_t)cnt;
+  v->offset = h->offset + off;
+  v->count = cnt;
   v->dtype = h->dtype;
   return 1;
 }

@@ -168,15 +168,9 @@ static gl_slice *push_view(lua_State *L, gl_slice *x, size_t offset, size_t coun
 /* x:view(offset, count): offset is 0-based, count defaults to the rest. */
 static int x_view(lua_State *L) {
   gl_slice *x = gl_check_slice(L, 1);
-  lua_Integer off = luaL_checkinteger(L, 2);
-  lua_Integer cnt = luaL_optinteger(L, 3, (lua_Integer)x->count - off);
-  if (off < 0 || (size_t)off > x->count)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "offset %I is outside the slice's %I elements", (LUAI_UACINT)off,
-                                               (LUAI_UACINT)x->count));
-  if (cnt < 0 || (size_t)cnt > x->count - (size_t)off)
-    return luaL_argerror(L, 3, lua_pushfstring(L, "count %I from offset %I runs past the slice's %I elements",
-                                               (LUAI_UACINT)cnt, (LUAI_UACINT)off, (LUAI_UACINT)x->count));
-  push_view(L, x, (size_t)off, (size_t)cnt);
+  size_t off, cnt;
+  gl_check_view(L, x->count, "slice", &off, &cnt);
+  push_view(L, x, off, cnt);
   return 1;
 }
 
