@@ -51,31 +51,6 @@ local function copy_of(t)
   return c
 end
 
--- The interpreter running this suite (gpulua or lua), for a spec that must run
--- in a process of its own.
-local function interpreter()
-  if type(arg) ~= "table" then return nil end
-  local i = -1
-  while arg[i - 1] ~= nil do i = i - 1 end
-  return arg[i]
-end
-
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
-local function run_child(script)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(script)
-  f:close()
-  local cmd = ("GPULUA_BACKEND=%s timeout 120 %s %s 2>&1; echo \"exit status $?\""):format(
-    gpu.backend(), quote(interpreter()), quote(path))
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  os.remove(path)
-  return out, tonumber(out:match("exit status (%d+)%s*$"))
-end
-
 describe("built-in kernels", function()
   local dev, main
   before_each(function()
@@ -378,11 +353,11 @@ describe("built-in kernels", function()
     end)
 
     it("reject a strided copy whose stride overflow would read outside the slice (in a child process)", function()
-      local interp = interpreter()
+      local interp = H.interpreter()
       assert.is_string(interp, "cannot tell which interpreter runs the suite")
       -- regression (once broken): (9 - 1) * (2^61 + 1) wraps to 8: the check passes, and the kernel reads
       -- x[2^61 + 1], 2^63 bytes past x: the sim backend crashes (segmentation fault)
-      local out, status = run_child([[
+      local out, status = H.run_child([[
         local gpu = require "gpulua"
         local dev = gpu.device(0)
         local x, y = dev:zeros("f32", 100), dev:zeros("f32", 100)

@@ -5,28 +5,7 @@
 -- the rest of the process. On sim the kernels' host implementations raise,
 -- which takes the same path (the launch fails; the device is poisoned).
 local gpu = require "gpulua"
-
-local function interpreter()
-  local i = -1
-  while arg[i - 1] ~= nil do i = i - 1 end
-  return arg[i]
-end
-
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
-local function run_child(script)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(script)
-  f:close()
-  local cmd = ("GPULUA_BACKEND=%s timeout 120 %s %s 2>&1; echo \"exit status $?\""):format(
-    gpu.backend(), quote(interpreter()), quote(path))
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  os.remove(path)
-  return out, tonumber(out:match("exit status (%d+)%s*$"))
-end
+local H = require "helpers"
 
 local PRELUDE = [[
 local gpu = require "gpulua"
@@ -52,7 +31,7 @@ describe("device faults", function()
   end
 
   it("poison the device: the fault is named, later calls say where it was seen", function()
-    local out, status = run_child(PRELUDE .. [[
+    local out, status = H.run_child(PRELUDE .. [[
       dev.main:launch(bad, {grid = 1, block = 32}, y, 64)
       print("sync:", pcall(dev.main.sync, dev.main))
       print("later:", pcall(dev.zeros, dev, "f32", 4))
@@ -76,7 +55,7 @@ describe("device faults", function()
   end)
 
   it("end the process with a non-zero status when not caught, without hanging", function()
-    local out, status = run_child(PRELUDE .. [[
+    local out, status = H.run_child(PRELUDE .. [[
       dev.main:launch(trap, {grid = 1, block = 32}, y)
       dev.main:sync()
       print("not reached")
@@ -92,7 +71,7 @@ describe("device faults", function()
       pending("needs 2 devices: only " .. gpu.count() .. " here")
       return
     end
-    local out, status = run_child(PRELUDE .. [[
+    local out, status = H.run_child(PRELUDE .. [[
       dev.main:launch(bad, {grid = 1, block = 32}, y, 64)
       pcall(dev.main.sync, dev.main)
       local d1 = gpu.device(1)

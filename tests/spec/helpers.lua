@@ -74,4 +74,31 @@ function H.it_devices(n, title, fn)
   end
 end
 
+-- The interpreter running this suite (gpulua or lua), for specs that must run
+-- in a process of their own (nil when there is no arg table).
+function H.interpreter()
+  if type(arg) ~= "table" then return nil end
+  local i = -1
+  while arg[i - 1] ~= nil do i = i - 1 end
+  return arg[i]
+end
+
+function H.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- Run a Lua script in a child process of the same interpreter and backend;
+-- returns its output (stdout and stderr) and its exit status.
+function H.run_child(script)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(script)
+  f:close()
+  local cmd = ("GPULUA_BACKEND=%s timeout 120 %s %s 2>&1; echo \"exit status $?\""):format(
+    gpu.backend(), H.quote(H.interpreter()), H.quote(path))
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  return out, tonumber(out:match("exit status (%d+)%s*$"))
+end
+
 return H

@@ -77,37 +77,10 @@ end
 
 local function cfg_for(n) return {grid = (n + 127) // 128, block = 128} end
 
--- The interpreter running this suite (gpulua or lua), for specs that must run
--- in a process of their own.
-local function interpreter()
-  if type(arg) ~= "table" then return nil end
-  local i = -1
-  while arg[i - 1] ~= nil do i = i - 1 end
-  return arg[i]
-end
-
-local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
--- Run a Lua script in a child process of the same interpreter and backend;
--- returns its output (stdout and stderr) and its exit status.
-local function run_child(script)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(script)
-  f:close()
-  local cmd = ("GPULUA_BACKEND=%s timeout 120 %s %s 2>&1; echo \"exit status $?\""):format(
-    gpu.backend(), quote(interpreter()), quote(path))
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  os.remove(path)
-  return out, tonumber(out:match("exit status (%d+)%s*$"))
-end
-
 -- name -> inode of the files in folder dir
 local function listing(dir)
   local t = {}
-  local p = assert(io.popen("ls -i " .. quote(dir) .. " 2>/dev/null"))
+  local p = assert(io.popen("ls -i " .. H.quote(dir) .. " 2>/dev/null"))
   for inode, name in p:read("a"):gmatch("(%d+)%s+([^\n]+)") do t[name] = inode end
   p:close()
   return t
@@ -568,10 +541,10 @@ describe("kernels", function()
     if SIM then
       it("a raising host function fails the launch: the next sync raises its message, the device is poisoned",
         function()
-          local interp = interpreter()
+          local interp = H.interpreter()
           assert.is_string(interp, "cannot tell which interpreter runs the suite")
           -- in a process of its own: a poisoned device stays poisoned
-          local out, status = run_child([[
+          local out, status = H.run_child([[
             local gpu = require "gpulua"
             local dev = gpu.device(0)
             local k = gpu.load("tests/data/twice.ptx"):kernel("twice", "const f32*, f32*, u64")
