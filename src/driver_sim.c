@@ -30,7 +30,6 @@
 
 #define SIM_MAX_DEVICES 64
 #define SIM_ALIGN 256
-#define SIM_MAGIC 0x6770756c75614d4dULL /* "gpuluaMM" */
 
 struct CUctx_st {
   int ordinal;
@@ -100,10 +99,8 @@ struct CUstream_st {
 };
 
 typedef struct sim_block { /* header in front of every sim allocation */
-  uint64_t magic;
   size_t bytes;
   int ordinal;
-  int freed;
 } sim_block;
 
 static struct {
@@ -825,10 +822,8 @@ static CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st
     pthread_mutex_unlock(&S.mu);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  b->magic = SIM_MAGIC;
   b->bytes = rounded;
   b->ordinal = st->ctx->ordinal;
-  b->freed = 0;
   /* Contents are undefined: poison them so a script that forgets to write
    * memory sees garbage (NaN for floats), as it may on a GPU. */
   memset((char *)b + SIM_ALIGN, 0xff, rounded);
@@ -858,7 +853,6 @@ static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
   }
   sim_block *b = block_of(p);
   live_remove(at);
-  b->freed = 1;
   S.dev[b->ordinal].used -= b->bytes;
   pthread_mutex_unlock(&S.mu);
   sim_op op = {.kind = OP_FREE, .dst = b};
@@ -866,7 +860,6 @@ static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
   if (r != CUDA_SUCCESS) {
     pthread_mutex_lock(&S.mu);
     live_add((uintptr_t)p);
-    b->freed = 0;
     S.dev[b->ordinal].used += b->bytes;
     pthread_mutex_unlock(&S.mu);
   }
