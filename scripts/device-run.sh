@@ -2,8 +2,11 @@
 # Run on the GPU machine (device tool), from the repository root, after
 # scripts/device-prepare.sh here and with carry [".carry"]:
 #   bash scripts/device-run.sh [specs|examples|bench|all]   (default all)
+#   bash scripts/device-run.sh sanitize                    (not part of all)
 # Runs the spec suite with --backend=cuda, the examples and the benchmarks,
-# each ending with its summary line. Logs go to $OUT when it is set.
+# each ending with its summary line; `sanitize` runs the suite and the main
+# example under compute-sanitizer memcheck and racecheck (docs/RELIABILITY.md).
+# Logs go to $OUT when it is set.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -52,6 +55,63 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     bash bench/run.sh 2>&1 | tee "$out/bench.log" | tail -n 40
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   fi
+fi
+if [ "$what" = sanitize ]; then
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  "$cs" --version | tail -n 1
+  # API errors are not counted: the specs provoke them on purpose (out of
+  # memory, invalid handles) and check that each becomes a Lua error. The
+  # fault specs (#fault) are left out: their kernels fault on purpose, and the
+  # planted-fault run below shows that the tool catches exactly that.
+  csflags=(--error-exitcode 86 --report-api-errors no --target-processes all --print-limit 20)
+  planted=$(mktemp --suffix=.lua)
+  cat >"$planted" <<'LUA'
+local gpu = require "gpulua"
+local dev = gpu.device(0)
+local m = gpu.compile([[
+  extern "C" __global__ void past_end(float *y, unsigned long long n) { y[n + threadIdx.x] = 1.0f; }
+  extern "C" __global__ void racy(float *y) {
+    __shared__ float s[64];
+    s[threadIdx.x] = threadIdx.x;  // no barrier before reading a neighbour's word
+    y[threadIdx.x] = s[(threadIdx.x + 32) % 64];
+  }
+]], {name = "planted.cu"})
+local y = dev:zeros("f32", 64)
+local k = m:kernel(os.getenv("PLANTED"), os.getenv("PLANTED") == "racy" and "f32*" or "f32*, u64")
+if os.getenv("PLANTED") == "racy" then dev.main:launch(k, {grid = 1, block = 64}, y)
+else dev.main:launch(k, {grid = 1, block = 32}, y, 1 << 20) end
+pcall(dev.main.sync, dev.main)
+LUA
+  for tool in memcheck racecheck; do
+    extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    echo "== compute-sanitizer --tool $tool: the spec suite"
+    timeout 280 "$cs" --tool "$tool" "${extra[@]}" "${csflags[@]}" \
+      "$gpulua" --backend=cuda "$carry/bin/busted" --output=utfTerminal --exclude-tags=fault tests/spec \
+      >"$out/sanitize-$tool-specs.log" 2>&1
+    rc=$?
+    grep -E '^[0-9]+ success|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$out/sanitize-$tool-specs.log" | sort | uniq -c
+    echo "exit status $rc"
+    [ $rc -eq 0 ] || status=1
+    echo "== compute-sanitizer --tool $tool: examples/pipeline.lua"
+    timeout 200 "$cs" --tool "$tool" "${extra[@]}" "${csflags[@]}" "$gpulua" --backend=cuda examples/pipeline.lua \
+      >"$out/sanitize-$tool-pipeline.log" 2>&1
+    rc=$?
+    tail -n 3 "$out/sanitize-$tool-pipeline.log"
+    echo "exit status $rc"
+    [ $rc -eq 0 ] || status=1
+  done
+  # the tools must be able to fail here: a planted out-of-bounds write and a
+  # planted shared-memory race must each be reported (exit 86)
+  for plant in past_end:memcheck racy:racecheck; do
+    PLANTED=${plant%%:*} timeout 120 "$cs" --tool "${plant##*:}" "${csflags[@]}" "$gpulua" --backend=cuda "$planted" \
+      >"$out/sanitize-planted-${plant%%:*}.log" 2>&1
+    rc=$?
+    echo "== planted ${plant%%:*} under ${plant##*:}: exit status $rc (86 = reported)"
+    grep -m 3 -E 'Invalid __global__|hazard|ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-planted-${plant%%:*}.log"
+    [ $rc -eq 86 ] || status=1
+  done
+  rm -f "$planted"
 fi
 echo "device-run: $([ $status -eq 0 ] && echo ok || echo FAILED)"
 exit $status

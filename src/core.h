@@ -46,6 +46,7 @@ typedef enum { GL_POLICY_STRICT, GL_POLICY_AUTO, GL_POLICY_OFF } gl_policy;
 extern gl_driver gl_drv;          /* the backend's table, filled once per process */
 extern const char *gl_backend_name; /* "cuda" or "sim" once chosen */
 extern int gl_is_sim;               /* the backend is sim */
+extern int gl_host_kernel_depth;    /* > 0 while a sim host kernel (k:host) runs on the Lua thread */
 
 typedef struct gl_runtime gl_runtime;
 typedef struct gl_stream gl_stream;
@@ -135,19 +136,24 @@ typedef struct gl_slice { /* userdata */
 } gl_slice;
 
 typedef struct gl_hostmem {
-  int refs;
-  void *ptr;            /* NULL once a borrowed view has expired */
+  int refs;             /* handles, plus one while on the deferred-free list */
+  void *ptr;            /* NULL once a borrowed view has expired or the memory is released */
   size_t bytes;
   int pinned;
   int borrowed;         /* a view of (sim) device memory: not ours to free */
+  int freed;            /* h:free() on the buffer that allocated it */
+  int freed_at;         /* where (a checker location) */
   struct gl_hostmem *next_borrow;
   gl_accesses acc;      /* copies that read or write it */
 } gl_hostmem;
 
 typedef struct gl_hostbuf { /* userdata */
-  gl_hostmem *m;
+  gl_hostmem *m;        /* NULL once released (free, close or collected) */
   size_t offset, count;
   gl_dtype dtype;
+  int is_view;
+  int released;         /* by h:free() or <close>, at released_at (a checker location) */
+  int released_at;
 } gl_hostbuf;
 
 typedef struct gl_event { /* userdata */

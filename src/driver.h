@@ -31,6 +31,7 @@
   X(cuDeviceGetDefaultMemPool, (CUmemoryPool *pool_out, CUdevice dev))                \
   X(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value)) \
   X(cuMemPoolSetAccess, (CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)) \
+  X(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep))                     \
   X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))                        \
   X(cuDevicePrimaryCtxRelease, (CUdevice dev))                                        \
   X(cuCtxSetCurrent, (CUcontext ctx))                                                 \

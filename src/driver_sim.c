@@ -13,7 +13,9 @@
  *
  * Environment: GPULUA_SIM_DEVICES (1..64), GPULUA_SIM_MEMORY (bytes per
  * device, suffixes K M G allowed; default 1G), GPULUA_SIM_DELAY_US (added to
- * every queued operation, to make races show in tests).
+ * every queued operation, to make races show in tests), GPULUA_SIM_HOST_MEMORY
+ * (a limit on pinned host memory, like GPULUA_SIM_MEMORY; default none: only
+ * the host's own memory limits it).
  */
 
 #include "driver.h"
@@ -110,7 +112,8 @@ static struct {
   int ndev;
   sim_device dev[SIM_MAX_DEVICES];
   unsigned delay_us;
-} S = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {{{0}, 0, 0, {0, 0, 0}, {0}}}, 0};
+  size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
+} S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local struct CUctx_st *cur_ctx;
 
@@ -244,6 +247,11 @@ int gl_sim_config_error(char *why, size_t whylen) {
     snprintf(why, whylen, "GPULUA_SIM_MEMORY must be a byte count such as 1073741824 or 512M, got '%s'", s);
     return -1;
   }
+  s = getenv("GPULUA_SIM_HOST_MEMORY");
+  if (s && *s && parse_size(s, &mem) != 0) {
+    snprintf(why, whylen, "GPULUA_SIM_HOST_MEMORY must be a byte count such as 1073741824 or 512M, got '%s'", s);
+    return -1;
+  }
   s = getenv("GPULUA_SIM_DELAY_US");
   if (s && *s) {
     char *end;
@@ -267,6 +275,10 @@ static CUresult sim_cuInit(unsigned flags) {
     size_t mem = 1ULL << 30;
     s = getenv("GPULUA_SIM_MEMORY");
     if (s && *s) parse_size(s, &mem);
+    s = getenv("GPULUA_SIM_HOST_MEMORY");
+    S.host_total = 0;
+    S.host_used = 0;
+    if (s && *s) parse_size(s, &S.host_total);
     s = getenv("GPULUA_SIM_DELAY_US");
     S.delay_us = (s && *s) ? (unsigned)atol(s) : 0;
     for (int i = 0; i < S.ndev; i++) {
@@ -383,6 +395,14 @@ static CUresult sim_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc 
         map[i].location.id >= S.ndev)
       return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS; /* host memory is reachable from every sim device anyway */
+}
+
+static CUresult sim_cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+  NEED_INIT();
+  intptr_t d = (intptr_t)(uintptr_t)pool - 1;
+  if (d < 0 || d >= S.ndev) return CUDA_ERROR_INVALID_VALUE;
+  (void)keep; /* the sim pool keeps nothing: a free gives the bytes back at once */
+  return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d) {
@@ -866,20 +886,53 @@ static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
   return r;
 }
 
+/* Pinned host memory carries a header like device memory, for the limit. */
 static CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
   NEED_CTX();
   (void)flags;
   if (!pp || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  void *p = aligned_alloc(SIM_ALIGN, (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN);
-  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-  *pp = p;
+  if (bytes > ((size_t)1 << 50)) return CUDA_ERROR_OUT_OF_MEMORY;
+  size_t rounded = (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN;
+  pthread_mutex_lock(&S.mu);
+  if (S.host_total && S.host_used + rounded > S.host_total) {
+    pthread_mutex_unlock(&S.mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  S.host_used += rounded;
+  pthread_mutex_unlock(&S.mu);
+  sim_block *b = aligned_alloc(SIM_ALIGN, SIM_ALIGN + rounded);
+  if (!b) {
+    pthread_mutex_lock(&S.mu);
+    S.host_used -= rounded;
+    pthread_mutex_unlock(&S.mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  b->bytes = rounded;
+  b->ordinal = -1;
+  *pp = (char *)b + SIM_ALIGN;
   return CUDA_SUCCESS;
 }
 
 static CUresult sim_cuMemFreeHost(void *p) {
   NEED_INIT();
-  free(p);
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  sim_block *b = (sim_block *)((char *)p - SIM_ALIGN);
+  pthread_mutex_lock(&S.mu);
+  S.host_used -= b->bytes;
+  pthread_mutex_unlock(&S.mu);
+  free(b);
   return CUDA_SUCCESS;
+}
+
+int gl_sim_host_memory(size_t *avail, size_t *total) {
+  pthread_mutex_lock(&S.mu);
+  int limited = S.host_total != 0;
+  if (limited) {
+    *total = S.host_total;
+    *avail = S.host_total - S.host_used;
+  }
+  pthread_mutex_unlock(&S.mu);
+  return limited;
 }
 
 static CUresult copy_op(void *dst, const void *src, size_t n, CUstream st) {

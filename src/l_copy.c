@@ -27,8 +27,8 @@ static void get_operand(lua_State *L, int idx, const char *role, operand *o) {
     o->bytes = gl_slice_bytes(o->x);
     o->acc = &o->x->a->acc;
     o->lo = (uint64_t)(gl_slice_ptr(o->x) - o->x->a->ptr);
-  } else if ((o->h = gl_test_hostbuf(L, idx)) && o->h->m) {
-    gl_check_hostbuf(L, idx); /* an expired host-kernel view says so */
+  } else if ((o->h = gl_test_hostbuf(L, idx))) {
+    gl_check_hostbuf(L, idx); /* a freed buffer or an expired host-kernel view says so */
     o->bytes = gl_hostbuf_bytes(o->h);
     o->acc = gl_hostbuf_accesses(o->h);
     o->lo = gl_hostbuf_offset_bytes(o->h);

@@ -10,15 +10,27 @@
 #include "core.h"
 #include "checker.h"
 
+#include "sim.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, GL_HOST_MT); }
 
 gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   gl_hostbuf *h = gl_test_hostbuf(L, idx);
-  if (!h || !h->m) luaL_typeerror(L, idx, "gpulua host buffer");
+  if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
+  if (!h->m) {
+    if (h->released)
+      luaL_error(L, "host buffer %s[%I] is freed (at %s)", gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count,
+                 gl_loc_text(h->released_at));
+    luaL_error(L, "host buffer %s[%I] is released (its finalizer has run)", gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
+  }
+  if (h->m->freed)
+    luaL_error(L, "host buffer %s[%I] (a view) is freed: its buffer was freed at %s", gl_dtypes[h->dtype].name,
+               (LUAI_UACINT)h->count, gl_loc_text(h->m->freed_at));
   if (!h->m->ptr)
     luaL_error(L, "a host view of a slice (%s[%I]) is only valid during the host kernel call that received it",
                gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
@@ -48,18 +60,44 @@ static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int
   gl_access_check_host(L, &h->m->acc, lo, lo + n * sz, write, d);
 }
 
-static void hostmem_free(gl_hostmem *m) {
+/* Bytes of pinned host memory that gpulua holds (for out-of-memory messages). */
+static size_t pinned_held;
+
+/* Give the memory back (the struct stays while handles refer to it). */
+static void hostmem_release(gl_hostmem *m) {
+  if (!m->ptr || m->borrowed) { /* expired, or device memory: not ours */
+  } else if (m->pinned) {
+    gl_drv.cuMemFreeHost(m->ptr);
+    pinned_held -= m->bytes;
+  } else {
+    free(m->ptr);
+  }
+  m->ptr = NULL;
+}
+
+static void hostmem_destroy(gl_hostmem *m) {
+  hostmem_release(m);
   gl_access_clear(&m->acc);
-  if (m->borrowed) { /* device memory: not ours */
-  } else if (m->pinned) gl_drv.cuMemFreeHost(m->ptr);
-  else free(m->ptr);
   free(m);
 }
 
-/* Host memory whose last handle is gone while queued copies may still use
- * it: freed once they have finished. A finalizer never blocks (it may run
- * anywhere, even inside a sim host kernel whose stream it would wait for). */
+/* Host memory that is freed, or whose last handle is gone, while queued
+ * copies may still use it: released once they have finished. The list holds
+ * a reference. A finalizer never blocks (it may run anywhere, even inside a
+ * sim host kernel whose stream it would wait for). */
 static gl_hostmem *deferred;
+
+static void hostmem_unref(gl_hostmem *m);
+
+static void hostmem_release_when_done(gl_hostmem *m) {
+  if (gl_access_finished(&m->acc)) {
+    hostmem_release(m);
+    return;
+  }
+  m->refs++;
+  m->next_borrow = deferred; /* the link is free: a buffer of our own is never borrowed */
+  deferred = m;
+}
 
 void gl_hostbuf_reap(int wait) {
   for (gl_hostmem **pp = &deferred; *pp;) {
@@ -67,7 +105,8 @@ void gl_hostbuf_reap(int wait) {
     if (wait) gl_access_wait_all(&m->acc, 0);
     if (wait || gl_access_finished(&m->acc)) {
       *pp = m->next_borrow;
-      hostmem_free(m);
+      hostmem_release(m);
+      hostmem_unref(m);
     } else {
       pp = &m->next_borrow;
     }
@@ -76,12 +115,11 @@ void gl_hostbuf_reap(int wait) {
 
 static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
-  if (gl_access_finished(&m->acc)) {
-    hostmem_free(m);
+  if (m->ptr && !m->borrowed && !gl_access_finished(&m->acc)) {
+    hostmem_release_when_done(m); /* not finished: the list takes the only reference */
     return;
   }
-  m->next_borrow = deferred; /* the link is free once the memory has no handle */
-  deferred = m;
+  hostmem_destroy(m);
 }
 
 static gl_hostbuf *new_handle(lua_State *L);
@@ -120,6 +158,56 @@ static gl_hostbuf *new_handle(lua_State *L) {
   return h;
 }
 
+/* The host's memory: available (MemAvailable) and total bytes; for pinned
+ * memory on sim with GPULUA_SIM_HOST_MEMORY, that limit's. */
+static size_t physical_bytes(void);
+
+static void host_memory(int pinned, size_t *avail, size_t *total) {
+  if (pinned && gl_is_sim && gl_sim_host_memory(avail, total)) return;
+  long page = sysconf(_SC_PAGESIZE), free_pages = sysconf(_SC_AVPHYS_PAGES);
+  *total = physical_bytes();
+  *avail = page > 0 && free_pages > 0 ? (size_t)page * (size_t)free_pages : 0;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return;
+  char line[128];
+  unsigned long long kb;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+      *avail = (size_t)kb * 1024;
+      break;
+    }
+  fclose(f);
+}
+
+/* The host's physical memory in bytes (0 if unknown): no buffer can be larger. */
+static size_t physical_bytes(void) {
+  static size_t phys = (size_t)-1;
+  if (phys == (size_t)-1) {
+    long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    phys = page > 0 && pages > 0 ? (size_t)page * (size_t)pages : 0;
+  }
+  return phys;
+}
+
+static int larger_than_host(size_t bytes) { return physical_bytes() && bytes > physical_bytes(); }
+
+/* Pinned memory: a request larger than the host's memory fails at once (the
+ * driver might try to pin page after page); on out of memory, collect
+ * garbage, release what finished copies no longer use and try once more. */
+static CUresult alloc_pinned(lua_State *L, void **ptr, size_t bytes) {
+  if (larger_than_host(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+  gl_device *d0 = gl_device_open(L, 0); /* pinned memory needs a context */
+  gl_set_ctx(d0);
+  CUresult r = gl_drv.cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && gl_host_kernel_depth == 0 && lua_gc(L, LUA_GCISRUNNING)) {
+    lua_gc(L, LUA_GCCOLLECT);
+    gl_hostbuf_reap(0);
+    gl_set_ctx(d0);
+    r = gl_drv.cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  }
+  return r;
+}
+
 gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned) {
   if (deferred) gl_hostbuf_reap(0);
   gl_hostbuf *h = new_handle(L);
@@ -127,20 +215,30 @@ gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned) 
   gl_hostmem *m = calloc(1, sizeof *m);
   if (!m) luaL_error(L, "gpu.host: out of host memory");
   if (pinned) {
-    gl_device *d0 = gl_device_open(L, 0); /* pinned memory needs a context */
-    gl_set_ctx(d0);
-    CUresult r = gl_drv.cuMemHostAlloc(&m->ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    CUresult r = alloc_pinned(L, &m->ptr, bytes);
     if (r != CUDA_SUCCESS) {
       free(m);
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        size_t avail = 0, total = 0;
+        host_memory(1, &avail, &total);
+        luaL_error(L, "gpu.host: out of pinned host memory: requested %s[%I] (%I bytes), %I of %I bytes of host "
+                      "memory available, %I bytes pinned by gpulua",
+                   gl_dtypes[dt].name, (LUAI_UACINT)count, (LUAI_UACINT)bytes, (LUAI_UACINT)avail,
+                   (LUAI_UACINT)total, (LUAI_UACINT)pinned_held);
+      }
       luaL_error(L, "gpu.host: could not allocate %I bytes of pinned host memory (%s[%I]): %s",
                  (LUAI_UACINT)bytes, gl_dtypes[dt].name, (LUAI_UACINT)count, gl_error_name(r));
     }
+    pinned_held += bytes;
   } else {
-    m->ptr = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    m->ptr = larger_than_host(bytes) ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!m->ptr) {
       free(m);
-      luaL_error(L, "gpu.host: could not allocate %I bytes of host memory (%s[%I])", (LUAI_UACINT)bytes,
-                 gl_dtypes[dt].name, (LUAI_UACINT)count);
+      size_t avail = 0, total = 0;
+      host_memory(0, &avail, &total);
+      luaL_error(L, "gpu.host: out of host memory: requested %s[%I] (%I bytes), %I of %I bytes available",
+                 gl_dtypes[dt].name, (LUAI_UACINT)count, (LUAI_UACINT)bytes, (LUAI_UACINT)avail,
+                 (LUAI_UACINT)total);
     }
   }
   m->refs = 1;
@@ -254,11 +352,14 @@ static int h_view(lua_State *L) {
   v->offset = h->offset + off;
   v->count = cnt;
   v->dtype = h->dtype;
+  v->is_view = 1;
   return 1;
 }
 
 static int h_index(lua_State *L) {
-  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  gl_hostbuf *h = gl_test_hostbuf(L, 1);
+  if (!h) return luaL_typeerror(L, 1, "gpulua host buffer");
+  if (lua_type(L, 2) != LUA_TSTRING) gl_check_hostbuf(L, 1); /* fields and methods stay reachable once freed */
   if (lua_type(L, 2) == LUA_TNUMBER) {
     if (!lua_isinteger(L, 2)) {
       lua_Number f = lua_tonumber(L, 2);
@@ -274,7 +375,7 @@ static int h_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[h->dtype].name);
     else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_hostbuf_bytes(h));
-    else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, h->m->pinned);
+    else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, gl_check_hostbuf(L, 1)->m->pinned);
     else {
       lua_getmetatable(L, 1);
       lua_getfield(L, -1, "methods");
@@ -318,17 +419,49 @@ static int h_len(lua_State *L) {
   return 1;
 }
 
-static int h_gc(lua_State *L) {
+/* h:free() (mode 1), __close (mode 2) and __gc (mode 0). Freeing the buffer
+ * that allocated the memory gives it back as soon as the copies queued on it
+ * have finished (never earlier), and its views become unusable; freeing a
+ * view releases only that view, like slices. */
+static int h_release(lua_State *L) {
   gl_hostbuf *h = gl_checkudata(L, 1, GL_HOST_MT);
-  if (h->m) hostmem_unref(h->m);
+  int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
+  gl_hostmem *m = h->m;
+  if (mode == 0 || (mode == 2 && (!m || m->freed || m->borrowed))) {
+    if (m) hostmem_unref(m);
+    h->m = NULL;
+    return 0;
+  }
+  if (!m) {
+    if (h->released)
+      return luaL_error(L, "h:free: host buffer %s[%I] is already freed (at %s)", gl_dtypes[h->dtype].name,
+                        (LUAI_UACINT)h->count, gl_loc_text(h->released_at));
+    return luaL_error(L, "h:free: host buffer %s[%I] is released", gl_dtypes[h->dtype].name,
+                      (LUAI_UACINT)h->count);
+  }
+  if (m->freed)
+    return luaL_error(L, "h:free: host buffer %s[%I] (a view) is already freed: its buffer was freed at %s",
+                      gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, gl_loc_text(m->freed_at));
+  if (m->borrowed)
+    return luaL_error(L, "h:free: a host view of a slice (%s[%I]) belongs to the slice and cannot be freed",
+                      gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
+  int loc = gl_loc_here(L);
+  if (!h->is_view) {
+    m->freed = 1;
+    m->freed_at = loc;
+    hostmem_release_when_done(m);
+  }
+  h->released = 1;
+  h->released_at = loc;
   h->m = NULL;
+  hostmem_unref(m);
   return 0;
 }
 
 static int h_tostring(lua_State *L) {
   gl_hostbuf *h = gl_checkudata(L, 1, GL_HOST_MT);
-  if (!h->m) {
-    lua_pushliteral(L, "gpulua.HostBuffer (released)");
+  if (!h->m || h->m->freed) {
+    lua_pushliteral(L, "gpulua.HostBuffer (freed)");
     return 1;
   }
   char d[128];
@@ -345,10 +478,18 @@ void gl_open_hostbuf(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"totable", h_totable}, {"fill", h_fill}, {"view", h_view}, {NULL, NULL}};
   luaL_newlib(L, methods);
+  lua_pushinteger(L, 1);
+  lua_pushcclosure(L, h_release, 1);
+  lua_setfield(L, -2, "free");
   lua_setfield(L, -2, "methods");
   static const luaL_Reg meta[] = {
-    {"__index", h_index}, {"__newindex", h_newindex}, {"__len", h_len},
-    {"__gc", h_gc},       {"__tostring", h_tostring}, {NULL, NULL}};
+    {"__index", h_index}, {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
   luaL_setfuncs(L, meta, 0);
+  lua_pushinteger(L, 0);
+  lua_pushcclosure(L, h_release, 1);
+  lua_setfield(L, -2, "__gc");
+  lua_pushinteger(L, 2);
+  lua_pushcclosure(L, h_release, 1);
+  lua_setfield(L, -2, "__close");
   lua_pop(L, 1);
 }

@@ -488,18 +488,16 @@ static void push_builtins(lua_State *L) {
 
 /* ---- host implementations (sim) ---------------------------------------- */
 
-/* Runs on the main thread when a sim stream reaches the launch. */
-static int run_host_kernel(void *user, const gl_sim_launch *l) {
-  gl_kernel *k = user;
-  lua_State *L = k->hostL;
-  host_launch *hl = *(host_launch **)l->params[k->sig.n];
-  int top = lua_gettop(L);
-  int rc = 0;
-  if (!lua_checkstack(L, k->sig.n + 8)) return 1;
-  /* no finalizers until the call is over: one might wait for this very
-   * stream (it cannot finish before this kernel returns) */
-  int gc_was_running = lua_gc(L, LUA_GCISRUNNING);
-  if (gc_was_running) lua_gc(L, LUA_GCSTOP);
+int gl_host_kernel_depth;
+
+/* The host function's call, in protected mode: making the argument views can
+ * raise (out of memory), and an error must not unwind through the sim. */
+static int call_host_kernel(lua_State *L) {
+  gl_kernel *k = lua_touserdata(L, 1);
+  const gl_sim_launch *l = lua_touserdata(L, 2);
+  host_launch *hl = lua_touserdata(L, 3);
+  lua_settop(L, 0);
+  luaL_checkstack(L, k->sig.n + 8, "too many kernel arguments");
   lua_rawgetp(L, LUA_REGISTRYINDEX, k); /* the host function */
   lua_rawgeti(L, LUA_REGISTRYINDEX, hl->cfg_ref);
   for (int i = 0; i < k->sig.n; i++) {
@@ -510,7 +508,29 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
       gl_dtype_push(L, hl->arg[i].dt, l->params[i]);
     }
   }
-  int status = lua_pcall(L, 1 + k->sig.n, 0, 0);
+  lua_call(L, 1 + k->sig.n, 0);
+  return 0;
+}
+
+/* Runs on the main thread when a sim stream reaches the launch. */
+static int run_host_kernel(void *user, const gl_sim_launch *l) {
+  gl_kernel *k = user;
+  lua_State *L = k->hostL;
+  host_launch *hl = *(host_launch **)l->params[k->sig.n];
+  int top = lua_gettop(L);
+  int rc = 0;
+  if (!lua_checkstack(L, 8)) return 1;
+  /* no finalizers until the call is over: one might wait for this very
+   * stream (it cannot finish before this kernel returns) */
+  int gc_was_running = lua_gc(L, LUA_GCISRUNNING);
+  if (gc_was_running) lua_gc(L, LUA_GCSTOP);
+  gl_host_kernel_depth++;
+  lua_pushcfunction(L, call_host_kernel);
+  lua_pushlightuserdata(L, k);
+  lua_pushlightuserdata(L, (void *)l);
+  lua_pushlightuserdata(L, hl);
+  int status = lua_pcall(L, 3, 0, 0);
+  gl_host_kernel_depth--;
   if (status != LUA_OK) {
     snprintf(host_kernel_error, sizeof host_kernel_error, "host kernel '%s' raised: %s", k->name,
              lua_tostring(L, -1) ? lua_tostring(L, -1) : "(an error object)");

@@ -45,6 +45,25 @@ static void alloc_unref(gl_alloc *a) {
   free(a);
 }
 
+/* Out of device memory: before giving up, collect garbage (slices nobody
+ * refers to any more queue their frees), wait for the device so every queued
+ * free has happened, and give the pool's cached memory back to the driver, so
+ * that memory freed on any stream can serve a retry. Not inside a sim host
+ * kernel (its own stream could not finish) nor while the script has stopped
+ * the collector. The checker's verdicts do not change: no stream is marked as
+ * synchronised. Returns CUDA_SUCCESS when a retry is worthwhile,
+ * CUDA_ERROR_OUT_OF_MEMORY when nothing was tried, or the wait's error. */
+static CUresult reclaim(lua_State *L, gl_device *dev) {
+  if (gl_host_kernel_depth > 0 || !lua_gc(L, LUA_GCISRUNNING)) return CUDA_ERROR_OUT_OF_MEMORY;
+  lua_gc(L, LUA_GCCOLLECT);
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS) return r;
+  CUmemoryPool pool;
+  if (gl_drv.cuDeviceGetDefaultMemPool(&pool, dev->cu) == CUDA_SUCCESS) gl_drv.cuMemPoolTrimTo(pool, 0);
+  return CUDA_SUCCESS;
+}
+
 gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, GL_SLICE_MT); }
 
 size_t gl_slice_bytes(gl_slice *x) { return x->count * gl_dtypes[x->dtype].size; }
@@ -120,6 +139,12 @@ static int alloc_impl(lua_State *L, int zero) {
   if (!a) return luaL_error(L, "gpulua: out of host memory");
   gl_set_ctx(dev);
   CUresult r = gl_drv.cuMemAllocAsync(&a->ptr, bytes, s->cu);
+  const char *call = "cuMemAllocAsync";
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    CUresult rr = reclaim(L, dev);
+    if (rr == CUDA_SUCCESS) r = gl_drv.cuMemAllocAsync(&a->ptr, bytes, s->cu);
+    else if (rr != CUDA_ERROR_OUT_OF_MEMORY) r = rr, call = "cuCtxSynchronize";
+  }
   if (r != CUDA_SUCCESS) {
     free(a);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
@@ -129,7 +154,7 @@ static int alloc_impl(lua_State *L, int zero) {
                         zero ? "zeros" : "alloc", dev->ordinal, gl_dtypes[dt].name, (LUAI_UACINT)n,
                         (LUAI_UACINT)bytes, (LUAI_UACINT)free_, (LUAI_UACINT)total);
     }
-    gl_check(L, dev, r, "cuMemAllocAsync");
+    gl_check(L, dev, r, call);
   }
   a->refs = 1;
   a->live = 1;

@@ -42,6 +42,10 @@ void gl_sim_set_main_thread(void);
 /* On the main thread: run host kernels that workers are waiting for. */
 void gl_sim_service(void);
 
+/* The pinned host memory GPULUA_SIM_HOST_MEMORY allows: fills avail and
+ * total and returns 1, or returns 0 when no limit is set. */
+int gl_sim_host_memory(size_t *avail, size_t *total);
+
 /* Check the GPULUA_SIM_* environment; on a bad value fill `why` and return -1. */
 int gl_sim_config_error(char *why, size_t whylen);
 

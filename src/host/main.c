@@ -768,6 +768,26 @@ static void l_print (lua_State *L) {
 
 
 /*
+** After an interrupted REPL line: collect what the stopped chunk left
+** behind (its slices queue their frees) and wait for the GPU work it
+** queued, so the next line starts from a quiet device. A failure (a
+** poisoned device) is reported, and the REPL goes on.
+*/
+static void drain_after_interrupt (lua_State *L) {
+  lua_sethook(L, NULL, 0, 0);  /* a late Ctrl-C must not stop the drain */
+  lua_gc(L, LUA_GCCOLLECT);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "gpulua") == LUA_TTABLE &&
+      lua_getfield(L, -1, "sync") == LUA_TFUNCTION) {
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK)
+      l_message(progname, lua_pushfstring(L, "after the interrupt, waiting for the GPU work failed: %s",
+                                             luaL_tolstring(L, -1, NULL)));
+  }
+  lua_settop(L, 0);
+}
+
+
+/*
 ** Do the REPL: repeatedly read (load) a line, evaluate (call) it, and
 ** print any results.
 */
@@ -781,6 +801,7 @@ static void doREPL (lua_State *L) {
       status = docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK) l_print(L);
     else report(L, status);
+    if (got_interrupt) drain_after_interrupt(L);
     got_interrupt = 0;  /* the REPL carries on after an interrupted line */
   }
   lua_endreadline(L);

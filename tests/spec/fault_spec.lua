@@ -24,7 +24,7 @@ trap:host(function() error("trap") end)
 local y = dev:zeros("f32", 64)
 ]]
 
-describe("device faults", function()
+describe("device faults #fault", function()
   if type(arg) ~= "table" then
     pending("needs the interpreter's arg table to start a child process")
     return

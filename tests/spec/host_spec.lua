@@ -352,4 +352,88 @@ describe("host buffers", function()
       assert.are.equal(5, h[big])
     end)
   end)
+
+  describe("free and close", function()
+    it("h:free() gives the memory back; later use names where it was freed", function()
+      local h = gpu.host("f32", 8)
+      local v = h:view(2, 3)
+      h:free()
+      local err = H.fails("host buffer f32%[8%] is freed %(at [^)]*host_spec.lua:%d+%)", function() return h[1] end)
+      assert.is_nil(err:find("expected", 1, true))
+      H.fails("host buffer f32%[3%] %(a view%) is freed: its buffer was freed at [^\n]*host_spec.lua:%d+",
+              function() return v[1] end)
+      H.fails("host buffer f32%[8%] is freed", h.fill, h, 1)
+      H.fails("h:free: host buffer f32%[8%] is already freed %(at [^)]*host_spec.lua:%d+%)", h.free, h)
+      H.fails("h:free: host buffer f32%[3%] %(a view%) is already freed", v.free, v)
+      local x = gpu.device(0):zeros("f32", 8)
+      H.fails("host buffer f32%[8%] is freed", function() gpu.device(0).main:copy(x, h) end)
+      H.fails("host buffer f32%[8%] is freed", function() gpu.device(0).main:copy(h, x) end)
+      assert.are.equal("gpulua.HostBuffer (freed)", tostring(h))
+      assert.are.equal("gpulua.HostBuffer (freed)", tostring(v))
+    end)
+
+    it("freeing a view releases only the view", function()
+      local h = H.iota("i32", 6)
+      local v = h:view(1, 2)
+      v:free()
+      H.fails("host buffer i32%[2%] is freed %(at ", function() return v[1] end)
+      H.check_iota(h)
+      h:free()
+    end)
+
+    it("<close> frees, and closing a freed buffer is not an error", function()
+      local outer
+      do
+        local h <close> = gpu.host("u8", 4)
+        outer = h
+      end
+      H.fails("host buffer u8%[4%] is freed", function() return outer[1] end)
+      do
+        local h <close> = gpu.host("u8", 4)
+        h:free()
+      end
+      do
+        local h = gpu.host("u8", 4)
+        local v <close> = h:view(0, 2)
+        assert.are.equal(2, #v)
+        h:free()
+      end
+    end)
+
+    it("waits for queued copies: the memory goes only after they have finished", function()
+      local dev = gpu.device(0)
+      local s = dev:stream()
+      local n = 16 << 20
+      local x = dev:zeros("u8", n, {stream = s})
+      s:fill(x, 7)
+      local h = gpu.host("u8", n)
+      for _ = 1, 4 do s:copy(h, x) end -- still running while h is freed
+      local back = gpu.host("u8", n)
+      s:copy(x, back:fill(1))
+      back:free() -- the source of a queued copy, too
+      h:free()
+      s:sync()
+      assert.are.equal(1, x:view(n - 1, 1):read()[1])
+    end)
+
+    it("a host kernel's view of a slice cannot be freed", function()
+      if gpu.backend() ~= "sim" then
+        pending("host kernels (k:host) run on sim only")
+        return
+      end
+      local dev = gpu.device(0)
+      local m = gpu.compile([[extern "C" __global__ void touch(float *y) { y[0] = 1.0f; }]], {name = "touch.cu"})
+      local k = m:kernel("touch", "f32*")
+      local seen
+      k:host(function(_, y)
+        seen = {pcall(y.free, y)}
+        y[1] = 2
+      end)
+      local y = dev:zeros("f32", 4)
+      dev.main:launch(k, {grid = 1, block = 1}, y)
+      assert.are.equal(2, y:read()[1])
+      assert.is_false(seen[1])
+      assert.matches("h:free: a host view of a slice %(f32%[4%]%) belongs to the slice and cannot be freed", seen[2])
+    end)
+  end)
 end)
