@@ -23,15 +23,17 @@ local function drive(args, lines, ready)
   }
   for _, line in ipairs(lines) do
     if type(line) == "table" then
-      script[#script + 1] = ("n=0; until grep -q %s \"$d/out\"; do n=$((n+1)); [ $n -gt 600 ] && break; sleep 0.05; done")
-        :format(H.quote(ready))
+      script[#script + 1] = ("n=0; until grep -q %s \"$d/out\"; do n=$((n+1)); [ $n -gt 600 ] && break; "
+                             .. "sleep 0.05; done"):format(H.quote(ready))
       script[#script + 1] = "sleep 0.2; kill -INT $pid"
     else
       script[#script + 1] = ("printf '%%s\\n' %s >&3"):format(H.quote(line))
     end
   end
   script[#script + 1] = "exec 3>&-"
-  script[#script + 1] = "n=0; while kill -0 $pid 2>/dev/null; do n=$((n+1)); [ $n -gt 1200 ] && kill -KILL $pid; sleep 0.05; done"
+  -- a host that does not stop within a minute is killed (and the spec fails)
+  script[#script + 1] = "n=0; while kill -0 $pid 2>/dev/null; do n=$((n+1)); "
+                        .. "[ $n -gt 1200 ] && kill -KILL $pid; sleep 0.05; done"
   script[#script + 1] = "wait $pid; rc=$?; cat \"$d/out\"; rm -rf \"$d\"; echo \"exit status $rc\""
   local p = assert(io.popen("sh -c " .. H.quote(table.concat(script, "\n"))))
   local out = p:read("a")
