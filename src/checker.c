@@ -190,6 +190,8 @@ int gl_loc_here(lua_State *L) {
   return intern("?");
 }
 
+int gl_intern(const char *text) { return intern(text); }
+
 const char *gl_loc_text(int loc) { return loc >= 0 && loc < locs.n ? locs.text[loc] : "?"; }
 
 /* ---- records ------------------------------------------------------------ */

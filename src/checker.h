@@ -78,4 +78,7 @@ void gl_access_clear(gl_accesses *acc);
 int gl_loc_here(lua_State *L);
 const char *gl_loc_text(int loc);
 
+/* Intern any text (a kernel name) among the locations; gl_loc_text gives it back. */
+int gl_intern(const char *text);
+
 #endif

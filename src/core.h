@@ -79,7 +79,7 @@ typedef struct gl_device {
   int stream_counter;
   gl_stream *main;
   gl_stream *streams;   /* open streams, main included */
-  char poison[512];     /* non-empty once a fault poisoned the device */
+  char poison[1024];    /* non-empty once a fault poisoned the device */
   CUevent *event_pool[2]; /* events of collected Event objects, [timing] */
   int npool[2], cappool[2];
 } gl_device;
@@ -94,6 +94,8 @@ struct gl_stream {
   uint64_t done_seq;    /* operations known to have finished */
   CUevent tail_ev;      /* reused to order other streams after this one */
   CUevent final_ev;     /* recorded when the stream is closed */
+  uint64_t last_launch_seq; /* the last kernel launch (0: none), for fault messages: */
+  int last_kernel, last_launch_loc; /* its kernel's name and script location (interned; -1: not recorded) */
   char closed_at[GL_WHERE_MAX];
   gl_stream *next_open, **prev_open;
   int id;               /* runtime-wide, for vector clocks */

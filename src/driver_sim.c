@@ -1021,6 +1021,7 @@ struct CUfunc_st {
   int nparams;
   size_t sizes[GL_SIM_MAX_PARAMS];
   int ptx_nparams;        /* parameters read from the PTX entry, -1 unknown */
+  int max_threads;        /* per block: 1024, or the entry's .maxntid (__launch_bounds__) */
   size_t ptx_offset[GL_SIM_MAX_PARAMS], ptx_size[GL_SIM_MAX_PARAMS];
 };
 
@@ -1146,6 +1147,27 @@ static void ptx_params(const char *after, struct CUfunc_st *f) {
   f->ptx_nparams = n;
 }
 
+/* The entry's ".maxntid x[, y[, z]]" (from __launch_bounds__), between its
+ * parameter list and its body: the threads a block may have, or 1024. */
+static int ptx_max_threads(const char *after) {
+  const char *body = strchr(after, '{');
+  const char *m = strstr(after, ".maxntid");
+  if (!m || (body && m > body)) return 1024;
+  unsigned long long threads = 1;
+  char *p = (char *)m + 8;
+  for (int i = 0; i < 3; i++) {
+    char *end;
+    unsigned long v = strtoul(p, &end, 10);
+    if (end == p) break;
+    threads *= v;
+    p = end;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p != ',') break;
+    p++;
+  }
+  return threads >= 1 && threads <= 1024 ? (int)threads : 1024;
+}
+
 static CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
   NEED_INIT();
   if (!pf || !m || !name) return CUDA_ERROR_INVALID_VALUE;
@@ -1167,6 +1189,7 @@ static CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *
   f->mod = m;
   snprintf(f->name, sizeof f->name, "%s", name);
   f->ptx_nparams = -1;
+  f->max_threads = entry ? ptx_max_threads(entry) : 1024;
   if (entry) ptx_params(entry, f);
   f->next = all_funcs;
   all_funcs = f;
@@ -1189,7 +1212,7 @@ static CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfuncti
   NEED_INIT();
   if (!pi || !f) return CUDA_ERROR_INVALID_VALUE;
   switch (a) {
-  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = f->max_threads; break;
   case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = 0; break;
   case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
   case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 49152; break;
@@ -1207,6 +1230,7 @@ static CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsig
   if ((unsigned long long)bx * by * bz > 1024 || bz > 64) return CUDA_ERROR_INVALID_VALUE;
   if (shared > 232448) return CUDA_ERROR_INVALID_VALUE;
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  if ((unsigned long long)bx * by * bz > (unsigned long long)f->max_threads) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   if (f->mod->ordinal != st->ctx->ordinal) return CUDA_ERROR_INVALID_HANDLE;
   if (!f->host) return CUDA_ERROR_NOT_SUPPORTED; /* no device code runs on sim */
   size_t total = 0;

@@ -76,8 +76,22 @@ void gl_check(lua_State *L, gl_device *dev, CUresult r, const char *call) {
     char where[GL_WHERE_MAX];
     gl_where(L, where, sizeof where);
     const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_host_kernel_error() : "";
-    snprintf(dev->poison, sizeof dev->poison, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s",
-             dev->ordinal, gl_error_name(r), error_string(r), call, where, detail[0] ? ": " : "", detail);
+    int n = snprintf(dev->poison, sizeof dev->poison, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s",
+                     dev->ordinal, gl_error_name(r), error_string(r), call, where, detail[0] ? ": " : "", detail);
+    /* the driver reports a fault late and does not say which kernel: name the
+     * launches not known to have finished, the likely culprits */
+    int named = 0;
+    for (gl_stream *s = dev->streams; s && n > 0 && (size_t)n < sizeof dev->poison; s = s->next_open) {
+      if (s->last_launch_seq <= s->done_seq) continue;
+      if (named == 3) {
+        n += snprintf(dev->poison + n, sizeof dev->poison - (size_t)n, ", ...");
+        break;
+      }
+      const char *at = s->last_launch_loc >= 0 ? gl_loc_text(s->last_launch_loc) : "an unrecorded line";
+      n += snprintf(dev->poison + n, sizeof dev->poison - (size_t)n, "%s kernel '%s' launched on stream '%s' at %s",
+                    named ? "," : "; not known to have finished:", gl_loc_text(s->last_kernel), s->name, at);
+      named++;
+    }
   }
   if (dev && dev->poison[0] && is_sticky(r)) luaL_error(L, "%s", dev->poison);
   gl_push_error(L, r, call);

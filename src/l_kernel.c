@@ -49,6 +49,8 @@ struct gl_kernel {
   gl_device *dev;
   CUfunction f;
   char name[128];
+  int name_id;           /* name, interned (for fault messages) */
+  int max_threads;       /* per block for this function (registers, __launch_bounds__); 0: unknown */
   gl_signature sig;
   const gl_builtin *builtin; /* a family (gpu.kernels.NAME) or one variant of it */
   int is_family;
@@ -341,6 +343,14 @@ static void parse_signature(lua_State *L, const char *what, const char *s, gl_si
     luaL_error(L, "%s: bad signature '%s': %s", what, s, err);
 }
 
+/* The most threads a block of this function may have: fewer than the
+ * device's when its registers or __launch_bounds__ say so. */
+static void read_max_threads(gl_kernel *k) {
+  int v = 0;
+  if (gl_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f) != CUDA_SUCCESS) v = 0;
+  k->max_threads = v;
+}
+
 /* m:kernel(name, signature) */
 static int m_kernel(lua_State *L) {
   gl_module *m = check_module(L, 1);
@@ -357,12 +367,14 @@ static int m_kernel(lua_State *L) {
   k->dev = m->dev;
   k->sig = sig;
   snprintf(k->name, sizeof k->name, "%s", name);
+  k->name_id = gl_intern(k->name);
   gl_set_ctx(m->dev);
   CUresult r = gl_drv.cuModuleGetFunction(&k->f, m->mod, name);
   if (r == CUDA_ERROR_NOT_FOUND)
     return luaL_error(L, "m:kernel: module '%s' has no kernel named '%s' (declare it extern \"C\" __global__)",
                       m->name, name);
   gl_check(L, m->dev, r, "cuModuleGetFunction");
+  read_max_threads(k);
   check_param_info(L, k);
   return 1;
 }
@@ -457,8 +469,10 @@ static gl_kernel *builtin_variant(lua_State *L, int fam_idx, gl_kernel *fam, gl_
   k->builtin = fam->builtin;
   builtin_signature(L, fam->builtin, gl_dtypes[dt].name, &k->sig);
   snprintf(k->name, sizeof k->name, "%s_%s", fam->builtin->name, gl_dtypes[dt].name);
+  k->name_id = gl_intern(k->name);
   gl_set_ctx(dev);
   GL_CALL(L, dev, cuModuleGetFunction, &k->f, m->mod, k->name);
+  read_max_threads(k);
   if (gl_is_sim) {
     size_t sizes[GL_MAX_PARAMS];
     for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
@@ -479,6 +493,7 @@ static void push_builtins(lua_State *L) {
     k->builtin = &gl_builtins[i];
     k->is_family = 1;
     snprintf(k->name, sizeof k->name, "%s", gl_builtins[i].name);
+    k->name_id = gl_intern(k->name);
     builtin_signature(L, &gl_builtins[i], "f32", &k->sig); /* the shape; T resolved at launch */
     lua_newtable(L);
     lua_setiuservalue(L, -2, 1);
@@ -629,6 +644,11 @@ static void check_limits(lua_State *L, gl_kernel *k, gl_device *d, const unsigne
   if (threads > (unsigned long long)d->max_threads_per_block)
     luaL_error(L, "s:launch: kernel '%s': a block of %dx%dx%d = %I threads exceeds device %d's limit of %d",
                k->name, (int)b[0], (int)b[1], (int)b[2], (LUAI_UACINT)threads, d->ordinal, d->max_threads_per_block);
+  if (k->max_threads > 0 && threads > (unsigned long long)k->max_threads)
+    luaL_error(L, "s:launch: kernel '%s': a block of %dx%dx%d = %I threads exceeds the kernel's limit of %d "
+               "(set by its __launch_bounds__ or its register use; device %d allows %d)",
+               k->name, (int)b[0], (int)b[1], (int)b[2], (LUAI_UACINT)threads, k->max_threads, d->ordinal,
+               d->max_threads_per_block);
   if (shared > (unsigned)d->max_shared)
     luaL_error(L, "s:launch: kernel '%s': cfg.shared = %d bytes exceeds device %d's limit of %d bytes per block",
                k->name, (int)shared, d->ordinal, d->max_shared);
@@ -776,12 +796,17 @@ int gl_stream_launch(lua_State *L) {
       luaL_unref(L, LUA_REGISTRYINDEX, hl->cfg_ref);
       free(hl);
     }
-    gl_check(L, dev, r, "cuLaunchKernel");
+    char call[200];
+    snprintf(call, sizeof call, "cuLaunchKernel of kernel '%s'", k->name);
+    gl_check(L, dev, r, call);
   }
   s->seq++;
   gl_trace_end(s, GL_OP_LAUNCH, k->name, 0);
   /* locations only serve messages, which policy off never gives */
   int loc = k->sig.n && dev->rt->policy != GL_POLICY_OFF ? gl_loc_here(L) : -1;
+  s->last_launch_seq = s->seq; /* a later fault names the kernels that may have caused it */
+  s->last_kernel = k->name_id;
+  s->last_launch_loc = loc;
   for (int i = 0; i < k->sig.n; i++) {
     if (!slices[i]) continue;
     uint64_t lo = (uint64_t)(gl_slice_ptr(slices[i]) - slices[i]->a->ptr);

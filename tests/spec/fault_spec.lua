@@ -47,6 +47,9 @@ describe("device faults #fault", function()
       assert.matches("host kernel 'bad_write' raised: .*illegal address", sync)
     end
     assert.matches("seen at [^\n]*:%d+", sync)
+    -- the driver does not say which kernel faulted: the launches not known to
+    -- have finished are named, with their script lines
+    assert.matches("not known to have finished: kernel 'bad_write' launched on stream 'main' at [^\n]*:%d+", sync)
     for _, what in ipairs{"later", "read"} do
       local msg = assert(out:match(what .. ":\tfalse\t([^\n]*)"), out)
       assert.matches("device 0 is poisoned by a fault", msg)

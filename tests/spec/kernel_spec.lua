@@ -747,6 +747,25 @@ describe("kernels", function()
         {grid = 1, block = 64, shared = 1 << 20}, x, y, 64)
     end)
 
+    it("checks the kernel's own limit on threads per block (__launch_bounds__) before the launch", function()
+      local m = gpu.compile([[
+        extern "C" __global__ void __launch_bounds__(64) bounded(float *y) { y[threadIdx.x] = threadIdx.x; }
+      ]], {name = "bounded.cu"})
+      local kb = m:kernel("bounded", "f32*")
+      kb:host(function(cfg, out)
+        for i = 1, cfg.block do out[i] = i - 1 end
+      end)
+      local z = dev:zeros("f32", 128)
+      H.fails("s:launch: kernel 'bounded': a block of 128x1x1 = 128 threads exceeds the kernel's limit of 64 "
+              .. "%(set by its __launch_bounds__ or its register use; device 0 allows 1024%)",
+              main.launch, main, kb, {grid = 1, block = 128}, z)
+      H.fails("the kernel's limit of 64", main.launch, main, kb, {grid = 1, block = {8, 8, 2}}, z)
+      main:launch(kb, {grid = 1, block = 64}, z)
+      local h = z:read()
+      assert.are.equal(63, h[64])
+      assert.are.equal(0, h[65])
+    end)
+
     it("takes grid and block as {x, y, z} and shared memory within the limit", function()
       local t = values(64, 8)
       main:launch(k, {grid = {1, 1, 1}, block = {64, 1, 1}, shared = 0}, x, y, 64)
