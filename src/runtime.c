@@ -168,10 +168,38 @@ void gl_push_device(lua_State *L, gl_device *dev) {
   lua_remove(L, -2);
 }
 
+/* Runtimes whose state is open, for exit(): os.exit() without closing the
+ * state runs no finalizer, so an atexit handler tears them down. */
+static gl_runtime *live[16];
+
+static void teardown(gl_runtime *rt);
+
+static void teardown_at_exit(void) {
+  if (gl_host_kernel_depth > 0) return; /* exit inside a sim host kernel: its stream cannot drain */
+  for (int i = 0; i < 16; i++)
+    if (live[i]) teardown(live[i]);
+}
+
+static void track(gl_runtime *rt) {
+  static int registered;
+  if (!registered) registered = atexit(teardown_at_exit) == 0;
+  for (int i = 0; i < 16; i++)
+    if (!live[i]) {
+      live[i] = rt;
+      return;
+    }
+}
+
 /* Teardown: drain every device, destroy what is left, release contexts. */
 static int runtime_gc(lua_State *L) {
-  gl_runtime *rt = lua_touserdata(L, 1);
-  if (rt->dead) return 0;
+  teardown(lua_touserdata(L, 1));
+  return 0;
+}
+
+static void teardown(gl_runtime *rt) {
+  for (int i = 0; i < 16; i++)
+    if (live[i] == rt) live[i] = NULL;
+  if (rt->dead) return;
   gl_trace_finish(rt); /* also after an error: the trace is written */
   gl_hostbuf_reap(1);
   for (int i = 0; i < rt->ndev; i++) {
@@ -212,7 +240,6 @@ static int runtime_gc(lua_State *L) {
   rt->gen = NULL;
   rt->nids = rt->capids = 0;
   rt->ndev = 0;
-  return 0;
 }
 
 void gl_runtime_create(lua_State *L) {
@@ -223,6 +250,7 @@ void gl_runtime_create(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &rt_key);
+  track(rt);
   int n = 0;
   CUresult r = gl_drv.cuDeviceGetCount(&n);
   if (r != CUDA_SUCCESS) {
