@@ -2,7 +2,6 @@
 -- slices, host buffers, modules and queued work exits cleanly: the work is
 -- drained, frees are ordered after it, contexts are released, nothing is
 -- printed. Each case runs in a child process.
-local gpu = require "gpulua"
 local H = require "helpers"
 
 -- live objects of every kind, with work still queued on two streams
