@@ -45,6 +45,15 @@ static void alloc_unref(gl_alloc *a) {
   free(a);
 }
 
+/* Give the pool's unused memory back to the driver. A failed allocation can
+ * leave the pool holding nearly all free memory (seen on an H200: 5 MB free
+ * after a failed 90 GB request), which would starve every other process. */
+static void trim_pool(gl_device *dev) {
+  CUmemoryPool pool;
+  gl_set_ctx(dev);
+  if (gl_drv.cuDeviceGetDefaultMemPool(&pool, dev->cu) == CUDA_SUCCESS) gl_drv.cuMemPoolTrimTo(pool, 0);
+}
+
 /* Out of device memory: before giving up, collect garbage (slices nobody
  * refers to any more queue their frees), wait for the device so every queued
  * free has happened, and give the pool's cached memory back to the driver, so
@@ -59,8 +68,7 @@ static CUresult reclaim(lua_State *L, gl_device *dev) {
   gl_set_ctx(dev);
   CUresult r = gl_drv.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return r;
-  CUmemoryPool pool;
-  if (gl_drv.cuDeviceGetDefaultMemPool(&pool, dev->cu) == CUDA_SUCCESS) gl_drv.cuMemPoolTrimTo(pool, 0);
+  trim_pool(dev);
   return CUDA_SUCCESS;
 }
 
@@ -144,6 +152,7 @@ static int alloc_impl(lua_State *L, int zero) {
     CUresult rr = reclaim(L, dev);
     if (rr == CUDA_SUCCESS) r = gl_drv.cuMemAllocAsync(&a->ptr, bytes, s->cu);
     else if (rr != CUDA_ERROR_OUT_OF_MEMORY) r = rr, call = "cuCtxSynchronize";
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) trim_pool(dev); /* and the free bytes reported are real */
   }
   if (r != CUDA_SUCCESS) {
     free(a);

@@ -16,6 +16,10 @@ describe("out of device memory", function()
     assert.matches(("requested u8%%[%d%%] %%(%d bytes%%), %%d+ of %%d+ bytes free"):format(big, big), err)
     local free = tonumber(err:match("(%d+) of %d+ bytes free"))
     assert.is_true(free < big, err)
+    -- the failed attempt left nothing behind in the pool: the rest of the
+    -- device is still free, for this process and for others
+    assert.is_true(free > dev.memory // 4, err)
+    assert.is_true(dev:free_memory() > dev.memory // 4, "free after the failure: " .. dev:free_memory())
     x:free()
     local y = dev:alloc("u8", big)
     assert.are.equal(big, #y)
