@@ -138,7 +138,7 @@ typedef struct gl_slice { /* userdata */
 } gl_slice;
 
 typedef struct gl_hostmem {
-  int refs;             /* handles, plus one while on the deferred-free list */
+  int refs;             /* handles, plus one while on the deferred-free list; a borrowed view's: the borrow list */
   void *ptr;            /* NULL once a borrowed view has expired or the memory is released */
   size_t bytes;
   int pinned;
@@ -146,6 +146,7 @@ typedef struct gl_hostmem {
   int freed;            /* h:free() on the buffer that allocated it */
   int freed_at;         /* where (a checker location) */
   struct gl_hostmem *next_borrow;
+  struct gl_hostbuf *borrower; /* a borrowed view's handle (not a reference), NULL once it is collected */
   gl_accesses acc;      /* copies that read or write it */
 } gl_hostmem;
 
@@ -155,6 +156,7 @@ typedef struct gl_hostbuf { /* userdata */
   gl_dtype dtype;
   int is_view;
   int released;         /* by h:free() or <close>, at released_at (a checker location) */
+  int expired;          /* a host kernel's view after the call */
   int released_at;
 } gl_hostbuf;
 

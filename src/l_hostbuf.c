@@ -23,6 +23,9 @@ gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   gl_hostbuf *h = gl_test_hostbuf(L, idx);
   if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
   if (!h->m) {
+    if (h->expired)
+      luaL_error(L, "a host view of a slice (%s[%I]) is only valid during the host kernel call that received it",
+                 gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
     if (h->released)
       luaL_error(L, "host buffer %s[%I] is freed (at %s)", gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count,
                  gl_loc_text(h->released_at));
@@ -124,18 +127,22 @@ static void hostmem_unref(gl_hostmem *m) {
 
 static gl_hostbuf *new_handle(lua_State *L);
 
-static gl_hostmem *borrows; /* views handed to the running host kernel */
+/* Views handed to the running host kernel. The borrow list, not the handle,
+ * owns each: a host kernel can run while lua_close runs finalizers (teardown
+ * drains the sim's streams), and handles made then are never finalized. */
+static gl_hostmem *borrows;
 
 void gl_hostbuf_borrow(lua_State *L, gl_dtype dt, void *ptr, size_t count) {
   gl_hostbuf *h = new_handle(L);
   gl_hostmem *m = calloc(1, sizeof *m);
   if (!m) luaL_error(L, "out of host memory");
-  m->refs = 2; /* the handle, and the borrow list until the call ends */
+  m->refs = 1; /* the borrow list's */
   m->ptr = ptr;
   m->bytes = count * gl_dtypes[dt].size;
   m->borrowed = 1;
   m->next_borrow = borrows;
   borrows = m;
+  m->borrower = h;
   h->m = m;
   h->count = count;
   h->dtype = dt;
@@ -146,7 +153,10 @@ void gl_hostbuf_end_borrows(lua_State *L) {
   while (borrows) {
     gl_hostmem *m = borrows;
     borrows = m->next_borrow;
-    m->ptr = NULL; /* later use is an error, never a stray access */
+    if (m->borrower) { /* later use is an error, never a stray access */
+      m->borrower->m = NULL;
+      m->borrower->expired = 1;
+    }
     hostmem_unref(m);
   }
 }
@@ -427,7 +437,13 @@ static int h_release(lua_State *L) {
   gl_hostbuf *h = gl_checkudata(L, 1, GL_HOST_MT);
   int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
   gl_hostmem *m = h->m;
-  if (mode == 0 || (mode == 2 && (!m || m->freed || m->borrowed))) {
+  if (m && m->borrowed && mode != 1) { /* the borrow list owns it */
+    if (mode == 0) m->borrower = NULL;
+    else h->expired = 1;
+    h->m = NULL;
+    return 0;
+  }
+  if (mode == 0 || (mode == 2 && (!m || m->freed))) {
     if (m) hostmem_unref(m);
     h->m = NULL;
     return 0;
