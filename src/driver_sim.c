@@ -1101,7 +1101,10 @@ static const char *ptx_entry(const char *ptx, const char *name) {
 }
 
 /* Read ".param [.align A] .type name[[N]]" declarations, as the driver's
- * cuFuncGetParamInfo reports them (offsets aligned). */
+ * cuFuncGetParamInfo reports them (offsets aligned). An ".align" after the
+ * type (".ptr .align 1") is the pointee's, not the parameter's. A list this
+ * reader cannot make sense of leaves the parameters unknown (-1), as for a
+ * CUBIN, rather than reporting a wrong layout. */
 static void ptx_params(const char *after, struct CUfunc_st *f) {
   f->ptx_nparams = -1;
   const char *p = after;
@@ -1117,28 +1120,41 @@ static void ptx_params(const char *after, struct CUfunc_st *f) {
   for (const char *q = strstr(p, ".param"); q && q < end; q = strstr(q + 6, ".param")) {
     if (n == GL_SIM_MAX_PARAMS) return;
     size_t align = 0, size = 0, count = 1;
-    const char *a = strstr(q + 6, ".align");
     const char *next = strstr(q + 6, ".param");
     if (!next || next > end) next = end;
-    if (a && a < next) align = strtoul(a + 6, NULL, 10);
     static const struct { const char *t; size_t n; } types[] = {
       {".u8", 1}, {".s8", 1}, {".b8", 1}, {".u16", 2}, {".s16", 2}, {".b16", 2}, {".f16", 2},
       {".u32", 4}, {".s32", 4}, {".b32", 4}, {".f32", 4}, {".u64", 8}, {".s64", 8}, {".b64", 8}, {".f64", 8}};
+    const char *type_at = NULL;
     for (const char *t = q + 6; t < next && !size; t++) {
       if (*t != '.') continue;
       for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         size_t len = strlen(types[i].t);
         if (strncmp(t, types[i].t, len) == 0 && (t[len] == ' ' || t[len] == '\t')) {
           size = types[i].n;
+          type_at = t;
           break;
         }
       }
     }
     if (!size) return;
-    const char *br = memchr(q, '[', (size_t)(next - q));
-    if (br) count = strtoul(br + 1, NULL, 10);
+    const char *a = strstr(q + 6, ".align");
+    if (a && a < type_at) {
+      char *e;
+      unsigned long v = strtoul(a + 6, &e, 10);
+      if (e == a + 6 || v == 0 || v > 256 || (v & (v - 1))) return; /* a power of two */
+      align = v;
+    }
+    const char *br = memchr(type_at, '[', (size_t)(next - type_at));
+    if (br) {
+      char *e;
+      unsigned long v = strtoul(br + 1, &e, 10);
+      if (e == br + 1 || *e != ']' || v == 0 || v > 32768) return;
+      count = v;
+    }
     if (!align) align = size;
     off = (off + align - 1) / align * align;
+    if (off + size * count > 32768) return; /* past the driver's limit on parameter bytes */
     f->ptx_offset[n] = off;
     f->ptx_size[n] = size * count;
     off += size * count;

@@ -1523,6 +1523,38 @@ static void test_modules(void) {
   OK(d.cuStreamDestroy(s));
 }
 
+/* PTX parameter lists as NVRTC writes them: an ".align" after the type is
+ * the pointee's (".ptr .global .align 1"), one before it the parameter's;
+ * .maxntid (__launch_bounds__) limits the block; a list the sim cannot read
+ * leaves the parameters unknown instead of reporting a wrong layout. */
+static void test_ptx_params(void) {
+  static const char ptx[] =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry k(\n.param .u32 k_param_0,\n.param .u64 .ptr .global .align 1 k_param_1,\n"
+      ".param .align 4 .b8 k_param_2[12],\n.param .f64 k_param_3\n)\n.maxntid 64, 2, 1\n{\nret;\n}\n"
+      ".visible .entry bad(\n.param .b8 bad_param_0[99999999999]\n)\n{\nret;\n}\n"
+      ".visible .entry odd(\n.param .align 3 .b8 odd_param_0[4]\n)\n{\nret;\n}\n";
+  CUmodule m = NULL;
+  CUfunction f = NULL;
+  OK(d.cuModuleLoadData(&m, ptx));
+  OK(d.cuModuleGetFunction(&f, m, "k"));
+  static const size_t want[][2] = {{0, 4}, {8, 8}, {16, 12}, {32, 8}};
+  for (size_t i = 0; i < 4; i++) {
+    size_t off = 99, size = 99;
+    OK(d.cuFuncGetParamInfo(f, i, &off, &size));
+    CHECK(off == want[i][0] && size == want[i][1]);
+  }
+  int v = 0;
+  OK(d.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));
+  CHECK(v == 128);
+  size_t off, size;
+  OK(d.cuModuleGetFunction(&f, m, "bad"));
+  CHECK_RC(d.cuFuncGetParamInfo(f, 0, &off, &size), CUDA_ERROR_NOT_SUPPORTED);
+  OK(d.cuModuleGetFunction(&f, m, "odd"));
+  CHECK_RC(d.cuFuncGetParamInfo(f, 0, &off, &size), CUDA_ERROR_NOT_SUPPORTED);
+  OK(d.cuModuleUnload(m));
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 typedef struct {
@@ -1561,6 +1593,7 @@ static const test_case tests[] = {
     T(launch_failed),
     T(error_strings),
     T(modules),
+    T(ptx_params),
 #undef T
 };
 

@@ -1,20 +1,60 @@
 /*
  * tests/fuzz/fuzz_parsers.c -- a libFuzzer harness for the C parsers that
- * take outside input: kernel signatures, dtype names and kernel-cache
- * entries (a cache folder is outside input too). The first byte picks the
- * parser; the rest is its input. Built and run by scripts/fuzz.sh.
+ * take outside input: kernel signatures, dtype names, kernel-cache entries
+ * (a cache folder is outside input too) and the sim's reading of PTX (entry
+ * names, parameter lists, .maxntid: what gpu.load gives it). The first byte
+ * picks the parser; the rest is its input. Built and run by scripts/fuzz.sh.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "dtype.h"
 #include "kcache.h"
 #include "signature.h"
 
+/* PTX input: "name\n" then the module text. */
+static void fuzz_ptx(const char *text) {
+  static gl_driver d;
+  static int ready;
+  if (!ready) {
+    CUdevice dev;
+    CUcontext ctx;
+    gl_driver_sim_load(&d);
+    if (d.cuInit(0) || d.cuDeviceGet(&dev, 0) || d.cuDevicePrimaryCtxRetain(&ctx, dev) || d.cuCtxSetCurrent(ctx))
+      abort();
+    ready = 1;
+  }
+  const char *nl = strchr(text, '\n');
+  if (!nl || nl - text > 200) return;
+  char name[256];
+  memcpy(name, text, (size_t)(nl - text));
+  name[nl - text] = '\0';
+  CUmodule m;
+  if (d.cuModuleLoadData(&m, nl + 1) != CUDA_SUCCESS) return;
+  CUfunction f;
+  if (d.cuModuleGetFunction(&f, m, name) == CUDA_SUCCESS) {
+    size_t prev_end = 0;
+    for (size_t i = 0; i < 80; i++) {
+      size_t off, size;
+      CUresult r = d.cuFuncGetParamInfo(f, i, &off, &size);
+      if (r != CUDA_SUCCESS) break;
+      /* parameters are laid out in order, without overlap, within the 32 KB the driver allows */
+      if (size == 0 || off < prev_end || off + size > 32768) abort();
+      prev_end = off + size;
+    }
+    int threads = 0;
+    if (d.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS ||
+        threads < 1 || threads > 1024)
+      abort();
+  }
+  if (d.cuModuleUnload(m) != CUDA_SUCCESS) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
-  uint8_t which = data[0] % 3;
+  uint8_t which = data[0] % 4;
   data++;
   size--;
   char *text = malloc(size + 1);
@@ -43,6 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (d >= GL_NDTYPES || (d >= 0 && strcmp(gl_dtypes[d].name, text) != 0)) abort();
     break;
   }
+  case 3:
+    fuzz_ptx(text);
+    break;
   default: {
     const void *payload;
     size_t len;
