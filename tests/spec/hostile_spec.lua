@@ -87,6 +87,11 @@ local function make_objects()
   add("host", "h4 i64[8]", gpu.host("i64", 8))
   add("host", "h5 u64[2]", gpu.host("u64", 2))
   add("host", "h6 f32[16]", gpu.host("f32", 16))
+  local hf = gpu.host("f32", 8)
+  local hfv = hf:view(1, 2)
+  hf:free()
+  add("host", "freed host", hf)
+  add("host", "view of freed host", hfv)
   for _, name in ipairs{"axpy", "scale", "fill", "add", "mul", "copy", "sum"} do
     add("kernel", "builtin " .. name, gpu.kernels[name])
   end
@@ -309,7 +314,7 @@ local function sweep(seed, counts)
   end)
   for _, name in ipairs{"sync", "query", "elapsed"} do method("event", name, std(2)) end
   for _, name in ipairs{"view", "split", "read", "free"} do method("slice", name, std(3)) end
-  for _, name in ipairs{"totable", "fill", "view"} do method("host", name, std(3)) end
+  for _, name in ipairs{"totable", "fill", "view", "free"} do method("host", name, std(3)) end
   method("kernel", "host", function()
     return {R.chance(0.6) and nop or any()}, 1
   end)
