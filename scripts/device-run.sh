@@ -114,4 +114,9 @@ LUA
   rm -f "$planted"
 fi
 echo "device-run: $([ $status -eq 0 ] && echo ok || echo FAILED)"
+# the summary lines of every log, first in $OUT's listing (few files come back)
+for f in "$out"/*.log; do
+  [ -f "$f" ] && grep -H -E 'successes /|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|passed, .* failed|speed-up' "$f"
+done >"$out/00-summary-$what.txt" 2>/dev/null
+echo "$what: $([ $status -eq 0 ] && echo ok || echo FAILED)" >>"$out/00-summary-$what.txt"
 exit $status

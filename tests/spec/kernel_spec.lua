@@ -575,7 +575,7 @@ describe("kernels", function()
           if gpu.count() >= 2 then assert.matches("other device:\ttrue\t0", out) end
         end)
     else
-      pending("a raising host function poisons the device (sim only; faults of real kernels are a later issue)")
+      pending("a raising host function poisons the device (sim only: host kernels; on cuda fault_spec.lua runs real faulting kernels)")
     end
   end)
 
