@@ -295,6 +295,7 @@ int gl_host_new(lua_State *L) {
     n = (size_t)c;
   }
   gl_hostbuf *h = gl_hostbuf_new(L, dt, n, pinned);
+  if (!from_table) memset(h->m->ptr, 0, gl_hostbuf_bytes(h)); /* zeros, on every backend */
   if (from_table) {
     char *p = h->m->ptr;
     size_t sz = gl_dtypes[dt].size;

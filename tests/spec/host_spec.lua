@@ -28,6 +28,17 @@ describe("host buffers", function()
       end
     end)
 
+    it("gives zeros, also in memory used before", function()
+      for _, pinned in ipairs{true, false} do
+        for _ = 1, 20 do -- the allocator hands back freed memory often, not always
+          local h = gpu.host("f32", 100, {pinned = pinned})
+          H.check_all(h, 0)
+          h:fill(7)
+          h:free() -- no copy uses it: given back at once, for the next round to reuse
+        end
+      end
+    end)
+
     it("makes a buffer from a table of values", function()
       local h = gpu.host("i32", {3, 1, 4, 1, 5})
       assert.are.equal(5, #h)
@@ -343,7 +354,10 @@ describe("host buffers", function()
       assert.are.equal(5, h[1])
     end)
 
-    it("off: reading the destination is allowed (and races)", function()
+    -- #race: the host read really races the stream's copy (policy "off"
+    -- allows it); ThreadSanitizer rightly reports it, so scripts/test-tsan.sh
+    -- runs busted with --exclude-tags=race
+    it("off: reading the destination is allowed (and races) #race", function()
       gpu.policy("off")
       local s = dev:stream{name = "d2h-off"}
       local h = queued_d2h(s)
