@@ -621,9 +621,17 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* A fork() while a worker holds S.mu (workers take it whenever anything is
+ * broadcast) would leave the child's copy locked for ever: fork holds it. */
+static void fork_prepare(void) { pthread_mutex_lock(&S.mu); }
+static void fork_release(void) { pthread_mutex_unlock(&S.mu); }
+static void fork_register(void) { pthread_atfork(fork_prepare, fork_release, fork_release); }
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
 static CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority) {
   NEED_CTX();
   if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  pthread_once(&fork_once, fork_register); /* before the first worker */
   struct CUstream_st *st = calloc(1, sizeof *st);
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
   st->ctx = cur_ctx;
@@ -1029,9 +1037,14 @@ static struct CUfunc_st *all_funcs; /* guarded by S.mu */
 
 static int run_kernel(sim_op *op) {
   struct CUfunc_st *f = op->func;
-  if (!f->on_main) return f->host(f->user, op->launch);
-  main_req r = {NULL, f->host, f->user, op->launch, 0, 0};
+  /* read under the lock: gl_sim_func_set_host (k:host again) may write these
+   * while this launch is on its way (a data race, ThreadSanitizer found) */
   pthread_mutex_lock(&S.mu);
+  main_req r = {NULL, f->host, f->user, op->launch, 0, 0};
+  if (!f->on_main) {
+    pthread_mutex_unlock(&S.mu);
+    return r.fn(r.user, op->launch);
+  }
   *main_tail = &r;
   main_tail = &r.next;
   pthread_cond_broadcast(&S.cv);

@@ -1523,6 +1523,43 @@ static void test_modules(void) {
   OK(d.cuStreamDestroy(s));
 }
 
+/* gl_sim_func_set_host while a launch of the function is on its way (k:host
+ * called again with work queued): the worker reads the host implementation
+ * under the sim's lock, so this is no data race (scripts/test-tsan.sh runs
+ * this test under ThreadSanitizer, which reported it before the fix). */
+static int slow_add_host(void *user, const gl_sim_launch *l) {
+  sleep_ms(50); /* the test sets the host again meanwhile */
+  return add_host(user, l);
+}
+
+static void test_set_host_while_queued(void) {
+  static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry kern(\n"
+                            ".param .u64 kern_param_0,\n.param .u32 kern_param_1\n)\n{\nret;\n}\n";
+  CUstream s = mkstream();
+  CUmodule m = NULL;
+  CUfunction f = NULL;
+  OK(d.cuModuleLoadData(&m, ptx));
+  OK(d.cuModuleGetFunction(&f, m, "kern"));
+  size_t sizes[] = {8, 4};
+  OK(gl_sim_func_set_host(f, slow_add_host, NULL, 0, 2, sizes));
+  gate g;
+  gate_init(&g);
+  OK(d.cuLaunchHostFunc(s, gate_fn, &g));
+  int out = 0, arg = 1;
+  unsigned long long outp = (unsigned long long)(uintptr_t)&out;
+  void *params[] = {&outp, &arg};
+  OK(d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+  latch_wait(&g.entered);
+  latch_set(&g.open);
+  while (d.cuStreamQuery(s) == CUDA_ERROR_NOT_READY)
+    OK(gl_sim_func_set_host(f, slow_add_host, NULL, 0, 2, sizes));
+  OK(d.cuStreamSynchronize(s));
+  CHECK(out == 1 + 1 + 1);
+  gate_destroy(&g);
+  OK(d.cuModuleUnload(m));
+  OK(d.cuStreamDestroy(s));
+}
+
 /* PTX parameter lists as NVRTC writes them: an ".align" after the type is
  * the pointee's (".ptr .global .align 1"), one before it the parameter's;
  * .maxntid (__launch_bounds__) limits the block; a list the sim cannot read
@@ -1593,6 +1630,7 @@ static const test_case tests[] = {
     T(launch_failed),
     T(error_strings),
     T(modules),
+    T(set_host_while_queued),
     T(ptx_params),
 #undef T
 };
