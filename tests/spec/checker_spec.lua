@@ -619,7 +619,11 @@ describe("the ordering checker", function()
       H.check_all(h, 12)
     end)
 
-    it("off: no ordering checks at all", function()
+    -- #race: this spec really races two streams (and the host) on one slice,
+    -- as policy "off" allows; ThreadSanitizer rightly reports that race in
+    -- the sim's memory, so scripts/test-tsan.sh runs busted with
+    -- --exclude-tags=race
+    it("off: no ordering checks at all #race", function()
       finally(function() gpu.policy("strict") end)
       local a, b = dev:stream{name = "ck_off_a"}, dev:stream{name = "ck_off_b"}
       local x = dev:alloc("f32", N, {stream = a})
