@@ -142,6 +142,7 @@ typedef struct gl_hostmem {
   void *ptr;            /* NULL once a borrowed view has expired or the memory is released */
   size_t bytes;
   int pinned;
+  int mapped;           /* pageable memory from mmap (large buffers): munmap it */
   int borrowed;         /* a view of (sim) device memory: not ours to free */
   int freed;            /* h:free() on the buffer that allocated it */
   int freed_at;         /* where (a checker location) */

@@ -103,6 +103,7 @@ struct CUstream_st {
 typedef struct sim_block { /* header in front of every sim allocation */
   size_t bytes;
   int ordinal;
+  void *base;           /* pinned host memory: what calloc returned */
 } sim_block;
 
 static struct {
@@ -894,7 +895,8 @@ static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
   return r;
 }
 
-/* Pinned host memory carries a header like device memory, for the limit. */
+/* Pinned memory carries a header like device memory, for the limit. It is
+ * zeroed, lazily for large sizes (calloc's fresh pages), as sim.h promises. */
 static CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
   NEED_CTX();
   (void)flags;
@@ -908,16 +910,19 @@ static CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
   }
   S.host_used += rounded;
   pthread_mutex_unlock(&S.mu);
-  sim_block *b = aligned_alloc(SIM_ALIGN, SIM_ALIGN + rounded);
-  if (!b) {
+  char *raw = calloc(1, 2 * SIM_ALIGN + rounded);
+  if (!raw) {
     pthread_mutex_lock(&S.mu);
     S.host_used -= rounded;
     pthread_mutex_unlock(&S.mu);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
+  char *user = (char *)(((uintptr_t)raw + 2 * SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN);
+  sim_block *b = (sim_block *)(user - SIM_ALIGN);
   b->bytes = rounded;
   b->ordinal = -1;
-  *pp = (char *)b + SIM_ALIGN;
+  b->base = raw;
+  *pp = user;
   return CUDA_SUCCESS;
 }
 
@@ -928,7 +933,7 @@ static CUresult sim_cuMemFreeHost(void *p) {
   pthread_mutex_lock(&S.mu);
   S.host_used -= b->bytes;
   pthread_mutex_unlock(&S.mu);
-  free(b);
+  free(b->base);
   return CUDA_SUCCESS;
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, GL_HOST_MT); }
@@ -73,7 +74,8 @@ static void hostmem_release(gl_hostmem *m) {
     gl_drv.cuMemFreeHost(m->ptr);
     pinned_held -= m->bytes;
   } else {
-    free(m->ptr);
+    if (m->mapped) munmap(m->ptr, m->bytes);
+    else free(m->ptr);
   }
   m->ptr = NULL;
 }
@@ -172,6 +174,9 @@ static gl_hostbuf *new_handle(lua_State *L) {
  * memory on sim with GPULUA_SIM_HOST_MEMORY, that limit's. */
 static size_t physical_bytes(void);
 
+/* Pageable buffers this large come from mmap: zero pages, touched only when used. */
+#define LAZY_ZERO_BYTES ((size_t)1 << 20)
+
 static void host_memory(int pinned, size_t *avail, size_t *total) {
   if (pinned && gl_is_sim && gl_sim_host_memory(avail, total)) return;
   long page = sysconf(_SC_PAGESIZE), free_pages = sysconf(_SC_AVPHYS_PAGES);
@@ -241,7 +246,15 @@ gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned) 
     }
     pinned_held += bytes;
   } else {
-    m->ptr = larger_than_host(bytes) ? NULL : aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (larger_than_host(bytes)) {
+      m->ptr = NULL;
+    } else if (bytes >= LAZY_ZERO_BYTES) { /* fresh pages: zero, and untouched until used */
+      void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      m->ptr = p == MAP_FAILED ? NULL : p;
+      m->mapped = 1;
+    } else {
+      m->ptr = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    }
     if (!m->ptr) {
       free(m);
       size_t avail = 0, total = 0;
@@ -258,6 +271,14 @@ gl_hostbuf *gl_hostbuf_new(lua_State *L, gl_dtype dt, size_t count, int pinned) 
   h->count = count;
   h->dtype = dt;
   return h;
+}
+
+/* A new buffer's memory reads as zeros: fresh mmap pages and the sim's pinned
+ * memory already do (without touching every page of a large buffer); the
+ * driver's pinned memory is resident anyway and is cleared here. */
+static void zero_new(gl_hostmem *m) {
+  if (m->mapped || (m->pinned && gl_is_sim)) return;
+  memset(m->ptr, 0, m->bytes);
 }
 
 /* gpu.host(dtype, n or {values}, {pinned = true}) */
@@ -295,7 +316,7 @@ int gl_host_new(lua_State *L) {
     n = (size_t)c;
   }
   gl_hostbuf *h = gl_hostbuf_new(L, dt, n, pinned);
-  if (!from_table) memset(h->m->ptr, 0, gl_hostbuf_bytes(h)); /* zeros, on every backend */
+  if (!from_table) zero_new(h->m); /* zeros, on every backend */
   if (from_table) {
     char *p = h->m->ptr;
     size_t sz = gl_dtypes[dt].size;

@@ -42,6 +42,9 @@ void gl_sim_set_main_thread(void);
 /* On the main thread: run host kernels that workers are waiting for. */
 void gl_sim_service(void);
 
+/* The sim's cuMemHostAlloc gives zeroed memory (large sizes lazily, as fresh
+ * pages), so the upper layer need not touch every page of a new buffer. */
+
 /* The pinned host memory GPULUA_SIM_HOST_MEMORY allows: fills avail and
  * total and returns 1, or returns 0 when no limit is set. */
 int gl_sim_host_memory(size_t *avail, size_t *total);

@@ -575,7 +575,8 @@ describe("kernels", function()
           if gpu.count() >= 2 then assert.matches("other device:\ttrue\t0", out) end
         end)
     else
-      pending("a raising host function poisons the device (sim only: host kernels; on cuda fault_spec.lua runs real faulting kernels)")
+      pending("a raising host function poisons the device "
+              .. "(sim only: host kernels; on cuda fault_spec.lua runs real faulting kernels)")
     end
   end)
 
