@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,7 +104,8 @@ struct CUstream_st {
 typedef struct sim_block { /* header in front of every sim allocation */
   size_t bytes;
   int ordinal;
-  void *base;           /* pinned host memory: what calloc returned */
+  void *base;           /* pinned host memory: what calloc or mmap returned */
+  size_t mapped;        /* the length mmap'ed, or 0 */
 } sim_block;
 
 static struct {
@@ -896,7 +898,8 @@ static CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st) {
 }
 
 /* Pinned memory carries a header like device memory, for the limit. It is
- * zeroed, lazily for large sizes (calloc's fresh pages), as sim.h promises. */
+ * zeroed, as sim.h promises: large sizes are fresh mmap pages, untouched
+ * until used (even under sanitizers, whose calloc may clear every page). */
 static CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
   NEED_CTX();
   (void)flags;
@@ -910,18 +913,26 @@ static CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
   }
   S.host_used += rounded;
   pthread_mutex_unlock(&S.mu);
-  char *raw = calloc(1, 2 * SIM_ALIGN + rounded);
+  size_t mapped = rounded >= ((size_t)1 << 20) ? SIM_ALIGN + rounded : 0;
+  char *raw;
+  if (mapped) {
+    raw = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) raw = NULL;
+  } else {
+    raw = calloc(1, 2 * SIM_ALIGN + rounded);
+  }
   if (!raw) {
     pthread_mutex_lock(&S.mu);
     S.host_used -= rounded;
     pthread_mutex_unlock(&S.mu);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  char *user = (char *)(((uintptr_t)raw + 2 * SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN);
+  char *user = mapped ? raw + SIM_ALIGN : (char *)(((uintptr_t)raw + 2 * SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN);
   sim_block *b = (sim_block *)(user - SIM_ALIGN);
   b->bytes = rounded;
   b->ordinal = -1;
   b->base = raw;
+  b->mapped = mapped;
   *pp = user;
   return CUDA_SUCCESS;
 }
@@ -933,7 +944,8 @@ static CUresult sim_cuMemFreeHost(void *p) {
   pthread_mutex_lock(&S.mu);
   S.host_used -= b->bytes;
   pthread_mutex_unlock(&S.mu);
-  free(b->base);
+  if (b->mapped) munmap(b->base, b->mapped);
+  else free(b->base);
   return CUDA_SUCCESS;
 }
 
