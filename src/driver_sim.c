@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -743,6 +744,7 @@ static CUresult sim_cuStreamQuery(CUstream st) {
   service_locked();
   CUresult r = st->error ? st->error : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&S.mu);
+  if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
 }
 
@@ -814,6 +816,7 @@ static CUresult sim_cuEventQuery(CUevent e) {
   service_locked();
   CUresult r = !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&S.mu);
+  if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
 }
 
