@@ -94,14 +94,15 @@ static gl_hostmem *deferred;
 
 static void hostmem_unref(gl_hostmem *m);
 
-static void hostmem_release_when_done(gl_hostmem *m) {
-  if (gl_access_finished(&m->acc)) {
-    hostmem_release(m);
-    return;
-  }
+static void defer(gl_hostmem *m) {
   m->refs++;
   m->next_borrow = deferred; /* the link is free: a buffer of our own is never borrowed */
   deferred = m;
+}
+
+static void hostmem_release_when_done(gl_hostmem *m) {
+  if (gl_access_finished(&m->acc)) hostmem_release(m);
+  else defer(m);
 }
 
 void gl_hostbuf_reap(int wait) {
@@ -121,7 +122,8 @@ void gl_hostbuf_reap(int wait) {
 static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
   if (m->ptr && !m->borrowed && !gl_access_finished(&m->acc)) {
-    hostmem_release_when_done(m); /* not finished: the list takes the only reference */
+    defer(m); /* the list takes the only reference (no second look: the copies may finish
+               * in between, and then nothing would free the struct) */
     return;
   }
   hostmem_destroy(m);
