@@ -79,7 +79,14 @@ describe("teardown", function()
       bad:host(function() error("planted fault") end)
       s1:launch(bad, {grid = 1, block = 32}, dev:zeros("f32", 64, {stream = s1}))
       os.exit(5)
-    ]])
+    ]], {
+      -- In a sanitizer build (scripts/test-sanitizers.sh), LeakSanitizer's own
+      -- exit-time tracer crashed on this process in fresh-clone CI runs ("Tracer
+      -- caught signal 11", on a garbage dynamic-TLS range), which is not a leak
+      -- report; its leak check is off for this one child, and scripts/test-valgrind.sh
+      -- still checks it for leaks (children are traced there). No effect elsewhere.
+      ASAN_OPTIONS = (os.getenv("ASAN_OPTIONS") or "") .. ":detect_leaks=0",
+    })
     assert.are.equal(5, status, out)
     assert.is_nil(out:find("__gc", 1, true), out)
   end)
