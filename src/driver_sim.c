@@ -117,8 +117,6 @@ static struct {
   sim_device dev[SIM_MAX_DEVICES];
   unsigned delay_us;
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
-  pthread_t *zombies;           /* workers of destroyed streams that have finished, to join */
-  int nzombies, capzombies;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static _Thread_local struct CUctx_st *cur_ctx;
@@ -420,26 +418,13 @@ static CUresult sim_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d) {
   return CUDA_SUCCESS;
 }
 
-static void join_zombies(void);
-
 static CUresult sim_cuDevicePrimaryCtxRelease(CUdevice d) {
   NEED_DEV(d);
   CUresult r = CUDA_SUCCESS;
   pthread_mutex_lock(&S.mu);
   if (S.dev[d].ctx.retained > 0) S.dev[d].ctx.retained--;
   else r = CUDA_ERROR_INVALID_CONTEXT;
-  int last = r == CUDA_SUCCESS && S.dev[d].ctx.retained == 0;
-  /* the last release waits for the destroyed streams to drain, then joins
-   * their workers: no thread of this context is left running (exit, leak
-   * checkers) */
-  for (int busy = last; busy;) {
-    busy = 0;
-    for (struct CUstream_st *st = S.dev[d].ctx.streams; st; st = st->next_in_ctx)
-      if (st->destroying) busy = 1;
-    if (busy) host_wait_locked();
-  }
   pthread_mutex_unlock(&S.mu);
-  if (last) join_zombies();
   return r;
 }
 
@@ -630,61 +615,34 @@ static void *worker(void *arg) {
     free(op);
     pthread_cond_broadcast(&S.cv);
   }
-  /* destroyed and drained: unlink from the context, leave this thread to be
-   * joined (so that no worker outlives its context's release), and go */
+  /* destroyed and drained: unlink from the context and go */
   struct CUstream_st **pp = &st->ctx->streams;
   while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
   if (*pp) *pp = st->next_in_ctx;
-  if (S.nzombies == S.capzombies) {
-    int cap = S.capzombies ? 2 * S.capzombies : 16;
-    pthread_t *z = realloc(S.zombies, (size_t)cap * sizeof *z);
-    if (z) {
-      S.zombies = z;
-      S.capzombies = cap;
-    }
-  }
-  if (S.nzombies < S.capzombies) S.zombies[S.nzombies++] = pthread_self();
-  else pthread_detach(pthread_self()); /* no memory to remember it: nobody joins it */
   pthread_cond_broadcast(&S.cv);
   pthread_mutex_unlock(&S.mu);
   free(st);
   return NULL;
 }
 
-/* Join the workers that have finished (not under S.mu: they take it last). */
-static void join_zombies(void) {
-  pthread_mutex_lock(&S.mu);
-  pthread_t *z = S.zombies;
-  int n = S.nzombies;
-  S.zombies = NULL;
-  S.nzombies = S.capzombies = 0;
-  pthread_mutex_unlock(&S.mu);
-  for (int i = 0; i < n; i++) pthread_join(z[i], NULL);
-  free(z);
-}
-
 /* A fork() while a worker holds S.mu (workers take it whenever anything is
  * broadcast) would leave the child's copy locked for ever: fork holds it. */
 static void fork_prepare(void) { pthread_mutex_lock(&S.mu); }
 static void fork_release(void) { pthread_mutex_unlock(&S.mu); }
-static void fork_child(void) { /* the parent's finished workers are not the child's to join */
-  S.nzombies = 0;
-  pthread_mutex_unlock(&S.mu);
-}
-static void fork_register(void) { pthread_atfork(fork_prepare, fork_release, fork_child); }
+static void fork_register(void) { pthread_atfork(fork_prepare, fork_release, fork_release); }
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority) {
   NEED_CTX();
   if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
   pthread_once(&fork_once, fork_register); /* before the first worker */
-  join_zombies();
   struct CUstream_st *st = calloc(1, sizeof *st);
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
   st->ctx = cur_ctx;
   st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority; /* clamped, like CUDA */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 1 << 20);
   pthread_mutex_lock(&S.mu);
   st->next_in_ctx = cur_ctx->streams;
