@@ -11,7 +11,9 @@ check() { # name, expected (a grep -E pattern), command...
   shift 2
   local got
   got=$("$@" 2>&1)
-  if printf '%s' "$got" | grep -Eq -- "$want"; then passed=$((passed + 1))
+  # a here-string, not printf | grep -q: grep -q exits at its first match,
+  # and under pipefail the printf it left writing (SIGPIPE) failed the check
+  if grep -Eq -- "$want" <<<"$got"; then passed=$((passed + 1))
   else failed=$((failed + 1)); printf 'FAILED %s: wanted /%s/, got:\n%s\n' "$name" "$want" "$got"; fi
 }
 status() { # name, expected exit status, command...
