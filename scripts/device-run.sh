@@ -45,7 +45,7 @@ fi
 if [ "$what" = all ] || [ "$what" = examples ]; then
   echo "== trace of examples/pipeline.lua"
   "$gpulua" --backend=cuda --trace="$out/pipeline-trace.json" --timeline examples/pipeline.lua >/dev/null 2>"$out/timeline.txt" || status=1
-  cat "$out/timeline.txt" | head -n 20
+  head -n 20 "$out/timeline.txt"
   python3 tests/trace_check.py "$out/pipeline-trace.json" --streams 4 --overlap || status=1
 fi
 
