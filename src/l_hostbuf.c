@@ -20,21 +20,26 @@
 
 gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, GL_HOST_MT); }
 
+/* The error for a handle freed by h:free(), or a view whose buffer was;
+   `prefix` names the caller ("" or "h:free: "), `is` is "is" or "is already". */
+static void raise_if_freed(lua_State *L, const gl_hostbuf *h, const char *prefix, const char *is) {
+  if (!h->m && h->released)
+    luaL_error(L, "%shost buffer %s[%I] %s freed (at %s)", prefix, gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count,
+               is, gl_loc_text(h->released_at));
+  if (h->m && h->m->freed)
+    luaL_error(L, "%shost buffer %s[%I] (a view) %s freed: its buffer was freed at %s", prefix,
+               gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, is, gl_loc_text(h->m->freed_at));
+}
+
 gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   gl_hostbuf *h = gl_test_hostbuf(L, idx);
   if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
-  if (!h->m) {
-    if (h->expired)
-      luaL_error(L, "a host view of a slice (%s[%I]) is only valid during the host kernel call that received it",
-                 gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
-    if (h->released)
-      luaL_error(L, "host buffer %s[%I] is freed (at %s)", gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count,
-                 gl_loc_text(h->released_at));
+  if (!h->m && h->expired)
+    luaL_error(L, "a host view of a slice (%s[%I]) is only valid during the host kernel call that received it",
+               gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
+  raise_if_freed(L, h, "", "is");
+  if (!h->m)
     luaL_error(L, "host buffer %s[%I] is released (its finalizer has run)", gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
-  }
-  if (h->m->freed)
-    luaL_error(L, "host buffer %s[%I] (a view) is freed: its buffer was freed at %s", gl_dtypes[h->dtype].name,
-               (LUAI_UACINT)h->count, gl_loc_text(h->m->freed_at));
   if (!h->m->ptr)
     luaL_error(L, "a host view of a slice (%s[%I]) is only valid during the host kernel call that received it",
                gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);
@@ -472,16 +477,10 @@ static int h_release(lua_State *L) {
     h->m = NULL;
     return 0;
   }
-  if (!m) {
-    if (h->released)
-      return luaL_error(L, "h:free: host buffer %s[%I] is already freed (at %s)", gl_dtypes[h->dtype].name,
-                        (LUAI_UACINT)h->count, gl_loc_text(h->released_at));
+  raise_if_freed(L, h, "h:free: ", "is already");
+  if (!m)
     return luaL_error(L, "h:free: host buffer %s[%I] is released", gl_dtypes[h->dtype].name,
                       (LUAI_UACINT)h->count);
-  }
-  if (m->freed)
-    return luaL_error(L, "h:free: host buffer %s[%I] (a view) is already freed: its buffer was freed at %s",
-                      gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, gl_loc_text(m->freed_at));
   if (m->borrowed)
     return luaL_error(L, "h:free: a host view of a slice (%s[%I]) belongs to the slice and cannot be freed",
                       gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count);

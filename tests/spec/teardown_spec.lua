@@ -31,6 +31,9 @@ local scratch = dev:alloc("u8", 1 << 24, {stream = s1})
 s1:fill(scratch, 9)
 ]]
 
+-- the child's whole output without surrounding white space
+local function trimmed(out) return (out:gsub("^%s+", ""):gsub("%s+$", "")) end
+
 describe("teardown", function()
   if not H.interpreter() then
     pending("needs the interpreter's arg table to start a child process")
@@ -40,14 +43,14 @@ describe("teardown", function()
   it("at the end of a script with live objects and queued work: exit 0, nothing printed", function()
     local out, status = H.run_child(LIVE .. "\n")
     assert.are.equal(0, status, out)
-    assert.are.equal("exit status 0", (out:gsub("^%s+", "")):gsub("%s+$", ""))
+    assert.are.equal("exit status 0", trimmed(out))
   end)
 
   it("at os.exit(code): the work is drained and the trace written, nothing printed", function()
     local trace = os.tmpname()
     local out, status = H.run_child(LIVE .. "os.exit(3)\n", {GPULUA_TRACE = trace})
     assert.are.equal(3, status, out)
-    assert.are.equal("exit status 3", (out:gsub("^%s+", "")):gsub("%s+$", ""))
+    assert.are.equal("exit status 3", trimmed(out))
     local f = assert(io.open(trace))
     local json = f:read("a")
     f:close()
@@ -61,7 +64,7 @@ describe("teardown", function()
   it("at os.exit(code, true), which closes the state first", function()
     local out, status = H.run_child(LIVE .. "os.exit(4, true)\n")
     assert.are.equal(4, status, out)
-    assert.are.equal("exit status 4", (out:gsub("^%s+", "")):gsub("%s+$", ""))
+    assert.are.equal("exit status 4", trimmed(out))
   end)
 
   it("after an uncaught error: the error and its traceback only, exit 1", function()
