@@ -65,10 +65,16 @@ if ldd "$g" 2>/dev/null | grep libtsan >/dev/null; then # (not grep -q: with pip
     "the interrupt checks' busy loop calls os.time() each iteration"
   busy='local n = 0 while true do n = n + os.time() end'
 fi
+# the child makes a file when its loop starts, and the signal waits for it
+# (a fixed sleep could signal a host still starting up on a loaded machine)
 interrupt() {
-  "$g" -e "$busy" 2>"$tmp/int.err" &
-  local pid=$!
-  sleep 0.5
+  rm -f "$tmp/int.ready"
+  "$g" -e "io.open('$tmp/int.ready', 'w'):close() $busy" 2>"$tmp/int.err" &
+  local pid=$! n=0
+  while [ ! -e "$tmp/int.ready" ] && [ "$n" -lt 600 ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.05; n=$((n + 1))
+  done
+  sleep 0.1
   kill -INT "$pid"
   wait "$pid"
   echo "exit $?"
