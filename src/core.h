@@ -20,7 +20,6 @@
 
 #define GL_WHERE_MAX 160
 
-/* metatable names (registered once, in the registry) */
 /* metatable names (registered once, in the registry, under the name and
  * under the name's address: gl_testudata finds them without hashing) */
 extern const char gl_device_mt[], gl_stream_mt[], gl_event_mt[], gl_slice_mt[], gl_host_mt[], gl_module_mt[],
@@ -39,6 +38,13 @@ int gl_newmetatable(lua_State *L, const char *tname);
 void *gl_testudata(lua_State *L, int idx, const char *tname);
 void *gl_checkudata(lua_State *L, int idx, const char *tname);
 void gl_setmetatable(lua_State *L, const char *tname);
+/* A closeable handle (like liolib's files) has one release function for its
+ * method (s:close(), x:free(), h:free()), __close and __gc; its upvalue says
+ * which called it. gl_set_release installs it under `method` in the methods
+ * table on top of the stack and as __gc and __close of the metatable below. */
+enum { GL_RELEASE_GC = 0, GL_RELEASE_METHOD = 1, GL_RELEASE_CLOSE = 2 };
+void gl_set_release(lua_State *L, lua_CFunction release, const char *method);
+#define gl_release_mode(L) ((int)lua_tointeger((L), lua_upvalueindex(1)))
 #define GL_RUNTIME_KEY "gpulua.runtime"
 
 typedef enum { GL_POLICY_STRICT, GL_POLICY_AUTO, GL_POLICY_OFF } gl_policy;

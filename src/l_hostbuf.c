@@ -458,21 +458,21 @@ static int h_len(lua_State *L) {
   return 1;
 }
 
-/* h:free() (mode 1), __close (mode 2) and __gc (mode 0). Freeing the buffer
+/* h:free(), __close and __gc (gl_release_mode says which). Freeing the buffer
  * that allocated the memory gives it back as soon as the copies queued on it
  * have finished (never earlier), and its views become unusable; freeing a
  * view releases only that view, like slices. */
 static int h_release(lua_State *L) {
   gl_hostbuf *h = gl_checkudata(L, 1, GL_HOST_MT);
-  int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
+  int mode = gl_release_mode(L);
   gl_hostmem *m = h->m;
-  if (m && m->borrowed && mode != 1) { /* the borrow list owns it */
-    if (mode == 0) m->borrower = NULL;
+  if (m && m->borrowed && mode != GL_RELEASE_METHOD) { /* the borrow list owns it */
+    if (mode == GL_RELEASE_GC) m->borrower = NULL;
     else h->expired = 1;
     h->m = NULL;
     return 0;
   }
-  if (mode == 0 || (mode == 2 && (!m || m->freed))) {
+  if (mode == GL_RELEASE_GC || (mode == GL_RELEASE_CLOSE && (!m || m->freed))) {
     if (m) hostmem_unref(m);
     h->m = NULL;
     return 0;
@@ -517,18 +517,10 @@ void gl_open_hostbuf(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"totable", h_totable}, {"fill", h_fill}, {"view", h_view}, {NULL, NULL}};
   luaL_newlib(L, methods);
-  lua_pushinteger(L, 1);
-  lua_pushcclosure(L, h_release, 1);
-  lua_setfield(L, -2, "free");
+  gl_set_release(L, h_release, "free");
   lua_setfield(L, -2, "methods");
   static const luaL_Reg meta[] = {
     {"__index", h_index}, {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
   luaL_setfuncs(L, meta, 0);
-  lua_pushinteger(L, 0);
-  lua_pushcclosure(L, h_release, 1);
-  lua_setfield(L, -2, "__gc");
-  lua_pushinteger(L, 2);
-  lua_pushcclosure(L, h_release, 1);
-  lua_setfield(L, -2, "__close");
   lua_pop(L, 1);
 }

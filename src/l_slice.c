@@ -251,20 +251,20 @@ static int x_read(lua_State *L) {
   return 1;
 }
 
-/* free(), __close (mode 2) and __gc (mode 0) */
+/* x:free(), __close and __gc (gl_release_mode says which) */
 static int x_release(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, GL_SLICE_MT);
-  int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
+  int mode = gl_release_mode(L);
   gl_alloc *a = x->a;
   if (!a) return 0;
-  if (mode == 0) {
+  if (mode == GL_RELEASE_GC) {
     if (!x->released) alloc_release(a, "garbage collection");
     x->a = NULL;
     alloc_unref(a);
     return 0;
   }
   if (x->released || a->freed) {
-    if (mode == 2) return 0;
+    if (mode == GL_RELEASE_CLOSE) return 0;
     char d[200];
     gl_slice_describe(x, d, sizeof d);
     return luaL_error(L, "x:free: %s is already freed (at %s)", d,
@@ -321,16 +321,8 @@ void gl_open_slice(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"view", x_view}, {"split", x_split}, {"read", x_read}, {NULL, NULL}};
   luaL_newlib(L, methods);
-  lua_pushinteger(L, 1);
-  lua_pushcclosure(L, x_release, 1);
-  lua_setfield(L, -2, "free");
+  gl_set_release(L, x_release, "free");
   lua_setfield(L, -2, "methods");
-  lua_pushinteger(L, 0);
-  lua_pushcclosure(L, x_release, 1);
-  lua_setfield(L, -2, "__gc");
-  lua_pushinteger(L, 2);
-  lua_pushcclosure(L, x_release, 1);
-  lua_setfield(L, -2, "__close");
   lua_pushcfunction(L, x_index);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, x_len);

@@ -282,13 +282,13 @@ static int s_query(lua_State *L) {
   return 1;
 }
 
-/* close(), __close and __gc: the upvalue says which (0 gc, 1 close, 2 __close) */
+/* s:close(), __close and __gc (gl_release_mode says which) */
 static int s_close(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, GL_STREAM_MT);
-  int mode = (int)lua_tointeger(L, lua_upvalueindex(1));
+  int mode = gl_release_mode(L);
   gl_stream *s = u->s;
   if (!s) return 0;
-  if (mode == 0) { /* __gc: close if still open, then drop the reference */
+  if (mode == GL_RELEASE_GC) { /* __gc: close if still open, then drop the reference */
     if (s->cu && !s->is_main && s->dev->opened) gl_stream_close(NULL, s, "garbage collection");
     u->s = NULL;
     gl_stream_unref(s);
@@ -298,7 +298,7 @@ static int s_close(lua_State *L) {
     return luaL_error(L, "stream 'main' of device %d cannot be closed: it lives as long as the device",
                       s->dev->ordinal);
   if (!s->cu) {
-    if (mode == 2) return 0; /* a <close> after an explicit close */
+    if (mode == GL_RELEASE_CLOSE) return 0; /* a <close> after an explicit close */
     return luaL_error(L, "stream '%s' of device %d is already closed (closed at %s)", s->name,
                       s->dev->ordinal, s->closed_at);
   }
@@ -345,16 +345,8 @@ void gl_open_stream(lua_State *L) {
     {"fork", s_fork},     {"sync", s_sync},   {"query", s_query},
     {"copy", gl_stream_copy}, {"fill", gl_stream_fill}, {"launch", gl_stream_launch}, {NULL, NULL}};
   luaL_newlib(L, methods);
-  lua_pushinteger(L, 1);
-  lua_pushcclosure(L, s_close, 1);
-  lua_setfield(L, -2, "close");
+  gl_set_release(L, s_close, "close");
   lua_setfield(L, -2, "methods");
-  lua_pushinteger(L, 0);
-  lua_pushcclosure(L, s_close, 1);
-  lua_setfield(L, -2, "__gc");
-  lua_pushinteger(L, 2);
-  lua_pushcclosure(L, s_close, 1);
-  lua_setfield(L, -2, "__close");
   lua_pushcfunction(L, s_index);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, s_tostring);

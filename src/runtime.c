@@ -26,6 +26,18 @@ int gl_newmetatable(lua_State *L, const char *tname) {
   return 1;
 }
 
+void gl_set_release(lua_State *L, lua_CFunction release, const char *method) {
+  lua_pushinteger(L, GL_RELEASE_METHOD);
+  lua_pushcclosure(L, release, 1);
+  lua_setfield(L, -2, method);
+  lua_pushinteger(L, GL_RELEASE_GC);
+  lua_pushcclosure(L, release, 1);
+  lua_setfield(L, -3, "__gc");
+  lua_pushinteger(L, GL_RELEASE_CLOSE);
+  lua_pushcclosure(L, release, 1);
+  lua_setfield(L, -3, "__close");
+}
+
 void *gl_testudata(lua_State *L, int idx, const char *tname) {
   void *p = lua_touserdata(L, idx);
   if (!p || !lua_getmetatable(L, idx)) return NULL;
