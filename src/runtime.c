@@ -183,19 +183,20 @@ void gl_push_device(lua_State *L, gl_device *dev) {
 /* Runtimes whose state is open, for exit(): os.exit() without closing the
  * state runs no finalizer, so an atexit handler tears them down. */
 static gl_runtime *live[16];
+#define NLIVE (int)(sizeof live / sizeof live[0])
 
 static void teardown(gl_runtime *rt);
 
 static void teardown_at_exit(void) {
   if (gl_host_kernel_depth > 0) return; /* exit inside a sim host kernel: its stream cannot drain */
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < NLIVE; i++)
     if (live[i]) teardown(live[i]);
 }
 
 static void track(gl_runtime *rt) {
   static int registered;
   if (!registered) registered = atexit(teardown_at_exit) == 0;
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < NLIVE; i++)
     if (!live[i]) {
       live[i] = rt;
       return;
@@ -209,7 +210,7 @@ static int runtime_gc(lua_State *L) {
 }
 
 static void teardown(gl_runtime *rt) {
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < NLIVE; i++)
     if (live[i] == rt) live[i] = NULL;
   if (rt->dead) return;
   gl_trace_finish(rt); /* also after an error: the trace is written */
