@@ -9,9 +9,9 @@ secs=${1:-30}
 out=${FUZZ_DIR:-$root/build-fuzz}
 mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root/src" -I/usr/include/lua5.4 -I/usr/local/cuda/include $(pkg-config --cflags libxxhash 2>/dev/null) \
+  -I"$root/src" -I"$root/src/driver" -I/usr/include/lua5.4 -I/usr/local/cuda/include $(pkg-config --cflags libxxhash 2>/dev/null) \
   "$root/tests/fuzz/fuzz_parsers.c" "$root/src/signature.c" "$root/src/dtype.c" "$root/src/kcache.c" \
-  "$root/src/driver_sim.c" /usr/lib/x86_64-linux-gnu/liblua5.4.a -lm -ldl -lpthread -o "$out/fuzz_parsers"
+  "$root/src/driver/sim_ptx.c" /usr/lib/x86_64-linux-gnu/liblua5.4.a -lm -ldl -lpthread -o "$out/fuzz_parsers"
 # seeds: a few signatures and dtype names
 printf '\x00f32, const f32*, f32*, u64' >"$out/corpus/sig1"
 printf '\x00const unsigned long long *, void*, __half' >"$out/corpus/sig2"

@@ -10,8 +10,8 @@
  * long options (--backend=, --policy=, --trace=, --timeline, --help) and the
  * `gpulua` module opened as the global `gpu`.
  *
- * Build with GPULUA_HAVE_LIBEDIT defined (and -ledit) for line editing and a
- * persistent history in $HOME/.gpulua_history.
+ * The REPL and its line editing are in repl.c; host.h declares what the
+ * two files share.
  */
 
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
@@ -22,20 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
 
 #include "gpulua.h"
+#include "host.h"
 
-#if defined(GPULUA_HAVE_LIBEDIT)
-#include <editline/readline.h>
-#endif
-
-
-#define GPULUA_PROGNAME "gpulua"
 
 #define GPULUA_VERSION_LINE \
   GPULUA_PROGNAME " " GPULUA_VERSION " (" LUA_RELEASE ")"
@@ -51,7 +45,7 @@
 
 static lua_State *globalL = NULL;
 
-static const char *progname = GPULUA_PROGNAME;
+const char *progname = GPULUA_PROGNAME;
 
 
 /*
@@ -86,7 +80,7 @@ static void lstop (lua_State *L, lua_Debug *ar) {
 ** interpreter.
 */
 /* set by Ctrl-C; an interrupted run exits 130 (128 + SIGINT), like a shell */
-static volatile sig_atomic_t got_interrupt = 0;
+volatile sig_atomic_t got_interrupt = 0;
 
 static void laction (int i) {
   int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
@@ -163,7 +157,7 @@ static void print_usage (const char *badoption) {
 ** Prints an error message, adding the program name in front of it
 ** (if present)
 */
-static void l_message (const char *pname, const char *msg) {
+void l_message (const char *pname, const char *msg) {
   if (pname) fprintf(stderr, "%s: ", pname);
   fprintf(stderr, "%s\n", msg);
   fflush(stderr);
@@ -174,7 +168,7 @@ static void l_message (const char *pname, const char *msg) {
 ** Check whether 'status' is not OK and, if so, prints the error
 ** message on the top of the stack.
 */
-static int report (lua_State *L, int status) {
+int report (lua_State *L, int status) {
   if (status != LUA_OK) {
     int top = lua_gettop(L);
     const char *msg = lua_tostring(L, -1);
@@ -210,7 +204,7 @@ static int msghandler (lua_State *L) {
 ** Interface to 'lua_pcall', which sets appropriate message function
 ** and C-signal handler. Used to run all chunks.
 */
-static int docall (lua_State *L, int narg, int nres) {
+int docall (lua_State *L, int narg, int nres) {
   int status;
   int base = lua_gettop(L) - narg;  /* function index */
   lua_pushcfunction(L, msghandler);  /* push message handler */
@@ -342,23 +336,54 @@ static int handle_script (lua_State *L, char **argv) {
 #define has_e       8   /* -e */
 #define has_E       16  /* -E */
 #define has_help    32  /* -h / --help */
+#define has_badvalue 64 /* a gpulua long option the library rejected */
 
 
 /*
-** Checks whether 'arg' (which starts with "--" and has more after it)
-** is a known gpulua long option. Returns 1 if it is, 0 otherwise.
+** Index in 'longopts' of the gpulua long option 'arg' ("--NAME=VALUE"),
+** or -1 if it is none of them.
 */
-static int islongoption (const char *arg) {
-  const char *opt = arg + 2;
+static int findlongopt (const char *arg) {
   int i;
-  if (strcmp(opt, "timeline") == 0 || strcmp(opt, "help") == 0)
-    return 1;
   for (i = 0; longopts[i].name != NULL; i++) {
     size_t l = strlen(longopts[i].name);
-    if (strncmp(opt, longopts[i].name, l) == 0 && opt[l] == '=')
-      return 1;
+    if (strncmp(arg + 2, longopts[i].name, l) == 0 && arg[2 + l] == '=')
+      return i;
   }
-  return 0;
+  return -1;
+}
+
+
+/*
+** Hands 'arg' (which starts with "--" and has more after it), a gpulua
+** long option, to the library, which keeps it for when it is opened
+** ('--help' is the caller's). Returns 1 if it was accepted, 0 if it is
+** not a known long option, -1 if the library rejected its value.
+*/
+static int setlongoption (const char *arg) {
+  int k;
+  if (strcmp(arg + 2, "help") == 0)
+    return 1;
+  if (strcmp(arg + 2, "timeline") == 0)
+    return (gpulua_set_option("timeline", "1") == 0) ? 1 : -1;
+  if ((k = findlongopt(arg)) < 0)
+    return 0;
+  return (gpulua_set_option(longopts[k].name,
+                            arg + 3 + strlen(longopts[k].name)) == 0) ? 1 : -1;
+}
+
+
+/*
+** Prints why the library rejected the long option 'arg'.
+*/
+static void print_badvalue (const char *arg) {
+  int k = findlongopt(arg);
+  if (k < 0)  /* '--timeline' */
+    fprintf(stderr, "%s: invalid option '--timeline'\n", progname);
+  else
+    fprintf(stderr, "%s: invalid value '%s' for --%s (expected %s)\n",
+            progname, arg + 3 + strlen(longopts[k].name), longopts[k].name,
+            longopts[k].expected);
 }
 
 
@@ -368,8 +393,12 @@ static int islongoption (const char *arg) {
 ** invalid argument. In case of error, 'first' is the index of the bad
 ** argument.  Otherwise, 'first' is -1 if there is no program name,
 ** 0 if there is no script name, or the index of the script name.
+** The gpulua long options are handed to the library on the way; if it
+** rejects a value, the mask has 'has_badvalue' and 'badvalue' is the
+** index of the first such option (for the caller to report, after a bad
+** option and -h, which win over it).
 */
-static int collectargs (char **argv, int *first) {
+static int collectargs (char **argv, int *first, int *badvalue) {
   int args = 0;
   int i;
   if (argv[0] == NULL) {  /* no program name? */
@@ -383,8 +412,13 @@ static int collectargs (char **argv, int *first) {
     switch (argv[i][1]) {  /* else check option */
       case '-':  /* '--' */
         if (argv[i][2] != '\0') {  /* a long option? */
-          if (!islongoption(argv[i]))
+          int set = setlongoption(argv[i]);
+          if (set == 0)
             return has_error;  /* unknown long option */
+          if (set < 0 && !(args & has_badvalue)) {  /* first rejected value? */
+            args |= has_badvalue;
+            *badvalue = i;
+          }
           if (strcmp(argv[i] + 2, "help") == 0)
             args |= has_help;
           break;
@@ -431,52 +465,6 @@ static int collectargs (char **argv, int *first) {
   }
   *first = 0;  /* no script name */
   return args;
-}
-
-
-/*
-** Passes the gpulua long options among 'argv[1..n-1]' to the library
-** (before any library is opened). Returns 1 if all were accepted; on an
-** invalid value prints a message and returns 0.
-*/
-static int setlongoptions (char **argv, int n) {
-  int i;
-  for (i = 1; i < n; i++) {
-    const char *arg = argv[i];
-    if (arg[0] != '-')
-      continue;
-    if (arg[1] == 'e' || arg[1] == 'l') {  /* skip the option's argument */
-      if (arg[2] == '\0') i++;
-      continue;
-    }
-    if (arg[1] != '-' || arg[2] == '\0')
-      continue;
-    if (strcmp(arg + 2, "help") == 0)
-      continue;
-    if (strcmp(arg + 2, "timeline") == 0) {
-      if (gpulua_set_option("timeline", "1") != 0) {
-        fprintf(stderr, "%s: invalid option '--timeline'\n", progname);
-        return 0;
-      }
-    }
-    else {
-      int k;
-      for (k = 0; longopts[k].name != NULL; k++) {
-        size_t l = strlen(longopts[k].name);
-        if (strncmp(arg + 2, longopts[k].name, l) == 0 && arg[2 + l] == '=') {
-          const char *value = arg + 2 + l + 1;
-          if (gpulua_set_option(longopts[k].name, value) != 0) {
-            fprintf(stderr,
-                    "%s: invalid value '%s' for --%s (expected %s)\n",
-                    progname, value, longopts[k].name, longopts[k].expected);
-            return 0;
-          }
-          break;
-        }
-      }
-    }
-  }
-  return 1;
 }
 
 
@@ -529,299 +517,14 @@ static int handle_luainit (lua_State *L) {
 
 
 /*
-** {==================================================================
-** Read-Eval-Print Loop (REPL)
-** ===================================================================
-*/
-
-#define LUA_PROMPT    "> "
-#define LUA_PROMPT2   ">> "
-#define LUA_MAXINPUT  512
-
-#define lua_stdin_is_tty()  isatty(0)
-
-
-#if defined(GPULUA_HAVE_LIBEDIT)
-
-static int use_readline = 0;  /* line editing only when stdin is a tty */
-static char *history_file = NULL;
-
-static void lua_initreadline (lua_State *L) {
-  (void)L;
-  use_readline = lua_stdin_is_tty();
-  if (!use_readline) return;
-  rl_readline_name = GPULUA_PROGNAME;
-  using_history();
-  if (history_file == NULL) {
-    const char *home = getenv("HOME");
-    if (home != NULL && home[0] != '\0') {
-      static const char base[] = "/.gpulua_history";
-      size_t l = strlen(home);
-      history_file = (char *)malloc(l + sizeof(base));
-      if (history_file != NULL) {
-        memcpy(history_file, home, l);
-        memcpy(history_file + l, base, sizeof(base));
-      }
-    }
-  }
-  if (history_file != NULL)
-    (void)read_history(history_file);  /* ignore failures */
-}
-
-static int lua_readline (lua_State *L, char **b, const char *prompt) {
-  (void)L;
-  if (use_readline) {
-    *b = readline(prompt);
-    return *b != NULL;
-  }
-  fputs(prompt, stdout);
-  fflush(stdout);
-  return fgets(*b, LUA_MAXINPUT, stdin) != NULL;
-}
-
-static void lua_saveline (lua_State *L, const char *line) {
-  (void)L;
-  add_history(line);  /* in-memory history */
-  if (use_readline && history_file != NULL)
-    (void)write_history(history_file);  /* keep it; ignore failures */
-}
-
-static void lua_freeline (lua_State *L, char *b, char *buffer) {
-  (void)L;
-  if (b != buffer) free(b);
-}
-
-static void lua_endreadline (lua_State *L) {
-  (void)L;
-  if (use_readline && history_file != NULL)
-    (void)write_history(history_file);  /* ignore failures */
-  free(history_file);
-  history_file = NULL;
-}
-
-#else  /* no line editing: plain fgets, like lua.c's default */
-
-static void lua_initreadline (lua_State *L) {
-  (void)L;
-}
-
-static int lua_readline (lua_State *L, char **b, const char *prompt) {
-  (void)L;
-  fputs(prompt, stdout);
-  fflush(stdout);
-  return fgets(*b, LUA_MAXINPUT, stdin) != NULL;
-}
-
-static void lua_saveline (lua_State *L, const char *line) {
-  (void)L; (void)line;
-}
-
-static void lua_freeline (lua_State *L, char *b, char *buffer) {
-  (void)L; (void)b; (void)buffer;
-}
-
-static void lua_endreadline (lua_State *L) {
-  (void)L;
-}
-
-#endif
-
-
-/*
-** Return the string to be used as a prompt by the interpreter. Leave
-** the string (or nil, if using the default value) on the stack, to keep
-** it anchored.
-*/
-static const char *get_prompt (lua_State *L, int firstline) {
-  if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") == LUA_TNIL)
-    return (firstline ? LUA_PROMPT : LUA_PROMPT2);  /* use the default */
-  else {  /* apply 'tostring' over the value */
-    const char *p = luaL_tolstring(L, -1, NULL);
-    lua_remove(L, -2);  /* remove original value */
-    return p;
-  }
-}
-
-/* mark in error messages for incomplete statements */
-#define EOFMARK   "<eof>"
-#define marklen   (sizeof(EOFMARK)/sizeof(char) - 1)
-
-
-/*
-** Check whether 'status' signals a syntax error and the error
-** message at the top of the stack ends with the above mark for
-** incomplete statements.
-*/
-static int incomplete (lua_State *L, int status) {
-  if (status == LUA_ERRSYNTAX) {
-    size_t lmsg;
-    const char *msg = lua_tolstring(L, -1, &lmsg);
-    if (lmsg >= marklen && strcmp(msg + lmsg - marklen, EOFMARK) == 0) {
-      lua_pop(L, 1);
-      return 1;
-    }
-  }
-  return 0;  /* else... */
-}
-
-
-/*
-** Prompt the user, read a line, and push it into the Lua stack.
-** Returns 0 (and pushes nothing) when there is no more input.
-*/
-static int pushline (lua_State *L, int firstline) {
-  char buffer[LUA_MAXINPUT];
-  char *b = buffer;
-  size_t l;
-  const char *prmt = get_prompt(L, firstline);
-  int readstatus = lua_readline(L, &b, prmt);
-  lua_pop(L, 1);  /* remove prompt */
-  if (readstatus == 0)
-    return 0;  /* no input */
-  l = strlen(b);
-  if (l > 0 && b[l-1] == '\n')  /* line ends with newline? */
-    b[--l] = '\0';  /* remove it */
-  if (firstline && b[0] == '=')  /* for compatibility with 5.2, ... */
-    lua_pushfstring(L, "return %s", b + 1);  /* change '=' to 'return' */
-  else
-    lua_pushlstring(L, b, l);
-  lua_freeline(L, b, buffer);
-  return 1;
-}
-
-
-/*
-** Try to compile line on the stack as 'return <line>;'; on return, stack
-** has either compiled chunk or original line (if compilation failed).
-*/
-static int addreturn (lua_State *L) {
-  const char *line = lua_tostring(L, -1);  /* original line */
-  const char *retline = lua_pushfstring(L, "return %s;", line);
-  int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
-  if (status == LUA_OK) {
-    lua_remove(L, -2);  /* remove modified line */
-    if (line[0] != '\0')  /* non empty? */
-      lua_saveline(L, line);  /* keep history */
-  }
-  else
-    lua_pop(L, 2);  /* pop result from 'luaL_loadbuffer' and modified line */
-  return status;
-}
-
-
-/*
-** Read multiple lines until a complete Lua statement
-*/
-static int multiline (lua_State *L) {
-  for (;;) {  /* repeat until gets a complete statement */
-    size_t len;
-    const char *line = lua_tolstring(L, 1, &len);  /* get what it has */
-    int status = luaL_loadbuffer(L, line, len, "=stdin");  /* try it */
-    if (!incomplete(L, status)) {
-      lua_saveline(L, line);  /* keep history */
-      return status;  /* should not try to add continuation line */
-    }
-    if (!pushline(L, 0)) {  /* no more input for an incomplete statement? */
-      lua_saveline(L, line);  /* keep history */
-      /* reload it to get the syntax error message back on the stack */
-      return luaL_loadbuffer(L, line, len, "=stdin");
-    }
-    lua_pushliteral(L, "\n");  /* add newline... */
-    lua_insert(L, -2);  /* ...between the two lines */
-    lua_concat(L, 3);  /* join them */
-  }
-}
-
-
-/*
-** Read a line and try to load (compile) it first as an expression (by
-** adding "return " in front of it) and second as a statement. Return
-** the final status of load/call with the resulting function (if any)
-** in the top of the stack.
-*/
-static int loadline (lua_State *L) {
-  int status;
-  lua_settop(L, 0);
-  if (!pushline(L, 1))
-    return -1;  /* no input */
-  if ((status = addreturn(L)) != LUA_OK)  /* 'return ...' did not work? */
-    status = multiline(L);  /* try as command, maybe with continuation lines */
-  lua_remove(L, 1);  /* remove line from the stack */
-  return status;
-}
-
-
-/*
-** Prints (calling the Lua 'print' function) any values on the stack
-*/
-static void l_print (lua_State *L) {
-  int n = lua_gettop(L);
-  if (n > 0) {  /* any result to be printed? */
-    luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-    lua_getglobal(L, "print");
-    lua_insert(L, 1);
-    if (lua_pcall(L, n, 0, 0) != LUA_OK)
-      l_message(progname, lua_pushfstring(L, "error calling 'print' (%s)",
-                                             lua_tostring(L, -1)));
-  }
-}
-
-
-/*
-** After an interrupted REPL line: collect what the stopped chunk left
-** behind (its slices queue their frees) and wait for the GPU work it
-** queued, so the next line starts from a quiet device. A failure (a
-** poisoned device) is reported, and the REPL goes on.
-*/
-static void drain_after_interrupt (lua_State *L) {
-  lua_sethook(L, NULL, 0, 0);  /* a late Ctrl-C must not stop the drain */
-  lua_gc(L, LUA_GCCOLLECT);
-  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  if (lua_getfield(L, -1, "gpulua") == LUA_TTABLE &&
-      lua_getfield(L, -1, "sync") == LUA_TFUNCTION) {
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK)
-      l_message(progname, lua_pushfstring(L, "after the interrupt, waiting for the GPU work failed: %s",
-                                             luaL_tolstring(L, -1, NULL)));
-  }
-  lua_settop(L, 0);
-}
-
-
-/*
-** Do the REPL: repeatedly read (load) a line, evaluate (call) it, and
-** print any results.
-*/
-static void doREPL (lua_State *L) {
-  int status;
-  const char *oldprogname = progname;
-  progname = NULL;  /* no 'progname' on errors in interactive mode */
-  lua_initreadline(L);
-  while ((status = loadline(L)) != -1) {
-    if (status == LUA_OK)
-      status = docall(L, 0, LUA_MULTRET);
-    if (status == LUA_OK) l_print(L);
-    else report(L, status);
-    if (got_interrupt) drain_after_interrupt(L);
-    got_interrupt = 0;  /* the REPL carries on after an interrupted line */
-  }
-  lua_endreadline(L);
-  lua_settop(L, 0);  /* clear stack */
-  lua_writeline();
-  progname = oldprogname;
-}
-
-/* }================================================================== */
-
-
-/*
 ** Main body of the interpreter (to be called in protected mode).
 ** Reads the options and handles them all.
 */
 static int pmain (lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
-  int script;
-  int args = collectargs(argv, &script);
+  int script, badvalue = 0;
+  int args = collectargs(argv, &script, &badvalue);
   int optlim = (script > 0) ? script : argc;  /* first argv not an option */
   luaL_checkversion(L);  /* check that interpreter has correct version */
   if (args == has_error) {  /* bad arg? */
@@ -833,8 +536,10 @@ static int pmain (lua_State *L) {
     lua_pushboolean(L, 1);  /* not an error */
     return 1;
   }
-  if (!setlongoptions(argv, optlim))  /* gpulua options, before any library */
+  if (args & has_badvalue) {  /* a gpulua option's value rejected? */
+    print_badvalue(argv[badvalue]);
     return 0;
+  }
   if (args & has_v)  /* option '-v'? */
     print_version();
   if (args & has_E) {  /* option '-E'? */
@@ -858,11 +563,11 @@ static int pmain (lua_State *L) {
       return 0;  /* interrupt in case of error */
   }
   if (args & has_i)  /* -i option? */
-    doREPL(L);  /* do read-eval-print loop */
+    gl_host_repl(L);  /* do read-eval-print loop */
   else if (script < 1 && !(args & (has_e | has_v))) { /* no active option? */
     if (lua_stdin_is_tty()) {  /* running in interactive mode? */
       print_version();
-      doREPL(L);  /* do read-eval-print loop */
+      gl_host_repl(L);  /* do read-eval-print loop */
     }
     else if (dofile(L, NULL) != LUA_OK)  /* executes stdin as a file */
       return 0;

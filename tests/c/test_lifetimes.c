@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
 #include "gpulua.h"
 
 static int failures, checks;

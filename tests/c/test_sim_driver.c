@@ -16,10 +16,10 @@
  * The test sets GPULUA_SIM_MEMORY=64M (so the out-of-memory test is cheap)
  * and GPULUA_SIM_DEVICES=2 when it is unset, before cuInit.
  *
- * Tests named bug_* expect the correct CUDA behaviour where src/driver_sim.c
- * does not provide it (see the comment at each); they fail until it is fixed.
- * Calls that may crash the process (they make the sim read memory it does not
- * own) run in a forked child, so a crash fails one test instead of the run.
+ * Each test is named for the behaviour it checks. Calls that would crash the
+ * process if the sim read memory it does not own (frees of pointers it did
+ * not hand out, or no longer owns) run in a forked child, so a crash fails
+ * one test instead of the run.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -806,13 +806,12 @@ static void test_event_rerecord(void) {
   seq_destroy(&log);
 }
 
-/* BUG (src/driver_sim.c): a wait captures the record that is most recent at
- * cuStreamWaitEvent time (CUDA: "wait for all work captured in hEvent"; later
- * records do not modify what an earlier wait waits for). The sim compares
- * generation numbers, so when a *later* record of the same event completes
- * first (on another stream), the earlier wait is released although the work it
- * captured has not run. Expected to fail until fixed. */
-static void test_bug_wait_keeps_captured_record(void) {
+/* A wait captures the record that is most recent at cuStreamWaitEvent time
+ * (CUDA: "wait for all work captured in hEvent"; later records do not modify
+ * what an earlier wait waits for): when a *later* record of the same event
+ * completes first (on another stream), the earlier wait still holds until the
+ * work it captured has run. */
+static void test_wait_captures_the_record_at_the_wait(void) {
   CUstream A = mkstream(), B = mkstream(), C = mkstream();
   CUevent e;
   OK(d.cuEventCreate(&e, 0));
@@ -1100,14 +1099,12 @@ static int child_free_expect_invalid(void *arg) {
   return 0;
 }
 
-/* BUG (src/driver_sim.c, block_of): cuMemFreeAsync validates a pointer by
- * reading a header 256 bytes in front of it, i.e. memory the sim may not own.
- * Freeing an allocation again after its free has run reads freed memory; for
- * a large block (mmapped by malloc, unmapped on free) the process dies with
- * SIGSEGV. CUDA returns CUDA_ERROR_INVALID_VALUE. Run in a child; expected to
- * fail until fixed (natively the large case crashes; under valgrind both
- * cases report invalid reads). */
-static void test_bug_double_free_after_completion(void) {
+/* Freeing an allocation again after its free has run returns
+ * CUDA_ERROR_INVALID_VALUE, as CUDA does, without reading the freed memory (a
+ * header 256 bytes in front of the pointer: for a large block, mmapped by
+ * malloc and unmapped on free, reading it would be SIGSEGV; under valgrind
+ * both sizes would report invalid reads). Run in a child. */
+static void test_double_free_after_the_free_ran_is_refused(void) {
   CUstream s = mkstream();
   free_args a = {0, s};
   OK(d.cuMemAllocAsync(&a.p, 40u << 20, s)); /* > glibc's largest mmap threshold */
@@ -1122,11 +1119,10 @@ static void test_bug_double_free_after_completion(void) {
   OK(d.cuStreamDestroy(s));
 }
 
-/* BUG (src/driver_sim.c, block_of): the same for a 256-aligned pointer that is
- * no allocation at all: the sim dereferences p - 256 (SIGSEGV for a low
- * address; an out-of-bounds heap read for a host buffer). CUDA returns
- * CUDA_ERROR_INVALID_VALUE. Run in a child; expected to fail until fixed. */
-static void test_bug_free_bad_pointer(void) {
+/* The same for a 256-aligned pointer the sim never handed out: a free of it
+ * returns CUDA_ERROR_INVALID_VALUE without reading p - 256 (SIGSEGV for a low
+ * address; an out-of-bounds heap read for a host buffer). Run in a child. */
+static void test_free_of_a_foreign_pointer_is_refused(void) {
   CUstream s = mkstream();
   free_args a = {(CUdeviceptr)0x10000, s};
   CHECK(in_child(child_free_expect_invalid, &a, "free of 0x10000"));
@@ -1615,14 +1611,14 @@ static const test_case tests[] = {
     T(stream_sync_waits),
     T(events_basic),
     T(event_rerecord),
-    T(bug_wait_keeps_captured_record),
+    T(wait_captures_the_record_at_the_wait),
     T(cross_stream_wait),
     T(elapsed_time),
     T(mem_accounting),
     T(out_of_memory),
     T(free_errors),
-    T(bug_double_free_after_completion),
-    T(bug_free_bad_pointer),
+    T(double_free_after_the_free_ran_is_refused),
+    T(free_of_a_foreign_pointer_is_refused),
     T(memcpy),
     T(memset),
     T(ctx_sync),

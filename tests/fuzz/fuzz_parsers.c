@@ -2,54 +2,40 @@
  * tests/fuzz/fuzz_parsers.c -- a libFuzzer harness for the C parsers that
  * take outside input: kernel signatures, dtype names, kernel-cache entries
  * (a cache folder is outside input too) and the sim's reading of PTX (entry
- * names, parameter lists, .maxntid: what gpu.load gives it). The first byte
- * picks the parser; the rest is its input. Built and run by scripts/fuzz.sh.
+ * names, parameter lists, .maxntid: what gpu.load gives it; sim_ptx.c, linked
+ * alone). The first byte picks the parser; the rest is its input. Built and
+ * run by scripts/fuzz.sh.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
 #include "dtype.h"
 #include "kcache.h"
 #include "signature.h"
+#include "sim_ptx.h"
 
 /* PTX input: "name\n" then the module text. */
 static void fuzz_ptx(const char *text) {
-  static gl_driver d;
-  static int ready;
-  if (!ready) {
-    CUdevice dev;
-    CUcontext ctx;
-    gl_driver_sim_load(&d);
-    if (d.cuInit(0) || d.cuDeviceGet(&dev, 0) || d.cuDevicePrimaryCtxRetain(&ctx, dev) || d.cuCtxSetCurrent(ctx))
-      abort();
-    ready = 1;
-  }
   const char *nl = strchr(text, '\n');
   if (!nl || nl - text > 200) return;
   char name[256];
   memcpy(name, text, (size_t)(nl - text));
   name[nl - text] = '\0';
-  CUmodule m;
-  if (d.cuModuleLoadData(&m, nl + 1) != CUDA_SUCCESS) return;
-  CUfunction f;
-  if (d.cuModuleGetFunction(&f, m, name) == CUDA_SUCCESS) {
-    size_t prev_end = 0;
-    for (size_t i = 0; i < 80; i++) {
-      size_t off, size;
-      CUresult r = d.cuFuncGetParamInfo(f, i, &off, &size);
-      if (r != CUDA_SUCCESS) break;
-      /* parameters are laid out in order, without overlap, within the 32 KB the driver allows */
-      if (size == 0 || off < prev_end || off + size > 32768) abort();
-      prev_end = off + size;
-    }
-    int threads = 0;
-    if (d.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS ||
-        threads < 1 || threads > 1024)
-      abort();
+  const char *entry = gl_ptx_entry(nl + 1, name);
+  if (!entry) return;
+  enum { MAX = 64 };
+  size_t offsets[MAX], sizes[MAX];
+  int n = gl_ptx_params(entry, offsets, sizes, MAX);
+  if (n < -1 || n > MAX) abort();
+  size_t prev_end = 0;
+  for (int i = 0; i < n; i++) {
+    /* parameters are laid out in order, without overlap, within the 32 KB the driver allows */
+    if (sizes[i] == 0 || offsets[i] < prev_end || offsets[i] + sizes[i] > 32768) abort();
+    prev_end = offsets[i] + sizes[i];
   }
-  if (d.cuModuleUnload(m) != CUDA_SUCCESS) abort();
+  int threads = gl_ptx_max_threads(entry);
+  if (threads < 1 || threads > 1024) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

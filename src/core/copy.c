@@ -1,0 +1,125 @@
+/*
+ * copy.c -- copies, fills and reads (see ops.h). The driver call is picked
+ * from the operands: host->device, device->host, device->device on one
+ * device, or a peer copy between devices.
+ */
+#include <string.h>
+
+#include "device.h"
+#include "hostmem.h"
+#include "memory.h"
+#include "ops.h"
+#include "queue.h"
+#include "runtime.h"
+#include "stream.h"
+
+static int check_end(gl_runtime *rt, gl_ref e, int arg) {
+  if (e.x) {
+    int rc = gl_slice_check(e.x, arg);
+    if (rc == -2) return gl_fail(rt, "bad argument #%d: slice is not initialised", arg);
+    return rc;
+  }
+  return gl_hostbuf_check(rt, e.h);
+}
+
+static void describe(gl_ref e, gl_buf *b) {
+  if (e.x) gl_slice_describe(e.x, b);
+  else gl_hostbuf_describe(e.h, b);
+}
+
+static size_t bytes_of(gl_ref e) { return e.x ? gl_slice_bytes(e.x) : gl_hostbuf_bytes(e.h); }
+
+static void operand(gl_ref e, int write, const char *role, gl_operand *o) {
+  memset(o, 0, sizeof *o);
+  if (e.x) {
+    o->acc = &e.x->a->acc;
+    o->lo = gl_slice_lo(e.x);
+    o->hi = o->lo + gl_slice_bytes(e.x);
+    o->x = e.x;
+  } else {
+    o->acc = &e.h->m->acc;
+    o->lo = gl_hostbuf_lo(e.h);
+    o->hi = o->lo + gl_hostbuf_bytes(e.h);
+    o->h = e.h;
+  }
+  o->write = write;
+  o->role = role;
+}
+
+int gl_copy(gl_stream *s, gl_ref dst, gl_ref src, gl_site *site) {
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  if (check_end(rt, dst, 1) != 0 || check_end(rt, src, 2) != 0) return -1;
+  size_t bytes = bytes_of(dst);
+  if (bytes != bytes_of(src)) {
+    gl_buf dd = GL_BUF_INIT, sd = GL_BUF_INIT;
+    describe(dst, &dd);
+    describe(src, &sd);
+    gl_fail(rt, "s:copy: sizes differ: dst is a %s (%zu bytes), src is a %s (%zu bytes)", gl_buf_str(&dd), bytes,
+            gl_buf_str(&sd), bytes_of(src));
+    gl_buf_free(&dd);
+    gl_buf_free(&sd);
+    return -1;
+  }
+  if (dst.h && src.h)
+    return gl_fail(rt, "s:copy: both dst and src are host buffers; copy between host buffers in Lua "
+                       "(one of them must be device memory)");
+  if ((dst.x && gl_device_check(dst.x->a->dev) != 0) || (src.x && gl_device_check(src.x->a->dev) != 0)) return -1;
+  gl_slice *dx = dst.x ? dst.x : src.x;
+  if ((!dst.x || !src.x) && dx->a->dev != dev)
+    return gl_fail(rt, "s:copy: the %s is on device %d, but stream '%s' is on device %d; copy between host "
+                       "and a device on a stream of that device",
+                   dst.x ? "dst slice" : "src slice", dx->a->dev->ordinal, s->name, dev->ordinal);
+  gl_operand o[2];
+  operand(dst, 1, "s:copy dst", &o[0]);
+  operand(src, 0, "s:copy src", &o[1]);
+  gl_op op = {.bytes = bytes, .opnd = o, .nopnd = 2};
+  if (dst.h) {
+    op.kind = GL_OP_D2H;
+    op.u.copy.hdst = gl_hostbuf_ptr(dst.h);
+    op.u.copy.src = gl_slice_ptr(src.x);
+  } else if (src.h) {
+    op.kind = GL_OP_H2D;
+    op.u.copy.dst = gl_slice_ptr(dst.x);
+    op.u.copy.hsrc = gl_hostbuf_ptr(src.h);
+  } else {
+    op.kind = dst.x->a->dev == src.x->a->dev ? GL_OP_D2D : GL_OP_PEER;
+    op.u.copy.dst = gl_slice_ptr(dst.x);
+    op.u.copy.src = gl_slice_ptr(src.x);
+    op.u.copy.dctx = dst.x->a->dev->ctx;
+    op.u.copy.sctx = src.x->a->dev->ctx;
+  }
+  return gl_queue_op(s, &op, site);
+}
+
+int gl_fill(gl_stream *s, gl_slice *x, const void *value, gl_site *site) {
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  if (gl_slice_check(x, 1) != 0) return -1;
+  if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev))
+    return gl_fail(rt, "s:fill: the slice is on device %d, but stream '%s' is on device %d (grant access with "
+                       "gpu.peer(%d, %d) where the devices support it)",
+                   x->a->dev->ordinal, s->name, dev->ordinal, x->a->dev->ordinal, dev->ordinal);
+  gl_operand o;
+  operand((gl_ref){x, NULL}, 1, "s:fill", &o);
+  gl_op op = {.kind = GL_OP_FILL, .bytes = gl_slice_bytes(x), .opnd = &o, .nopnd = 1};
+  op.u.fill.p = gl_slice_ptr(x);
+  op.u.fill.size = (unsigned)gl_dtypes[x->dtype].size;
+  memcpy(op.u.fill.v, value, op.u.fill.size);
+  return gl_queue_op(s, &op, site);
+}
+
+int gl_read(gl_slice *x, gl_stream *s, gl_hostbuf *h, gl_site *site) {
+  gl_device *dev = x->a->dev;
+  gl_runtime *rt = dev->rt;
+  if (s->dev != dev)
+    return gl_fail(rt, "x:read: stream '%s' is on device %d, but the slice is on device %d", s->name, s->dev->ordinal,
+                   dev->ordinal);
+  gl_operand o;
+  operand((gl_ref){x, NULL}, 0, "x:read", &o);
+  gl_op op = {.kind = GL_OP_D2H, .name = "x:read", .bytes = gl_slice_bytes(x), .opnd = &o, .nopnd = 1};
+  op.u.copy.hdst = gl_hostbuf_ptr(h);
+  op.u.copy.src = gl_slice_ptr(x);
+  if (gl_queue_op(s, &op, site) != 0) return -1;
+  return gl_stream_wait_host(s, site);
+}

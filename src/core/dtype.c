@@ -1,0 +1,125 @@
+/*
+ * dtype.c -- element types, and conversions between numbers and their bytes.
+ */
+#include "dtype.h"
+
+#include <math.h>
+#include <string.h>
+
+const gl_dtype_info gl_dtypes[GL_NDTYPES] = {
+  {"i8", 1, 'i'},  {"u8", 1, 'u'},  {"i16", 2, 'i'},  {"u16", 2, 'u'},
+  {"i32", 4, 'i'}, {"u32", 4, 'u'}, {"i64", 8, 'i'},  {"u64", 8, 'u'},
+  {"f16", 2, 'f'}, {"bf16", 2, 'f'}, {"f32", 4, 'f'}, {"f64", 8, 'f'},
+};
+
+int gl_dtype_parse(const char *name) {
+  for (int i = 0; i < GL_NDTYPES; i++)
+    if (strcmp(name, gl_dtypes[i].name) == 0) return i;
+  return -1;
+}
+
+/* IEEE half precision, round to nearest even; overflow goes to infinity. */
+uint16_t gl_f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  uint32_t exp = (x >> 23) & 0xff;
+  uint32_t man = x & 0x7fffff;
+  if (exp == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00);
+  if (e <= 0) { /* subnormal half or zero */
+    if (e < -10) return (uint16_t)sign;
+    man |= 0x800000;
+    int shift = 14 - e;
+    uint32_t half = man >> shift;
+    uint32_t rem = man & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t h = sign | ((uint32_t)e << 10) | (man >> 13);
+  uint32_t rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; /* may carry into inf: correct */
+  return (uint16_t)h;
+}
+
+float gl_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t man = h & 0x3ff;
+  uint32_t x;
+  if (exp == 0) {
+    if (man == 0) x = sign;
+    else { /* subnormal: normalise */
+      int e = -1;
+      do { man <<= 1; e++; } while (!(man & 0x400));
+      x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    x = sign | 0x7f800000 | (man << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t gl_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
+  uint32_t rounding = 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)((x + rounding) >> 16);
+}
+
+float gl_bf16_to_f32(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+const char *gl_dtype_store_number(gl_dtype dt, double d, void *out) {
+  switch (dt) {
+  case GL_F64: memcpy(out, &d, 8); return NULL;
+  case GL_F32: { float f = (float)d; memcpy(out, &f, 4); return NULL; }
+  case GL_F16: { uint16_t h = gl_f32_to_f16((float)d); memcpy(out, &h, 2); return NULL; }
+  case GL_BF16: { uint16_t h = gl_f32_to_bf16((float)d); memcpy(out, &h, 2); return NULL; }
+  default: break;
+  }
+  /* integers: the value must be integral and in range */
+  if (d != d) return "NaN is not an integer";
+  if (floor(d) != d) return "expected an integer value";
+  if (dt == GL_U64 && d >= 9223372036854775808.0 && d < 18446744073709551616.0) {
+    uint64_t u = (uint64_t)d;
+    memcpy(out, &u, 8);
+    return NULL;
+  }
+  if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) return "out of range";
+  return gl_dtype_store_integer(dt, (long long)d, out);
+}
+
+const char *gl_dtype_store_integer(gl_dtype dt, long long i, void *out) {
+  if (gl_dtypes[dt].kind == 'f') return gl_dtype_store_number(dt, (double)i, out);
+  int64_t lo, hi;
+  switch (dt) {
+  case GL_I8: lo = INT8_MIN; hi = INT8_MAX; break;
+  case GL_U8: lo = 0; hi = UINT8_MAX; break;
+  case GL_I16: lo = INT16_MIN; hi = INT16_MAX; break;
+  case GL_U16: lo = 0; hi = UINT16_MAX; break;
+  case GL_I32: lo = INT32_MIN; hi = INT32_MAX; break;
+  case GL_U32: lo = 0; hi = UINT32_MAX; break;
+  case GL_I64: lo = INT64_MIN; hi = INT64_MAX; break;
+  default: lo = 0; hi = INT64_MAX; break; /* u64 */
+  }
+  if (i < lo || i > hi) return "out of range";
+  switch (gl_dtypes[dt].size) {
+  case 1: { uint8_t v = (uint8_t)i; memcpy(out, &v, 1); break; }
+  case 2: { uint16_t v = (uint16_t)i; memcpy(out, &v, 2); break; }
+  case 4: { uint32_t v = (uint32_t)i; memcpy(out, &v, 4); break; }
+  default: { int64_t v = i; memcpy(out, &v, 8); break; }
+  }
+  return NULL;
+}

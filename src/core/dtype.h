@@ -1,0 +1,38 @@
+/*
+ * dtype.h -- the element types of slices and host buffers, and conversion
+ * between numbers and their bytes (f16 and bf16 included). Reading Lua
+ * values is the Lua layer's (src/lua/l_dtype.c).
+ */
+#ifndef GPULUA_DTYPE_H
+#define GPULUA_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  GL_I8, GL_U8, GL_I16, GL_U16, GL_I32, GL_U32, GL_I64, GL_U64,
+  GL_F16, GL_BF16, GL_F32, GL_F64, GL_NDTYPES
+} gl_dtype;
+
+typedef struct {
+  const char *name;
+  size_t size;
+  char kind; /* 'i' signed, 'u' unsigned, 'f' floating */
+} gl_dtype_info;
+
+extern const gl_dtype_info gl_dtypes[GL_NDTYPES];
+
+/* -1 when `name` is not a dtype */
+int gl_dtype_parse(const char *name);
+/* Store a number (an integer) as one element of dt at out: NULL, or why it
+ * does not fit ("out of range", "expected an integer value", ...). Floats
+ * round to the nearest (even) value of their type; integers must be exact. */
+const char *gl_dtype_store_number(gl_dtype dt, double d, void *out);
+const char *gl_dtype_store_integer(gl_dtype dt, long long i, void *out);
+
+uint16_t gl_f32_to_f16(float f);
+float gl_f16_to_f32(uint16_t h);
+uint16_t gl_f32_to_bf16(float f);
+float gl_bf16_to_f32(uint16_t h);
+
+#endif

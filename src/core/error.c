@@ -1,0 +1,133 @@
+/*
+ * error.c -- the growable message buffer and the runtime's error (error.h),
+ * and poisoning: a sticky driver fault makes its device unusable, and every
+ * later call there names the fault.
+ */
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "runtime.h"
+#include "stream.h"
+
+void gl_buf_vprintf(gl_buf *b, const char *fmt, va_list ap) {
+  if (b->failed) return;
+  va_list again;
+  va_copy(again, ap);
+  char small[256];
+  int len = vsnprintf(small, sizeof small, fmt, ap);
+  if (len < 0) {
+    va_end(again);
+    return;
+  }
+  size_t need = b->n + (size_t)len + 1;
+  if (need > b->cap) {
+    size_t cap = b->cap ? b->cap : 128;
+    while (cap < need) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+      b->failed = 1;
+      va_end(again);
+      return;
+    }
+    b->s = s;
+    b->cap = cap;
+  }
+  if ((size_t)len < sizeof small) memcpy(b->s + b->n, small, (size_t)len + 1);
+  else vsnprintf(b->s + b->n, (size_t)len + 1, fmt, again);
+  va_end(again);
+  b->n += (size_t)len;
+}
+
+void gl_buf_printf(gl_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  gl_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+const char *gl_buf_str(const gl_buf *b) {
+  if (b->failed) return "gpulua: out of host memory (while writing a message)";
+  return b->s ? b->s : "";
+}
+
+void gl_buf_reset(gl_buf *b) {
+  b->n = 0;
+  b->failed = 0;
+  if (b->s) b->s[0] = '\0';
+}
+
+void gl_buf_free(gl_buf *b) {
+  free(b->s);
+  memset(b, 0, sizeof *b);
+}
+
+/* Replace the error's message by a freshly formatted one (the arguments may
+ * point into the old message). */
+static int set_error(gl_runtime *rt, CUresult code, const char *fmt, va_list ap) {
+  gl_buf fresh = GL_BUF_INIT;
+  gl_buf_vprintf(&fresh, fmt, ap);
+  gl_buf_free(&rt->err.msg);
+  rt->err.msg = fresh;
+  rt->err.code = code;
+  return -1;
+}
+
+int gl_fail(gl_runtime *rt, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(rt, CUDA_SUCCESS, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int gl_fail_code(gl_runtime *rt, CUresult code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(rt, code, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int gl_fail_nomem(gl_runtime *rt, const char *what) {
+  if (what) return gl_fail_code(rt, CUDA_ERROR_OUT_OF_MEMORY, "%s: out of host memory", what);
+  return gl_fail_code(rt, CUDA_ERROR_OUT_OF_MEMORY, "gpulua: out of host memory");
+}
+
+const char *gl_error_message(const gl_runtime *rt) { return gl_buf_str(&rt->err.msg); }
+
+CUresult gl_error_code(const gl_runtime *rt) { return rt->err.code; }
+
+/* The fault's message, kept on the device: the fault, where it was seen,
+ * and (the driver reports a fault late and does not say which kernel) the
+ * launches not known to have finished, the likely culprits. */
+static void poison(gl_device *dev, CUresult r, const char *call, gl_site *site) {
+  gl_runtime *rt = dev->rt;
+  gl_buf *p = &dev->poison;
+  const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_buf_str(&rt->host_kernel_error) : "";
+  gl_buf_printf(p, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s", dev->ordinal,
+                gl_error_name(r), gl_error_string(r), call, gl_loc_text(rt, gl_site_loc(rt, site)),
+                detail[0] ? ": " : "", detail);
+  int named = 0;
+  for (gl_stream *s = dev->streams; s; s = s->next_open) {
+    if (s->last_launch_seq <= s->done_seq) continue;
+    if (named == 3) {
+      gl_buf_printf(p, ", ...");
+      break;
+    }
+    const char *at = s->last_launch_loc >= 0 ? gl_loc_text(rt, s->last_launch_loc) : "an unrecorded line";
+    gl_buf_printf(p, "%s kernel '%s' launched on stream '%s' at %s", named ? "," : "; not known to have finished:",
+                  gl_loc_text(rt, s->last_kernel), s->name, at);
+    named++;
+  }
+}
+
+int gl_fail_cu(gl_runtime *rt, gl_device *dev, CUresult r, const char *call, gl_site *site) {
+  int sticky = gl_error_is_sticky(r);
+  if (dev && sticky && !gl_device_poisoned(dev)) poison(dev, r, call, site);
+  if (dev && sticky) return gl_fail_code(rt, r, "%s", gl_buf_str(&dev->poison));
+  return gl_fail_code(rt, r, "%s failed: %s: %s", call, gl_error_name(r), gl_error_string(r));
+}

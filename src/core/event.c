@@ -1,0 +1,119 @@
+/*
+ * event.c -- events and the per-device event pool (see event.h).
+ */
+#include "event.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "device.h"
+#include "runtime.h"
+#include "stream.h"
+
+CUresult gl_event_take(gl_device *d, int timing, CUevent *ev) {
+  if (d->npool[timing]) {
+    *ev = d->event_pool[timing][--d->npool[timing]];
+    return CUDA_SUCCESS;
+  }
+  gl_set_ctx(d);
+  return gl_drv.cuEventCreate(ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
+}
+
+void gl_event_give(gl_device *d, CUevent ev, int timing) {
+  if (d->npool[timing] == d->cappool[timing]) {
+    int cap = d->cappool[timing] ? 2 * d->cappool[timing] : 32;
+    CUevent *p = cap <= 4096 ? realloc(d->event_pool[timing], (size_t)cap * sizeof *p) : NULL;
+    if (!p) {
+      gl_set_ctx(d);
+      gl_drv.cuEventDestroy(ev);
+      return;
+    }
+    d->event_pool[timing] = p;
+    d->cappool[timing] = cap;
+  }
+  d->event_pool[timing][d->npool[timing]++] = ev;
+}
+
+void gl_event_pool_clear(gl_device *d) {
+  gl_set_ctx(d);
+  for (int t = 0; t < 2; t++) {
+    for (int i = 0; i < d->npool[t]; i++) gl_drv.cuEventDestroy(d->event_pool[t][i]);
+    free(d->event_pool[t]);
+    d->event_pool[t] = NULL;
+    d->npool[t] = d->cappool[t] = 0;
+  }
+}
+
+int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
+  gl_device *d = s->dev;
+  CUevent ev;
+  CUresult r = gl_event_take(d, timing != 0, &ev);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
+  gl_set_ctx(d);
+  r = gl_drv.cuEventRecord(ev, s->cu);
+  if (r != CUDA_SUCCESS) {
+    gl_event_give(d, ev, timing != 0);
+    return gl_fail_cu(d->rt, d, r, "cuEventRecord", site);
+  }
+  e->ev = ev;
+  e->s = s;
+  gl_stream_ref(s);
+  e->seq = s->seq;
+  e->timing = timing;
+  e->snap = gl_clock_snapshot(s, &e->snap_gen, &e->nsnap);
+  return 0;
+}
+
+int gl_event_check(gl_event *e) {
+  if (!e->ev || !e->s) return -2; /* released: the caller says so in its own words */
+  return gl_device_check(e->s->dev);
+}
+
+static void reached(gl_event *e) {
+  if (e->snap) gl_clock_host_reached_snapshot(e->s->dev->rt, e->snap, e->snap_gen, e->nsnap);
+  else if (e->s->done_seq < e->seq) e->s->done_seq = e->seq;
+}
+
+int gl_event_sync(gl_event *e, gl_site *site) {
+  gl_device *d = e->s->dev;
+  CUresult r = gl_drv.cuEventSynchronize(e->ev);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventSynchronize", site);
+  reached(e);
+  return 0;
+}
+
+int gl_event_query(gl_event *e, int *done, gl_site *site) {
+  gl_device *d = e->s->dev;
+  CUresult r = gl_drv.cuEventQuery(e->ev);
+  *done = 0;
+  if (r == CUDA_ERROR_NOT_READY) return 0;
+  if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventQuery", site);
+  reached(e);
+  *done = 1;
+  return 0;
+}
+
+int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {
+  gl_runtime *rt = a->s->dev->rt;
+  if (!a->timing || !b->timing)
+    return gl_fail(rt, "event:elapsed: both events must be recorded with timing = true (%s was not)",
+                   !a->timing ? "the first" : "the second");
+  if (gl_event_sync(a, site) != 0 || gl_event_sync(b, site) != 0) return -1;
+  *ms = 0;
+  CUresult r = gl_drv.cuEventElapsedTime(ms, a->ev, b->ev);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(rt, a->s->dev, r, "cuEventElapsedTime", site);
+  return 0;
+}
+
+void gl_event_release(gl_event *e) {
+  if (e->ev && e->s && e->s->dev->opened) gl_event_give(e->s->dev, e->ev, e->timing != 0);
+  e->ev = NULL;
+  if (e->s) gl_stream_unref(e->s);
+  e->s = NULL;
+  free(e->snap);
+  free(e->snap_gen);
+  e->snap = NULL;
+  e->snap_gen = NULL;
+  e->nsnap = 0;
+}

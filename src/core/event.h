@@ -1,0 +1,45 @@
+/*
+ * event.h -- events: recorded on a stream, waited for by other streams and
+ * by the host, timed; and each device's pool of driver events (creating a
+ * driver event costs more than recording one).
+ *
+ * An event's memory belongs to its caller (a Lua userdata); it holds a
+ * reference to the stream it was recorded on, and a snapshot of that
+ * stream's vector clock, so that whoever waits for it learns what the
+ * stream was ordered after.
+ */
+#ifndef GPULUA_CORE_EVENT_H
+#define GPULUA_CORE_EVENT_H
+
+#include "driver.h"
+#include "types.h"
+
+struct gl_event {
+  CUevent ev;           /* NULL once released */
+  gl_stream *s;         /* where it was recorded (a reference) */
+  uint64_t seq;         /* s's position it marks */
+  int timing;
+  uint64_t *snap;       /* s's vector clock at the record, s's own position included */
+  uint32_t *snap_gen;   /* the generation of each id then: a reused id is not the same stream */
+  int nsnap;
+};
+
+/* Record a new event (e zeroed) after all work queued on s so far. On
+ * failure e holds nothing to release. */
+int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site);
+/* 0 when e can be used (recorded, its device healthy). */
+int gl_event_check(gl_event *e);
+int gl_event_sync(gl_event *e, gl_site *site);
+int gl_event_query(gl_event *e, int *reached, gl_site *site);
+/* Milliseconds from a to b (both recorded with timing); waits for both. */
+int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site);
+/* Give the driver event back to its device's pool, drop the stream. */
+void gl_event_release(gl_event *e);
+
+/* The device's pool, [timing]: take an event (created when the pool is
+ * empty), give it back when done. */
+CUresult gl_event_take(gl_device *d, int timing, CUevent *ev);
+void gl_event_give(gl_device *d, CUevent ev, int timing);
+void gl_event_pool_clear(gl_device *d);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * hostmem.c -- host buffers (see hostmem.h).
+ */
+#include "hostmem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "runtime.h"
+#include "sim.h"
+#include "stream.h"
+
+/* Pageable buffers this large come from mmap: zero pages, touched only when used. */
+#define LAZY_ZERO_BYTES ((size_t)1 << 20)
+
+void gl_hostbuf_describe(const gl_hostbuf *h, gl_buf *b) {
+  gl_buf_printf(b, "host buffer %s[%zu]%s", gl_dtypes[h->dtype].name, h->count, h->m->pinned ? "" : " (pageable)");
+}
+
+int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h) {
+  const char *dt = gl_dtypes[h->dtype].name;
+  if (!h->m && h->expired)
+    return gl_fail(rt, "a host view of a slice (%s[%zu]) is only valid during the host kernel call that received it",
+                   dt, h->count);
+  if (!h->m && h->released)
+    return gl_fail(rt, "host buffer %s[%zu] is freed (at %s)", dt, h->count, gl_loc_text(rt, h->released_at));
+  if (h->m && h->m->freed)
+    return gl_fail(rt, "host buffer %s[%zu] (a view) is freed: its buffer was freed at %s", dt, h->count,
+                   gl_loc_text(rt, h->m->freed_at));
+  if (!h->m) return gl_fail(rt, "host buffer %s[%zu] is released (its finalizer has run)", dt, h->count);
+  if (!h->m->ptr)
+    return gl_fail(rt, "a host view of a slice (%s[%zu]) is only valid during the host kernel call that received it",
+                   dt, h->count);
+  return 0;
+}
+
+int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site) {
+  gl_hostmem *m = h->m;
+  if (m->acc.n == 0) return 0;
+  gl_runtime *rt = m->rt;
+  size_t sz = gl_dtypes[h->dtype].size;
+  uint64_t lo = gl_hostbuf_lo(h) + first * sz;
+  gl_conflict c;
+  if (!gl_access_conflict_host(&m->acc, lo, lo + n * sz, write, &c) || rt->policy == GL_POLICY_OFF) return 0;
+  if (rt->policy == GL_POLICY_AUTO) {
+    gl_access_wait_all(&m->acc, 1);
+    return 0;
+  }
+  gl_buf d = GL_BUF_INIT;
+  gl_hostbuf_describe(h, &d);
+  gl_fail(rt, "%s: %s from Lua at %s while stream '%s' of device %d may still %s it (copy queued at %s); "
+              "sync the stream, an event after the copy, or the device first",
+          gl_buf_str(&d), write ? "written" : "read", gl_loc_text(rt, gl_site_loc(rt, site)), c.other->name,
+          c.other->dev->ordinal, c.other_writes ? "write" : "read", gl_loc_text(rt, c.other_loc));
+  gl_buf_free(&d);
+  return -1;
+}
+
+/* Give the memory back (the struct stays while handles refer to it). */
+static void hostmem_release(gl_hostmem *m) {
+  if (!m->ptr || m->borrowed) { /* expired, or device memory: not ours */
+  } else if (m->pinned) {
+    gl_drv.cuMemFreeHost(m->ptr);
+    m->rt->pinned_held -= m->bytes;
+  } else if (m->mapped) {
+    munmap(m->ptr, m->bytes);
+  } else {
+    free(m->ptr);
+  }
+  m->ptr = NULL;
+}
+
+static void hostmem_destroy(gl_hostmem *m) {
+  hostmem_release(m);
+  gl_access_clear(&m->acc);
+  free(m);
+}
+
+static void defer(gl_hostmem *m) {
+  m->refs++;
+  m->next = m->rt->deferred; /* the link is free: a buffer of our own is never borrowed */
+  m->rt->deferred = m;
+}
+
+static void hostmem_unref(gl_hostmem *m) {
+  if (--m->refs > 0) return;
+  if (m->ptr && !m->borrowed && !gl_access_finished(&m->acc)) {
+    defer(m); /* the list takes the only reference (no second look: the copies may finish
+               * in between, and then nothing would free the struct) */
+    return;
+  }
+  hostmem_destroy(m);
+}
+
+void gl_hostmem_reap(gl_runtime *rt, int wait) {
+  for (gl_hostmem **pp = &rt->deferred; *pp;) {
+    gl_hostmem *m = *pp;
+    if (wait) gl_access_wait_all(&m->acc, 0);
+    if (wait || gl_access_finished(&m->acc)) {
+      *pp = m->next;
+      hostmem_release(m);
+      hostmem_unref(m);
+    } else {
+      pp = &m->next;
+    }
+  }
+}
+
+/* The host's memory: available (MemAvailable) and total bytes; for pinned
+ * memory on sim with GPULUA_SIM_HOST_MEMORY, that limit's. */
+static size_t physical_bytes(void) {
+  static size_t phys = (size_t)-1; /* a fact of the machine: the same for every runtime */
+  if (phys == (size_t)-1) {
+    long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    phys = page > 0 && pages > 0 ? (size_t)page * (size_t)pages : 0;
+  }
+  return phys;
+}
+
+static void host_memory(int pinned, size_t *avail, size_t *total) {
+  if (pinned && gl_is_sim && gl_sim_host_memory(avail, total)) return;
+  long page = sysconf(_SC_PAGESIZE), free_pages = sysconf(_SC_AVPHYS_PAGES);
+  *total = physical_bytes();
+  *avail = page > 0 && free_pages > 0 ? (size_t)page * (size_t)free_pages : 0;
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return;
+  char line[128];
+  unsigned long long kb;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+      *avail = (size_t)kb * 1024;
+      break;
+    }
+  fclose(f);
+}
+
+static int larger_than_host(size_t bytes) { return physical_bytes() && bytes > physical_bytes(); }
+
+/* Pinned memory: a request larger than the host's memory fails at once (the
+ * driver might try to pin page after page). */
+static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count) {
+  const char *dn = gl_dtypes[dt].name;
+  CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (!larger_than_host(m->bytes)) {
+    gl_device *d0;
+    if (gl_device_open(rt, 0, &d0) != 0) return -1; /* pinned memory needs a context */
+    gl_set_ctx(d0);
+    r = gl_drv.cuMemHostAlloc(&m->ptr, m->bytes, CU_MEMHOSTALLOC_PORTABLE);
+  }
+  if (r == CUDA_SUCCESS) {
+    rt->pinned_held += m->bytes;
+    return 0;
+  }
+  m->ptr = NULL;
+  if (r != CUDA_ERROR_OUT_OF_MEMORY)
+    return gl_fail_code(rt, r, "gpu.host: could not allocate %zu bytes of pinned host memory (%s[%zu]): %s", m->bytes,
+                        dn, count, gl_error_name(r));
+  size_t avail = 0, total = 0;
+  host_memory(1, &avail, &total);
+  return gl_fail_code(rt, r,
+                      "gpu.host: out of pinned host memory: requested %s[%zu] (%zu bytes), %zu of %zu bytes of host "
+                      "memory available, %zu bytes pinned by gpulua",
+                      dn, count, m->bytes, avail, total, rt->pinned_held);
+}
+
+static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count) {
+  if (larger_than_host(m->bytes)) {
+    m->ptr = NULL;
+  } else if (m->bytes >= LAZY_ZERO_BYTES) { /* fresh pages: zero, and untouched until used */
+    void *p = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    m->ptr = p == MAP_FAILED ? NULL : p;
+    m->mapped = 1;
+  } else {
+    m->ptr = aligned_alloc(64, (m->bytes + 63) / 64 * 64);
+  }
+  if (m->ptr) return 0;
+  size_t avail = 0, total = 0;
+  host_memory(0, &avail, &total);
+  return gl_fail_code(rt, CUDA_ERROR_OUT_OF_MEMORY,
+                      "gpu.host: out of host memory: requested %s[%zu] (%zu bytes), %zu of %zu bytes available",
+                      gl_dtypes[dt].name, count, m->bytes, avail, total);
+}
+
+int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h) {
+  if (rt->deferred) gl_hostmem_reap(rt, 0);
+  gl_hostmem *m = calloc(1, sizeof *m);
+  if (!m) return gl_fail_nomem(rt, "gpu.host");
+  m->rt = rt;
+  m->bytes = count * gl_dtypes[dt].size;
+  m->pinned = pinned;
+  if ((pinned ? alloc_pinned : alloc_pageable)(rt, m, dt, count) != 0) {
+    free(m);
+    return -1;
+  }
+  /* zeros: fresh mmap pages and the sim's pinned memory already are (without
+   * touching every page of a large buffer); the driver's pinned memory is
+   * resident anyway and is cleared here */
+  if (zero && !m->mapped && !(m->pinned && gl_is_sim)) memset(m->ptr, 0, m->bytes);
+  m->refs = 1;
+  m->freed_at = GL_LOC_NONE;
+  memset(h, 0, sizeof *h);
+  h->m = m;
+  h->count = count;
+  h->dtype = dt;
+  h->released_at = GL_LOC_NONE;
+  return 0;
+}
+
+void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v) {
+  memset(v, 0, sizeof *v);
+  v->m = h->m;
+  h->m->refs++;
+  v->offset = h->offset + offset;
+  v->count = count;
+  v->dtype = h->dtype;
+  v->is_view = 1;
+  v->released_at = GL_LOC_NONE;
+}
+
+/* Freeing the buffer that allocated the memory gives it back as soon as the
+ * copies queued on it have finished (never earlier), and its views become
+ * unusable; freeing a view releases only that view, like slices. */
+int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site) {
+  gl_hostmem *m = h->m;
+  const char *dt = gl_dtypes[h->dtype].name;
+  if (m && m->borrowed && how != GL_RELEASE_METHOD) { /* the borrow list owns it */
+    if (how == GL_RELEASE_GC) m->borrower = NULL;
+    else h->expired = 1;
+    h->m = NULL;
+    return 0;
+  }
+  if (how == GL_RELEASE_GC || (how == GL_RELEASE_CLOSE && (!m || m->freed))) {
+    if (m) hostmem_unref(m);
+    h->m = NULL;
+    return 0;
+  }
+  if (!m && h->released)
+    return gl_fail(rt, "h:free: host buffer %s[%zu] is already freed (at %s)", dt, h->count,
+                   gl_loc_text(rt, h->released_at));
+  if (m && m->freed)
+    return gl_fail(rt, "h:free: host buffer %s[%zu] (a view) is already freed: its buffer was freed at %s", dt,
+                   h->count, gl_loc_text(rt, m->freed_at));
+  if (!m) return gl_fail(rt, "h:free: host buffer %s[%zu] is released", dt, h->count);
+  if (m->borrowed)
+    return gl_fail(rt, "h:free: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", dt,
+                   h->count);
+  int loc = gl_site_loc(rt, site);
+  if (!h->is_view) {
+    m->freed = 1;
+    m->freed_at = loc;
+    if (gl_access_finished(&m->acc)) hostmem_release(m);
+    else defer(m);
+  }
+  h->released = 1;
+  h->released_at = loc;
+  h->m = NULL;
+  hostmem_unref(m);
+  return 0;
+}
+
+int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, gl_hostbuf *h) {
+  gl_hostmem *m = calloc(1, sizeof *m);
+  if (!m) return gl_fail_nomem(rt, NULL);
+  m->rt = rt;
+  m->refs = 1; /* the borrow list's */
+  m->ptr = ptr;
+  m->bytes = count * gl_dtypes[dt].size;
+  m->borrowed = 1;
+  m->freed_at = GL_LOC_NONE;
+  m->next = rt->borrows;
+  rt->borrows = m;
+  m->borrower = h;
+  memset(h, 0, sizeof *h);
+  h->m = m;
+  h->count = count;
+  h->dtype = dt;
+  h->released_at = GL_LOC_NONE;
+  return 0;
+}
+
+void gl_hostmem_end_borrows(gl_runtime *rt) {
+  while (rt->borrows) {
+    gl_hostmem *m = rt->borrows;
+    rt->borrows = m->next;
+    if (m->borrower) { /* later use is an error, never a stray access */
+      m->borrower->m = NULL;
+      m->borrower->expired = 1;
+    }
+    hostmem_unref(m);
+  }
+}

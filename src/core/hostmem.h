@@ -1,0 +1,77 @@
+/*
+ * hostmem.h -- host memory: buffers (pinned by default, or pageable), their
+ * views, and the host views of device memory a sim host kernel receives.
+ *
+ * Host memory that queued copies read or write is guarded: touching it from
+ * Lua while such a copy may still run conflicts (strict: an error; auto:
+ * the host waits for the copy; off: it races), and the memory is released
+ * only after those copies have finished. A finalizer never blocks: memory
+ * whose copies are still queued goes on the runtime's deferred list and is
+ * released once they finish.
+ *
+ * Ownership: the memory (gl_hostmem) is reference counted by its handles
+ * (gl_hostbuf, a Lua userdata's contents), plus one while on the deferred
+ * list. A borrowed view (of sim device memory, lent to a host kernel) is
+ * owned by the runtime's borrow list and expires when the kernel returns.
+ */
+#ifndef GPULUA_CORE_HOSTMEM_H
+#define GPULUA_CORE_HOSTMEM_H
+
+#include "checker.h"
+#include "dtype.h"
+#include "error.h"
+#include "types.h"
+
+struct gl_hostmem {
+  gl_runtime *rt;
+  int refs;             /* handles, plus one while deferred; a borrowed view's: the borrow list */
+  void *ptr;            /* NULL once a borrowed view has expired or the memory is released */
+  size_t bytes;
+  int pinned;
+  int mapped;           /* pageable memory from mmap (large buffers): munmap it */
+  int borrowed;         /* a view of (sim) device memory: not ours to free */
+  int freed;            /* h:free() on the buffer that allocated it ... */
+  int freed_at;         /* ... there (a location) */
+  gl_hostmem *next;     /* on the deferred list or the borrow list */
+  gl_hostbuf *borrower; /* a borrowed view's handle (not a reference), NULL once it is collected */
+  gl_accesses acc;      /* copies that read or write it */
+};
+
+struct gl_hostbuf {
+  gl_hostmem *m;        /* NULL once released (free, close or collected) */
+  size_t offset, count;
+  gl_dtype dtype;
+  int is_view;
+  int released;         /* by h:free() or <close> ... */
+  int released_at;      /* ... there (a location) */
+  int expired;          /* a host kernel's view after the call */
+};
+
+/* A buffer of count elements into the zeroed handle h; zero: its contents
+ * read as zeros. Out of memory fails with the code CUDA_ERROR_OUT_OF_MEMORY
+ * (the caller may collect garbage, gl_hostmem_reap, and try again). */
+int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h);
+/* v (zeroed) becomes a view of count elements of h from offset. */
+void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v);
+/* 0 when h may be used: not freed, not released, not an expired view. */
+int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h);
+/* h:free(), __close and __gc. */
+int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site);
+/* Lua is about to read (write = 0) or write elements [first, first + n). */
+int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site);
+
+void gl_hostbuf_describe(const gl_hostbuf *h, gl_buf *b);
+static inline size_t gl_hostbuf_bytes(const gl_hostbuf *h) { return h->count * gl_dtypes[h->dtype].size; }
+static inline uint64_t gl_hostbuf_lo(const gl_hostbuf *h) { return (uint64_t)h->offset * gl_dtypes[h->dtype].size; }
+static inline void *gl_hostbuf_ptr(const gl_hostbuf *h) { return (char *)h->m->ptr + gl_hostbuf_lo(h); }
+
+/* Release deferred memory whose copies have finished (wait: all of it,
+ * waiting for them). */
+void gl_hostmem_reap(gl_runtime *rt, int wait);
+
+/* A host view of count elements of (sim) device memory at ptr, into the
+ * zeroed handle h: valid until gl_hostmem_end_borrows. */
+int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, gl_hostbuf *h);
+void gl_hostmem_end_borrows(gl_runtime *rt);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * launch.c -- kernel launches (see ops.h): checked completely before they
+ * are queued. Arguments are in the kernel's own parameter buffer: nothing is
+ * allocated per launch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "device.h"
+#include "memory.h"
+#include "module.h"
+#include "ops.h"
+#include "queue.h"
+#include "runtime.h"
+#include "stream.h"
+
+int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {
+  gl_device *dev = s->dev;
+  if (k->m->dev != dev)
+    return gl_fail(dev->rt, "s:launch: kernel '%s' was loaded on device %d, but stream '%s' is on device %d", k->name,
+                   k->m->dev->ordinal, s->name, dev->ordinal);
+  if (gl_is_sim && !k->builtin && !has_host)
+    return gl_fail(dev->rt, "s:launch: kernel '%s' has no host implementation, and the sim backend cannot run device "
+                            "code: give one with k:host(function(cfg, ...) end)", k->name);
+  return 0;
+}
+
+int gl_launch_check_limits(const gl_kernel *k, const gl_device *d, const gl_launch_cfg *c) {
+  static const char *const axis[] = {"x", "y", "z"};
+  gl_runtime *rt = d->rt;
+  const unsigned *g = c->grid, *b = c->block;
+  for (int i = 0; i < 3; i++) {
+    if (b[i] > (unsigned)d->max_block[i])
+      return gl_fail(rt, "s:launch: kernel '%s': block.%s = %u exceeds device %d's limit of %d", k->name, axis[i], b[i],
+                     d->ordinal, d->max_block[i]);
+    if (g[i] > (unsigned)d->max_grid[i])
+      return gl_fail(rt, "s:launch: kernel '%s': grid.%s = %u exceeds device %d's limit of %d", k->name, axis[i], g[i],
+                     d->ordinal, d->max_grid[i]);
+  }
+  unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
+  if (threads > (unsigned long long)d->max_threads_per_block)
+    return gl_fail(rt, "s:launch: kernel '%s': a block of %ux%ux%u = %llu threads exceeds device %d's limit of %d",
+                   k->name, b[0], b[1], b[2], threads, d->ordinal, d->max_threads_per_block);
+  if (k->max_threads > 0 && threads > (unsigned long long)k->max_threads)
+    return gl_fail(rt, "s:launch: kernel '%s': a block of %ux%ux%u = %llu threads exceeds the kernel's limit of %d "
+                       "(set by its __launch_bounds__ or its register use; device %d allows %d)",
+                   k->name, b[0], b[1], b[2], threads, k->max_threads, d->ordinal, d->max_threads_per_block);
+  if (c->shared > (unsigned)d->max_shared)
+    return gl_fail(rt, "s:launch: kernel '%s': cfg.shared = %u bytes exceeds device %d's limit of %d bytes per block",
+                   k->name, c->shared, d->ordinal, d->max_shared);
+  if (k->builtin && k->builtin->needs_warps && (b[0] % 32 != 0 || b[1] != 1 || b[2] != 1))
+    return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional block of a multiple of 32 threads, got "
+                       "%ux%ux%u", k->name, b[0], b[1], b[2]);
+  return 0;
+}
+
+int gl_launch_check_slice(gl_stream *s, const gl_kernel *k, int i, const gl_slice *x) {
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  int rc = gl_slice_check(x, i + 1);
+  if (rc == -2) return gl_fail(rt, "bad argument #%d: slice is not initialised", i + 1);
+  if (rc != 0) return -1;
+  const gl_param *p = &k->sig.p[i];
+  if (p->dtype >= 0 && x->dtype != (gl_dtype)p->dtype)
+    return gl_fail(rt, "s:launch: kernel '%s': argument %d expected a %s slice, got a %s slice", k->name, i + 1,
+                   gl_dtypes[p->dtype].name, gl_dtypes[x->dtype].name);
+  if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev))
+    return gl_fail(rt, "s:launch: kernel '%s': argument %d is a slice of device %d, but stream '%s' is on "
+                       "device %d (grant access with gpu.peer(%d, %d) where the devices support it)",
+                   k->name, i + 1, x->a->dev->ordinal, s->name, dev->ordinal, x->a->dev->ordinal, dev->ordinal);
+  return 0;
+}
+
+/* A built-in's element counts must stay inside its slices. */
+static int check_bounds(gl_runtime *rt, const gl_kernel *k, gl_slice *const *slices) {
+  for (int j = 0; j < k->builtin->nbounds; j++) {
+    const gl_builtin_bound *bd = &k->builtin->bounds[j];
+    unsigned long long n, stride = 1;
+    memcpy(&n, k->params[bd->count], sizeof n);
+    if (bd->stride >= 0) memcpy(&stride, k->params[bd->stride], sizeof stride);
+    const gl_slice *x = slices[bd->ptr];
+    /* the last element touched is (n - 1) * stride: compare without overflowing */
+    int fits = n == 0 || (x->count > 0 && (stride == 0 || (n - 1) <= (x->count - 1) / stride));
+    if (fits) continue;
+    if (bd->stride >= 0 && stride && (n - 1) <= (UINT64_MAX - 1) / stride)
+      return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu with its "
+                         "stride needs %llu", k->name, bd->ptr + 1, x->count, n, (n - 1) * stride + 1);
+    if (bd->stride >= 0)
+      return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu with a "
+                         "stride of %llu reaches past them", k->name, bd->ptr + 1, x->count, n, stride);
+    return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu needs %llu",
+                   k->name, bd->ptr + 1, x->count, n, n);
+  }
+  return 0;
+}
+
+int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_slice *const *slices, gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  if (k->builtin && check_bounds(rt, k, slices) != 0) return -1;
+  /* const T* parameters are reads, other pointers writes */
+  gl_operand o[GL_MAX_PARAMS];
+  int n = 0;
+  for (int i = 0; i < k->sig.n; i++) {
+    gl_slice *x = slices[i];
+    if (!x) continue;
+    uint64_t lo = gl_slice_lo(x);
+    o[n] = (gl_operand){&x->a->acc, lo, lo + gl_slice_bytes(x), !k->sig.p[i].is_const, x, NULL, NULL, i + 1};
+    n++;
+  }
+  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = o, .nopnd = n};
+  op.u.launch.k = k;
+  op.u.launch.grid = c->grid;
+  op.u.launch.block = c->block;
+  op.u.launch.shared = c->shared;
+  op.u.launch.params = k->params;
+  return gl_queue_op(s, &op, site);
+}

@@ -1,0 +1,155 @@
+/*
+ * memory.c -- allocations and slices (see memory.h).
+ */
+#include "memory.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "queue.h"
+#include "runtime.h"
+#include "stream.h"
+
+void gl_slice_describe(const gl_slice *x, gl_buf *b) {
+  const char *dt = gl_dtypes[x->dtype].name;
+  size_t total = x->a->bytes / gl_dtypes[x->dtype].size;
+  if (x->is_view)
+    gl_buf_printf(b, "slice %s[%zu] (view at offset %zu of %s[%zu]) on device %d", dt, x->count, x->offset, dt, total,
+                  x->a->dev->ordinal);
+  else
+    gl_buf_printf(b, "slice %s[%zu] on device %d", dt, x->count, x->a->dev->ordinal);
+}
+
+int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x) {
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  size_t bytes = n * gl_dtypes[dt].size;
+  gl_alloc *a = calloc(1, sizeof *a);
+  if (!a || gl_access_reserve(&a->acc, 1) != 0) {
+    free(a);
+    return gl_fail_nomem(rt, NULL);
+  }
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuMemAllocAsync(&a->ptr, bytes, s->cu);
+  if (r != CUDA_SUCCESS) {
+    gl_access_clear(&a->acc);
+    free(a);
+    if (r != CUDA_ERROR_OUT_OF_MEMORY) return gl_fail_cu(rt, dev, r, "cuMemAllocAsync", site);
+    gl_device_trim(dev); /* a failed request can leave the pool holding the memory: the free bytes are real */
+    size_t free_ = 0, total = 0;
+    gl_drv.cuMemGetInfo(&free_, &total);
+    return gl_fail_code(rt, r, "dev:%s: out of memory on device %d: requested %s[%zu] (%zu bytes), %zu of %zu bytes free",
+                        zero ? "zeros" : "alloc", dev->ordinal, gl_dtypes[dt].name, n, bytes, free_, total);
+  }
+  a->refs = 1;
+  a->live = 1;
+  a->dev = dev;
+  a->bytes = bytes;
+  a->home = s;
+  a->freed_at = GL_LOC_NONE;
+  gl_stream_ref(s);
+  memset(x, 0, sizeof *x);
+  x->a = a;
+  x->count = n;
+  x->dtype = dt;
+  x->released_at = GL_LOC_NONE;
+  s->seq++;
+  if (!zero) { /* the memory exists in s's order: its allocation counts as a write on s */
+    gl_access_record(&a->acc, s, 0, bytes, 1, gl_site_loc(rt, site));
+    return 0;
+  }
+  gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, "dev:zeros", 0};
+  gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
+  op.u.fill.p = a->ptr;
+  op.u.fill.size = 1;
+  return gl_queue_op(s, &op, site); /* on failure the slice stays valid: its memory is undefined */
+}
+
+void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v) {
+  memset(v, 0, sizeof *v);
+  v->a = x->a;
+  x->a->refs++;
+  x->a->live++;
+  v->offset = x->offset + offset;
+  v->count = count;
+  v->dtype = x->dtype;
+  v->is_view = 1;
+  v->released_at = GL_LOC_NONE;
+}
+
+int gl_slice_check(const gl_slice *x, int arg) {
+  gl_alloc *a = x->a;
+  if (!a) return -2; /* not initialised, or released by its finalizer: nothing to name */
+  gl_runtime *rt = a->dev->rt;
+  if (x->released || a->freed) {
+    gl_buf d = GL_BUF_INIT;
+    gl_slice_describe(x, &d);
+    if (x->released)
+      gl_fail(rt, "bad argument #%d: use of a freed %s (freed at %s)", arg, gl_buf_str(&d),
+              gl_loc_text(rt, x->released_at));
+    else
+      gl_fail(rt, "bad argument #%d: use of a freed %s (its memory was freed at %s)", arg, gl_buf_str(&d),
+              gl_loc_text(rt, a->freed_at));
+    gl_buf_free(&d);
+    return -1;
+  }
+  if (!a->dev->opened) return gl_fail(rt, "gpulua has been shut down");
+  return 0;
+}
+
+/* Queue the free of `a` after every recorded use. */
+static int alloc_free(gl_alloc *a, int loc, gl_site *site) {
+  a->freed = 1;
+  a->freed_at = loc;
+  gl_device *d = a->dev;
+  if (!d->opened || !d->main || gl_device_poisoned(d)) return 0;
+  gl_stream *fs = a->home->cu ? a->home : d->main;
+  if (gl_access_order_all(&a->acc, fs, site) != 0) return -1;
+  gl_set_ctx(d);
+  CUresult r = gl_drv.cuMemFreeAsync(a->ptr, fs->cu);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuMemFreeAsync", site);
+  fs->seq++;
+  return 0;
+}
+
+/* A handle stops using the memory (freed, closed or collected). */
+static int alloc_release(gl_alloc *a, int loc, gl_site *site) {
+  if (--a->live > 0 || a->freed) return 0;
+  return alloc_free(a, loc, site);
+}
+
+static void alloc_unref(gl_alloc *a) {
+  if (--a->refs > 0) return;
+  gl_access_clear(&a->acc);
+  gl_stream_unref(a->home);
+  free(a);
+}
+
+int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site) {
+  gl_alloc *a = x->a;
+  if (!a) return 0;
+  gl_runtime *rt = a->dev->rt;
+  if (how == GL_RELEASE_GC) {
+    if (!x->released && alloc_release(a, gl_intern(rt, "garbage collection"), NULL) != 0)
+      gl_device_keep_error(a->dev);
+    x->a = NULL;
+    alloc_unref(a);
+    return 0;
+  }
+  if (x->released || a->freed) {
+    if (how == GL_RELEASE_CLOSE) return 0;
+    gl_buf d = GL_BUF_INIT;
+    gl_slice_describe(x, &d);
+    gl_fail(rt, "x:free: %s is already freed (at %s)", gl_buf_str(&d),
+            gl_loc_text(rt, x->released ? x->released_at : a->freed_at));
+    gl_buf_free(&d);
+    return -1;
+  }
+  int loc = gl_site_loc(rt, site);
+  x->released = 1;
+  x->released_at = loc;
+  if (x->is_view) return alloc_release(a, loc, site);
+  a->live--;
+  return alloc_free(a, loc, site);
+}

@@ -1,0 +1,63 @@
+/*
+ * memory.h -- device memory: allocations, and slices (the handles scripts
+ * hold: a whole allocation or a view of it).
+ *
+ * Ownership: an allocation is shared by the slice that allocated it and all
+ * its views; each holds a reference (`refs`), and each that is not yet freed
+ * counts as `live`. Freeing the slice that allocated it frees the memory at
+ * once and every view becomes unusable ("freed at ..."); freeing a view only
+ * releases that view. The memory goes when its last live handle goes. A free
+ * is stream-ordered after every recorded access on every stream, so memory is
+ * never reused while queued work still touches it. A slice's own memory (the
+ * struct) belongs to its caller: a Lua userdata.
+ */
+#ifndef GPULUA_CORE_MEMORY_H
+#define GPULUA_CORE_MEMORY_H
+
+#include "checker.h"
+#include "driver.h"
+#include "dtype.h"
+#include "error.h"
+#include "types.h"
+
+struct gl_alloc {
+  int refs;             /* handles that point here, released ones included */
+  int live;             /* handles not yet freed: the memory goes at zero */
+  gl_device *dev;
+  CUdeviceptr ptr;
+  size_t bytes;
+  gl_stream *home;      /* the stream it was allocated on (a reference) */
+  int freed;
+  int freed_at;         /* a location */
+  gl_accesses acc;      /* recorded accesses, for the checker and for frees */
+};
+
+struct gl_slice {
+  gl_alloc *a;          /* NULL once the handle is released */
+  size_t offset;        /* elements from the start of the allocation */
+  size_t count;
+  gl_dtype dtype;
+  int is_view;
+  int released;         /* this handle was freed or closed ... */
+  int released_at;      /* ... there (a location) */
+};
+
+/* Allocate n elements (zero: and zero-fill them) on stream s, into the
+ * zeroed slice x. Out of device memory fails with the code
+ * CUDA_ERROR_OUT_OF_MEMORY (the caller may reclaim and try again). The
+ * allocation counts as a write on s. */
+int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x);
+/* v (zeroed) becomes a view of count elements of x from offset. */
+void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
+/* 0 when x may be used (argument `arg` of the call, for the message). */
+int gl_slice_check(const gl_slice *x, int arg);
+/* x:free(), __close and __gc. */
+int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
+
+void gl_slice_describe(const gl_slice *x, gl_buf *b);
+static inline size_t gl_slice_bytes(const gl_slice *x) { return x->count * gl_dtypes[x->dtype].size; }
+/* The first byte x covers in its allocation, and its device address. */
+static inline uint64_t gl_slice_lo(const gl_slice *x) { return (uint64_t)x->offset * gl_dtypes[x->dtype].size; }
+static inline CUdeviceptr gl_slice_ptr(const gl_slice *x) { return x->a->ptr + (CUdeviceptr)gl_slice_lo(x); }
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * module.c -- modules, kernels and the built-ins of each device (see
+ * module.h).
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "device.h"
+#include "nvrtc_table.h"
+#include "runtime.h"
+#include "sim.h"
+
+int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out) {
+  gl_runtime *rt = dev->rt;
+  gl_module_reap(rt, 0);
+  gl_module *m = calloc(1, sizeof *m);
+  char *copy = strdup(name);
+  if (!m || !copy) {
+    free(m);
+    free(copy);
+    return gl_fail_nomem(rt, what);
+  }
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuModuleLoadData(&m->mod, image);
+  if (r != CUDA_SUCCESS) {
+    free(m);
+    free(copy);
+    return gl_fail_code(rt, r, "%s: %s: the driver refused the module: %s", what, name, gl_error_name(r));
+  }
+  m->refs = 1;
+  m->dev = dev;
+  m->name = copy;
+  *out = m;
+  return 0;
+}
+
+void gl_module_ref(gl_module *m) { m->refs++; }
+
+static void unload(gl_module *m) {
+  if (m->dev->opened) {
+    gl_set_ctx(m->dev);
+    gl_drv.cuModuleUnload(m->mod);
+  }
+  gl_access_clear(&m->uses);
+  free(m->name);
+  free(m);
+}
+
+void gl_module_unref(gl_module *m) {
+  if (!m || --m->refs > 0) return;
+  if (!m->dev->opened || gl_access_finished(&m->uses)) {
+    unload(m);
+    return;
+  }
+  gl_runtime *rt = m->dev->rt; /* launches are queued: unload once they finish */
+  m->next_deferred = rt->deferred_modules;
+  rt->deferred_modules = m;
+}
+
+void gl_module_reap(gl_runtime *rt, int wait) {
+  for (gl_module **pp = &rt->deferred_modules; *pp;) {
+    gl_module *m = *pp;
+    if (wait) gl_access_wait_all(&m->uses, 0);
+    if (wait || gl_access_finished(&m->uses)) {
+      *pp = m->next_deferred;
+      unload(m);
+    } else {
+      pp = &m->next_deferred;
+    }
+  }
+}
+
+/* The kernel's parameters as the driver reports them, against the
+ * signature. */
+static int check_param_info(gl_kernel *k) {
+  if (!gl_drv.cuFuncGetParamInfo) return 0;
+  gl_runtime *rt = k->dev->rt;
+  size_t off, size;
+  int n = 0;
+  for (;; n++) {
+    CUresult r = gl_drv.cuFuncGetParamInfo(k->f, (size_t)n, &off, &size);
+    if (r == CUDA_ERROR_NOT_SUPPORTED) return 0; /* the driver cannot tell for this image */
+    if (r != CUDA_SUCCESS) break;
+    if (n < k->sig.n && size != gl_param_size(&k->sig.p[n])) {
+      char s[GL_SIGNATURE_TEXT_MAX];
+      gl_signature_format(&k->sig, s, sizeof s);
+      const gl_param *p = &k->sig.p[n];
+      return gl_fail(rt, "kernel '%s': parameter %d is declared %s (%d bytes) in '%s', but the compiled kernel's "
+                         "parameter %d takes %d bytes",
+                     k->name, n + 1, p->is_ptr ? "a pointer" : gl_dtypes[p->dtype].name, (int)gl_param_size(p), s,
+                     n + 1, (int)size);
+    }
+  }
+  if (n != k->sig.n)
+    return gl_fail(rt, "kernel '%s': the signature declares %d parameter%s, but the compiled kernel takes %d", k->name,
+                   k->sig.n, k->sig.n == 1 ? "" : "s", n);
+  return 0;
+}
+
+/* The most threads a block of this function may have: fewer than the
+ * device's when its registers or __launch_bounds__ say so. */
+static void read_max_threads(gl_kernel *k) {
+  int v = 0;
+  if (gl_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f) != CUDA_SUCCESS) v = 0;
+  k->max_threads = v;
+}
+
+static gl_kernel *kernel_alloc(gl_module *m, const char *name) {
+  gl_kernel *k = calloc(1, sizeof *k);
+  if (!k) return NULL;
+  k->refs = 1;
+  k->m = m;
+  gl_module_ref(m);
+  k->dev = m->dev;
+  snprintf(k->name, sizeof k->name, "%s", name);
+  k->name_id = gl_intern(m->dev->rt, k->name);
+  for (int i = 0; i <= GL_MAX_PARAMS; i++) k->params[i] = &k->argbuf[i * 8];
+  return k;
+}
+
+void gl_kernel_unref(gl_kernel *k) {
+  if (!k || --k->refs > 0) return;
+  gl_module_unref(k->m);
+  free(k);
+}
+
+int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out) {
+  gl_runtime *rt = m->dev->rt;
+  if (gl_device_check(m->dev) != 0) return -1;
+  gl_kernel *k = kernel_alloc(m, name);
+  if (!k) return gl_fail_nomem(rt, "m:kernel");
+  k->sig = *sig;
+  gl_set_ctx(m->dev);
+  CUresult r = gl_drv.cuModuleGetFunction(&k->f, m->mod, name);
+  int rc = 0;
+  if (r == CUDA_ERROR_NOT_FOUND)
+    rc = gl_fail(rt, "m:kernel: module '%s' has no kernel named '%s' (declare it extern \"C\" __global__)", m->name,
+                 name);
+  else if (r != CUDA_SUCCESS)
+    rc = gl_fail_cu(rt, m->dev, r, "cuModuleGetFunction", NULL);
+  if (rc == 0) {
+    read_max_threads(k);
+    rc = check_param_info(k);
+  }
+  if (rc != 0) {
+    gl_kernel_unref(k);
+    return -1;
+  }
+  *out = k;
+  return 0;
+}
+
+/* ---- built-ins ---------------------------------------------------------- */
+
+/* The module of built-ins for dev: compiled from kernels/builtins.cu, or on
+ * sim without NVRTC a stand-in PTX that names the entries (sim runs their
+ * host implementations anyway). */
+static int builtin_module(gl_device *dev) {
+  if (dev->builtins) return 0;
+  gl_runtime *rt = dev->rt;
+  void *img = NULL;
+  if (gl_is_sim && gl_nvrtc_load() != NULL) {
+    gl_buf ptx = GL_BUF_INIT;
+    gl_buf_printf(&ptx, ".version 8.0\n.target sm_90\n.address_size 64\n// sim stand-in for builtins\n");
+    for (int i = 0; i < gl_nbuiltins; i++)
+      gl_buf_printf(&ptx, ".entry %s_f32()\n.entry %s_f64()\n", gl_builtins[i].name, gl_builtins[i].name);
+    if (ptx.failed) {
+      gl_buf_free(&ptx);
+      return gl_fail_nomem(rt, "gpu.kernels");
+    }
+    img = ptx.s; /* the buffer's memory becomes the image */
+  } else {
+    const char *src = gl_builtins_cuda_source();
+    size_t n;
+    if (gl_compile(dev, "gpu.kernels", "gpulua/kernels/builtins.cu", src, strlen(src), NULL, 0, &img, &n) != 0)
+      return -1;
+  }
+  char name[64];
+  snprintf(name, sizeof name, "gpulua built-in kernels (device %d)", dev->ordinal);
+  gl_set_ctx(dev);
+  CUmodule mod;
+  CUresult r = gl_drv.cuModuleLoadData(&mod, img);
+  free(img);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuModuleLoadData (built-in kernels)", NULL);
+  gl_module *m = calloc(1, sizeof *m);
+  if (!m || !(m->name = strdup(name))) {
+    free(m);
+    gl_drv.cuModuleUnload(mod);
+    return gl_fail_nomem(rt, "gpu.kernels");
+  }
+  m->refs = 1;
+  m->dev = dev;
+  m->mod = mod;
+  m->permanent = 1;
+  dev->builtins = m;
+  return 0;
+}
+
+int gl_builtin_signature(gl_runtime *rt, const gl_builtin *b, gl_dtype dt, gl_signature *sig) {
+  gl_buf s = GL_BUF_INIT;
+  for (const char *p = b->signature; *p; p++) {
+    if (*p == 'T') gl_buf_printf(&s, "%s", gl_dtypes[dt].name);
+    else gl_buf_printf(&s, "%c", *p);
+  }
+  char err[256];
+  int rc = gl_signature_parse(gl_buf_str(&s), sig, err, sizeof err);
+  if (rc != 0) gl_fail(rt, "built-in kernel: bad signature '%s': %s", gl_buf_str(&s), err);
+  gl_buf_free(&s);
+  return rc;
+}
+
+int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kernel **out) {
+  int family = (int)(b - gl_builtins);
+  gl_kernel **cached = &dev->builtin_kernel[family][dt];
+  if (*cached) { /* the hot path */
+    *out = *cached;
+    return 0;
+  }
+  gl_runtime *rt = dev->rt;
+  if (builtin_module(dev) != 0) return -1;
+  char name[GL_KERNEL_NAME_MAX + 1];
+  snprintf(name, sizeof name, "%s_%s", b->name, gl_dtypes[dt].name);
+  gl_kernel *k = kernel_alloc(dev->builtins, name);
+  if (!k) return gl_fail_nomem(rt, "gpu.kernels");
+  k->builtin = b;
+  if (gl_builtin_signature(rt, b, dt, &k->sig) != 0) {
+    gl_kernel_unref(k);
+    return -1;
+  }
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuModuleGetFunction(&k->f, dev->builtins->mod, k->name);
+  if (r != CUDA_SUCCESS) {
+    gl_kernel_unref(k);
+    return gl_fail_cu(rt, dev, r, "cuModuleGetFunction", NULL);
+  }
+  read_max_threads(k);
+  int rc = 0;
+  if (gl_is_sim) {
+    size_t sizes[GL_MAX_PARAMS];
+    for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
+    CUresult sr = gl_sim_func_set_host(k->f, b->host[dt == GL_F64], NULL, 0, k->sig.n, sizes);
+    if (sr != CUDA_SUCCESS) rc = gl_fail_cu(rt, dev, sr, "gl_sim_func_set_host", NULL);
+  } else {
+    rc = check_param_info(k);
+  }
+  if (rc != 0) {
+    gl_kernel_unref(k);
+    return -1;
+  }
+  *cached = k;
+  *out = k;
+  return 0;
+}
+
+void gl_builtins_release(gl_device *dev) {
+  for (int i = 0; i < GL_MAX_BUILTINS; i++)
+    for (int t = 0; t < GL_NDTYPES; t++) {
+      gl_kernel_unref(dev->builtin_kernel[i][t]);
+      dev->builtin_kernel[i][t] = NULL;
+    }
+  if (dev->builtins) { /* its launches have finished: the device was drained */
+    gl_module *m = dev->builtins;
+    dev->builtins = NULL;
+    m->permanent = 0;
+    gl_module_unref(m);
+  }
+}

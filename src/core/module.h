@@ -1,0 +1,72 @@
+/*
+ * module.h -- loaded modules and their kernels, and each device's built-in
+ * kernels (builtins.h: the library's table).
+ *
+ * Ownership: a module is reference counted by its handle (a Lua userdata)
+ * and its kernels. At the last reference it is unloaded once every launch of
+ * its kernels is known to have finished: a finalizer never waits, so a
+ * module whose launches are still queued goes on the runtime's deferred list
+ * (reaped as new modules load, and at teardown). A kernel is reference
+ * counted by its handle; a device owns its built-in kernels and their
+ * module, released with the device.
+ */
+#ifndef GPULUA_CORE_MODULE_H
+#define GPULUA_CORE_MODULE_H
+
+#include "builtins.h"
+#include "checker.h"
+#include "driver.h"
+#include "dtype.h"
+#include "signature.h"
+#include "types.h"
+
+#define GL_KERNEL_NAME_MAX 127
+
+struct gl_module {
+  int refs;
+  gl_device *dev;
+  CUmodule mod;
+  char *name;           /* the source's name or path */
+  int permanent;        /* a device's built-ins: released with the device */
+  gl_accesses uses;     /* the streams and positions of its launches (queue.c) */
+  gl_module *next_deferred;
+};
+
+struct gl_kernel {
+  int refs;
+  gl_module *m;          /* a reference */
+  gl_device *dev;
+  CUfunction f;
+  char name[GL_KERNEL_NAME_MAX + 1];
+  int name_id;           /* name, interned (for fault messages) */
+  int max_threads;       /* per block for this function (registers, __launch_bounds__); 0: unknown */
+  gl_signature sig;
+  const gl_builtin *builtin; /* a variant of a built-in, or NULL */
+  /* the launch's parameter buffer (one slot per parameter, plus one for a
+   * sim host kernel's record): written at each launch, copied by the driver */
+  unsigned char argbuf[(GL_MAX_PARAMS + 1) * 8];
+  void *params[GL_MAX_PARAMS + 1];
+};
+
+/* Load an image (CUBIN, fatbin, or PTX with a NUL) on dev. `what` and
+ * `name` name it in messages ("gpu.load", the path). */
+int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out);
+void gl_module_ref(gl_module *m);
+void gl_module_unref(gl_module *m);
+/* Unload deferred modules whose launches have finished (wait: all, after
+ * waiting for them). */
+void gl_module_reap(gl_runtime *rt, int wait);
+
+/* m:kernel(name, signature): the kernel, checked against the driver's
+ * parameter info where it offers it. */
+int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out);
+void gl_kernel_unref(gl_kernel *k);
+
+/* The built-in `b` for dtype dt on dev (compiled and loaded at first use,
+ * then cached on the device). */
+int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kernel **out);
+/* `b`'s signature with T spelled as dt. */
+int gl_builtin_signature(gl_runtime *rt, const gl_builtin *b, gl_dtype dt, gl_signature *sig);
+void gl_builtins_release(gl_device *dev);
+
+#endif

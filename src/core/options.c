@@ -1,0 +1,108 @@
+/*
+ * options.c -- options from the host's command line and the environment, and
+ * the choice of backend (see options.h).
+ */
+#include "options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+#include "sim.h"
+
+static struct {
+  char backend[8];
+  char policy[8];
+  char trace[1024];
+  int timeline;
+} opt;
+
+static const char *const policy_names[] = {"strict", "auto", "off"};
+
+static int valid_backend(const char *v) { return strcmp(v, "cuda") == 0 || strcmp(v, "sim") == 0; }
+
+int gl_policy_parse(const char *v) {
+  for (int i = 0; i < 3; i++)
+    if (strcmp(v, policy_names[i]) == 0) return i;
+  return -1;
+}
+
+const char *gl_policy_name(gl_policy p) { return policy_names[p]; }
+
+int gpulua_set_option(const char *name, const char *value) {
+  if (!name || !value) return -1;
+  if (strcmp(name, "backend") == 0) {
+    if (!valid_backend(value)) return -1;
+    snprintf(opt.backend, sizeof opt.backend, "%s", value);
+  } else if (strcmp(name, "policy") == 0) {
+    if (gl_policy_parse(value) < 0) return -1;
+    snprintf(opt.policy, sizeof opt.policy, "%s", value);
+  } else if (strcmp(name, "trace") == 0) {
+    if (!*value || strlen(value) >= sizeof opt.trace) return -1;
+    snprintf(opt.trace, sizeof opt.trace, "%s", value);
+  } else if (strcmp(name, "timeline") == 0) {
+    opt.timeline = strcmp(value, "0") != 0;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+int gl_initial_policy(char *why, size_t whylen) {
+  if (opt.policy[0]) return gl_policy_parse(opt.policy);
+  const char *e = getenv("GPULUA_POLICY");
+  if (e && *e) {
+    int p = gl_policy_parse(e);
+    if (p < 0) snprintf(why, whylen, "GPULUA_POLICY must be strict, auto or off, got '%s'", e);
+    return p;
+  }
+  return GL_POLICY_STRICT;
+}
+
+const char *gl_trace_option(void) {
+  if (opt.trace[0]) return opt.trace;
+  const char *e = getenv("GPULUA_TRACE");
+  return e && *e ? e : NULL;
+}
+
+int gl_timeline_option(void) { return opt.timeline; }
+
+static int load_sim(char *why, size_t whylen) {
+  char bad[256];
+  if (gl_sim_config_error(bad, sizeof bad) != 0) {
+    snprintf(why, whylen, "gpulua: %s", bad);
+    return -1;
+  }
+  gl_driver_sim_load(&gl_drv);
+  CUresult r = gl_drv.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    snprintf(why, whylen, "gpulua: the sim backend failed to start: %s", gl_error_name(r));
+    return -1;
+  }
+  gl_backend_name = "sim";
+  gl_is_sim = 1;
+  return 0;
+}
+
+int gl_backend_choose(char *why, size_t whylen) {
+  if (gl_backend_name) return 0;
+  const char *pref = opt.backend[0] ? opt.backend : getenv("GPULUA_BACKEND");
+  const char *source = opt.backend[0] ? "--backend" : "GPULUA_BACKEND";
+  if (pref && *pref && !valid_backend(pref)) {
+    snprintf(why, whylen, "gpulua: %s must be cuda or sim, got '%s'", source, pref);
+    return -1;
+  }
+  if (pref && strcmp(pref, "sim") == 0) return load_sim(why, whylen);
+  char no_cuda[512];
+  if (gl_driver_cuda_load(&gl_drv, no_cuda, sizeof no_cuda) == 0) {
+    gl_backend_name = "cuda";
+    return 0;
+  }
+  if (pref && strcmp(pref, "cuda") == 0) {
+    snprintf(why, whylen, "gpulua: %s=cuda, but %s", source, no_cuda);
+    return -1;
+  }
+  fprintf(stderr, "gpulua: no usable CUDA device (%s); using the sim backend\n", no_cuda);
+  return load_sim(why, whylen);
+}

@@ -1,0 +1,163 @@
+/*
+ * queue.c -- the one path of every queued operation (see queue.h).
+ */
+#include "queue.h"
+
+#include <string.h>
+
+#include "checker.h"
+#include "device.h"
+#include "hostmem.h"
+#include "memory.h"
+#include "module.h"
+#include "runtime.h"
+#include "stream.h"
+#include "trace.h"
+
+/* The strict policy's error: the operation, the memory, both streams and
+ * both script lines, and how to order them. */
+static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, const gl_conflict *c,
+                          gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  gl_buf what = GL_BUF_INIT, role = GL_BUF_INIT;
+  if (o->x) gl_slice_describe(o->x, &what);
+  else if (o->h) gl_hostbuf_describe(o->h, &what);
+  else gl_buf_printf(&what, "memory");
+  if (o->role) gl_buf_printf(&role, "%s", o->role);
+  else gl_buf_printf(&role, "s:launch of '%s' argument %d", op->name, o->arg);
+  gl_fail(rt,
+          "%s: %s %s on stream '%s' (device %d) at %s, while stream '%s' (device %d) may still %s it "
+          "(queued at %s); order the streams first (%s:wait on an event recorded after that, %s:join, a "
+          "fork, or a host sync of stream '%s')",
+          gl_buf_str(&role), gl_buf_str(&what), o->write ? "is written" : "is read", s->name, s->dev->ordinal,
+          gl_loc_text(rt, gl_site_loc(rt, site)), c->other->name, c->other->dev->ordinal,
+          c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), s->name, s->name,
+          c->other->name);
+  gl_buf_free(&what);
+  gl_buf_free(&role);
+  return -1;
+}
+
+/* Under strict a conflict is an error; under auto s waits for everything
+ * queued on the other stream so far, which orders it after that record, and
+ * the records are looked at again. */
+static int check_operand(gl_stream *s, const gl_op *op, const gl_operand *o, gl_site *site) {
+  gl_conflict c;
+  while (gl_access_conflict(o->acc, s, o->lo, o->hi, o->write, &c)) {
+    if (s->dev->rt->policy == GL_POLICY_STRICT) return conflict_error(s, op, o, &c, site);
+    if (gl_stream_join(s, c.other, 1, site) != 0) return -1;
+  }
+  return 0;
+}
+
+/* The driver call(s) of op; *queued: how many operations went onto s. */
+static CUresult submit(gl_stream *s, const gl_op *op, int *queued, const char **call) {
+  *queued = 1;
+  switch (op->kind) {
+  case GL_OP_H2D:
+    *call = "cuMemcpyHtoDAsync";
+    return gl_drv.cuMemcpyHtoDAsync(op->u.copy.dst, op->u.copy.hsrc, op->bytes, s->cu);
+  case GL_OP_D2H:
+    *call = "cuMemcpyDtoHAsync";
+    return gl_drv.cuMemcpyDtoHAsync(op->u.copy.hdst, op->u.copy.src, op->bytes, s->cu);
+  case GL_OP_D2D:
+    *call = "cuMemcpyDtoDAsync";
+    return gl_drv.cuMemcpyDtoDAsync(op->u.copy.dst, op->u.copy.src, op->bytes, s->cu);
+  case GL_OP_PEER:
+    *call = "cuMemcpyPeerAsync";
+    return gl_drv.cuMemcpyPeerAsync(op->u.copy.dst, op->u.copy.dctx, op->u.copy.src, op->u.copy.sctx, op->bytes,
+                                    s->cu);
+  case GL_OP_FILL: {
+    CUdeviceptr p = op->u.fill.p;
+    size_t n = op->bytes / op->u.fill.size;
+    const unsigned char *v = op->u.fill.v;
+    switch (op->u.fill.size) {
+    case 1:
+      *call = "cuMemsetD8Async";
+      return gl_drv.cuMemsetD8Async(p, v[0], n, s->cu);
+    case 2: {
+      unsigned short u;
+      memcpy(&u, v, 2);
+      *call = "cuMemsetD16Async";
+      return gl_drv.cuMemsetD16Async(p, u, n, s->cu);
+    }
+    case 4: {
+      unsigned u;
+      memcpy(&u, v, 4);
+      *call = "cuMemsetD32Async";
+      return gl_drv.cuMemsetD32Async(p, u, n, s->cu);
+    }
+    default: {
+      unsigned lo, hi;
+      memcpy(&lo, v, 4);
+      memcpy(&hi, v + 4, 4);
+      if (lo == hi) {
+        *call = "cuMemsetD32Async";
+        return gl_drv.cuMemsetD32Async(p, lo, 2 * n, s->cu);
+      }
+      /* an 8-byte pattern: the low and the high words as two pitched 2D fills */
+      *call = "cuMemsetD2D32Async";
+      CUresult r = gl_drv.cuMemsetD2D32Async(p, 8, lo, 1, n, s->cu);
+      if (r != CUDA_SUCCESS) return r;
+      *queued = 2;
+      r = gl_drv.cuMemsetD2D32Async(p + 4, 8, hi, 1, n, s->cu);
+      if (r != CUDA_SUCCESS) *queued = 1;
+      return r;
+    }
+    }
+  }
+  case GL_OP_LAUNCH: {
+    const unsigned *g = op->u.launch.grid, *b = op->u.launch.block;
+    *call = "cuLaunchKernel";
+    return gl_drv.cuLaunchKernel(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared, s->cu,
+                                 op->u.launch.params, NULL);
+  }
+  }
+  *queued = 0;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  gl_module *m = op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent ? op->u.launch.k->m : NULL;
+  if (rt->policy != GL_POLICY_OFF)
+    for (int i = 0; i < op->nopnd; i++)
+      if (check_operand(s, op, &op->opnd[i], site) != 0) return -1;
+  if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
+  for (int i = 0; i < op->nopnd; i++) { /* a record per operand at most */
+    int k = 0;
+    for (int j = 0; j < op->nopnd; j++) k += op->opnd[j].acc == op->opnd[i].acc;
+    if (gl_access_reserve(op->opnd[i].acc, k) != 0) return gl_fail_nomem(rt, NULL);
+  }
+  if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
+
+  gl_set_ctx(dev);
+  gl_trace_begin(s);
+  int queued;
+  const char *call = "";
+  CUresult r = submit(s, op, &queued, &call);
+  s->seq += (uint64_t)queued;
+  if (r != CUDA_SUCCESS) {
+    if (op->kind != GL_OP_LAUNCH) return gl_fail_cu(rt, dev, r, call, site);
+    gl_buf what = GL_BUF_INIT;
+    gl_buf_printf(&what, "cuLaunchKernel of kernel '%s'", op->name);
+    gl_fail_cu(rt, dev, r, gl_buf_str(&what), site);
+    gl_buf_free(&what);
+    return -1;
+  }
+  gl_trace_end(s, op->kind, op->name, op->kind == GL_OP_LAUNCH ? 0 : op->bytes);
+  /* locations only serve messages, which policy off never gives */
+  int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
+  if (op->kind == GL_OP_LAUNCH) { /* a later fault names the kernels that may have caused it */
+    s->last_launch_seq = s->seq;
+    s->last_kernel = op->u.launch.k->name_id;
+    s->last_launch_loc = loc;
+    if (m) gl_access_record(&m->uses, s, 0, 1, 0, GL_LOC_NONE); /* the module stays loaded until it finishes */
+  }
+  for (int i = 0; i < op->nopnd; i++) {
+    gl_operand *o = &op->opnd[i];
+    gl_access_record(o->acc, s, o->lo, o->hi, o->write, loc);
+  }
+  return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * runtime.h -- one runtime per Lua state (or per C user of the core): the
+ * devices, the policy, the stream ids of the vector clocks, the interned
+ * locations, the trace, the host memory waiting to be released, the last
+ * error. Everything the core keeps lives here, never in process globals, so
+ * two runtimes in one process are independent. (Process-wide by nature: the
+ * driver table and the chosen backend, driver.h; the options the host sets
+ * before any runtime exists, options.h; the list of live runtimes that exit()
+ * tears down.)
+ *
+ * Ownership: the runtime owns its devices; a device owns its open streams,
+ * its event pool and its built-in kernels; streams, allocations, host memory
+ * and modules are reference counted (see each header); teardown drains every
+ * device and releases what is left.
+ */
+#ifndef GPULUA_CORE_RUNTIME_H
+#define GPULUA_CORE_RUNTIME_H
+
+#include "error.h"
+#include "site.h"
+#include "types.h"
+
+struct gl_runtime {
+  int ndev;
+  gl_device *devs;
+  gl_policy policy;
+  int dead;              /* torn down: later releases only free memory */
+  gl_stream **by_id;     /* streams by clock id (NULL: free id), clock.c */
+  uint32_t *gen;         /* gen[id]: bumped each time the id is freed */
+  int nids, capids;
+  unsigned char *peer;   /* peer[b * ndev + a]: kernels on b may use memory of a */
+  gl_locations locs;
+  gl_error err;
+  gl_trace *trace;       /* NULL unless tracing */
+  gl_hostmem *deferred;  /* host memory released once its copies finish (hostmem.c) */
+  gl_hostmem *borrows;   /* host views of device memory lent to a sim host kernel */
+  gl_module *deferred_modules; /* modules unloaded once their launches finish */
+  size_t pinned_held;    /* bytes of pinned host memory held */
+  int host_kernel_depth; /* > 0 while a sim host kernel runs on the main thread */
+  gl_buf host_kernel_error; /* the last sim host kernel's error */
+  gl_runtime *next_live; /* the process's list of live runtimes (for exit) */
+};
+
+/* A runtime on the chosen backend (options.h: gl_backend_choose first),
+ * with its policy from the options. NULL with the reason in why. */
+gl_runtime *gl_runtime_new(char *why, size_t whylen);
+/* Drain every device, destroy what is left, release the contexts. Also run
+ * at exit() for runtimes still live (os.exit without closing the state).
+ * Idempotent. */
+void gl_runtime_teardown(gl_runtime *rt);
+/* Teardown, then free the runtime. */
+void gl_runtime_free(gl_runtime *rt);
+
+/* Is gpu.peer(a, b) granted: may work on b use memory of a? */
+int gl_peer_granted(const gl_runtime *rt, const gl_device *a, const gl_device *b);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * stream.c -- streams (see stream.h).
+ */
+#include "stream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "device.h"
+#include "event.h"
+#include "runtime.h"
+#include "trace.h"
+
+static void unlink_open(gl_stream *s) {
+  if (!s->prev_open) return;
+  *s->prev_open = s->next_open;
+  if (s->next_open) s->next_open->prev_open = s->prev_open;
+  s->prev_open = NULL;
+  s->next_open = NULL;
+}
+
+void gl_stream_ref(gl_stream *s) { s->refs++; }
+
+void gl_stream_unref(gl_stream *s) {
+  if (!s || --s->refs > 0) return;
+  if (s->dev->opened) {
+    gl_set_ctx(s->dev);
+    if (s->cu) gl_drv.cuStreamDestroy(s->cu);
+    if (s->tail_ev) gl_drv.cuEventDestroy(s->tail_ev);
+    if (s->final_ev) gl_drv.cuEventDestroy(s->final_ev);
+  }
+  unlink_open(s);
+  gl_clock_stream_free(s);
+  free(s);
+}
+
+int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, gl_stream **out) {
+  gl_runtime *rt = dev->rt;
+  gl_stream *s = calloc(1, sizeof *s);
+  if (!s) return gl_fail_nomem(rt, NULL);
+  s->refs = 1;
+  s->dev = dev;
+  s->is_main = is_main;
+  s->closed_at = GL_LOC_NONE;
+  s->last_kernel = s->last_launch_loc = GL_LOC_NONE;
+  if (name) snprintf(s->name, sizeof s->name, "%s", name);
+  else snprintf(s->name, sizeof s->name, "stream%d", ++dev->stream_counter);
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuStreamCreateWithPriority(&s->cu, CU_STREAM_NON_BLOCKING, priority);
+  if (r == CUDA_SUCCESS) r = gl_drv.cuEventCreate(&s->tail_ev, CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS && gl_clock_stream_new(rt, s) != 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r != CUDA_SUCCESS) {
+    if (s->cu) gl_drv.cuStreamDestroy(s->cu);
+    if (s->tail_ev) gl_drv.cuEventDestroy(s->tail_ev);
+    free(s);
+    return gl_fail_cu(rt, dev, r, "cuStreamCreateWithPriority", NULL);
+  }
+  s->next_open = dev->streams;
+  if (dev->streams) dev->streams->prev_open = &s->next_open;
+  s->prev_open = &dev->streams;
+  dev->streams = s;
+  *out = s;
+  return 0;
+}
+
+int gl_stream_check(gl_stream *s) {
+  if (!s->cu)
+    return gl_fail(s->dev->rt, "stream '%s' of device %d is closed (closed at %s)", s->name, s->dev->ordinal,
+                   gl_loc_text(s->dev->rt, s->closed_at));
+  return gl_device_check(s->dev);
+}
+
+void gl_stream_mark_synced(gl_stream *s) { gl_clock_host_reached(s, s->seq); }
+
+int gl_stream_order_after(gl_stream *waiter, gl_stream *s, gl_site *site) {
+  if (waiter == s) return 0;
+  gl_runtime *rt = s->dev->rt;
+  if (gl_clock_join(waiter, s) != 0) return gl_fail_nomem(rt, NULL);
+  if (s->done_seq >= s->seq) return 0;
+  CUevent ev = s->final_ev;
+  if (s->cu) {
+    gl_set_ctx(s->dev);
+    CUresult r = gl_drv.cuEventRecord(s->tail_ev, s->cu);
+    if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuEventRecord", site);
+    ev = s->tail_ev;
+  }
+  if (!ev) return 0;
+  gl_set_ctx(waiter->dev);
+  CUresult r = gl_drv.cuStreamWaitEvent(waiter->cu, ev, 0);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(rt, waiter->dev, r, "cuStreamWaitEvent", site);
+  waiter->seq++;
+  return 0;
+}
+
+int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site) {
+  gl_trace_wait(s, t, t->seq, inserted);
+  return gl_stream_order_after(s, t, site);
+}
+
+int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site) {
+  gl_stream *t;
+  *out = NULL;
+  if (gl_stream_new(s->dev, name, priority, 0, &t) != 0) return -1;
+  *out = t;
+  gl_trace_wait(t, s, s->seq, 0);
+  return gl_stream_order_after(t, s, site); /* on failure t is still the caller's to release */
+}
+
+int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  gl_set_ctx(s->dev);
+  CUresult r = gl_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuStreamWaitEvent", site);
+  int lost = gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);
+  gl_trace_wait(s, e->s, e->seq, 0);
+  s->seq++;
+  return lost ? gl_fail_nomem(rt, "s:wait") : 0;
+}
+
+int gl_stream_sync(gl_stream *s, gl_site *site) {
+  gl_set_ctx(s->dev);
+  uint64_t seq = s->seq;
+  CUresult r = gl_drv.cuStreamSynchronize(s->cu);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(s->dev->rt, s->dev, r, "cuStreamSynchronize", site);
+  gl_clock_host_reached(s, seq);
+  return 0;
+}
+
+int gl_stream_query(gl_stream *s, int *finished, gl_site *site) {
+  gl_set_ctx(s->dev);
+  uint64_t seq = s->seq;
+  CUresult r = gl_drv.cuStreamQuery(s->cu);
+  *finished = 0;
+  if (r == CUDA_ERROR_NOT_READY) return 0;
+  if (r != CUDA_SUCCESS) return gl_fail_cu(s->dev->rt, s->dev, r, "cuStreamQuery", site);
+  gl_clock_host_reached(s, seq);
+  *finished = 1;
+  return 0;
+}
+
+int gl_stream_wait_host(gl_stream *s, gl_site *site) {
+  gl_device *dev = s->dev;
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuEventRecord(s->tail_ev, s->cu);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(dev->rt, dev, r, "cuEventRecord", site);
+  r = gl_drv.cuEventSynchronize(s->tail_ev);
+  if (r != CUDA_SUCCESS) return gl_fail_cu(dev->rt, dev, r, "cuEventSynchronize", site);
+  gl_clock_host_reached(s, s->seq);
+  return 0;
+}
+
+int gl_stream_close(gl_stream *s, int loc) {
+  if (!s->cu || s->is_main) return 0;
+  gl_device *dev = s->dev;
+  gl_set_ctx(dev);
+  CUresult r = gl_drv.cuEventCreate(&s->final_ev, CU_EVENT_DISABLE_TIMING);
+  const char *call = "cuEventCreate";
+  if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(s->final_ev, s->cu), call = "cuEventRecord";
+  if (r == CUDA_SUCCESS && dev->main && dev->main->cu) {
+    r = gl_drv.cuStreamWaitEvent(dev->main->cu, s->final_ev, 0);
+    call = "cuStreamWaitEvent";
+    if (r == CUDA_SUCCESS) {
+      gl_clock_join(dev->main, s); /* out of memory here only loses knowledge */
+      gl_trace_wait(dev->main, s, s->seq, 0);
+      dev->main->seq++;
+    }
+  }
+  gl_drv.cuStreamDestroy(s->cu); /* queued work still completes */
+  s->cu = NULL;
+  s->closed_at = loc;
+  unlink_open(s);
+  return r == CUDA_SUCCESS ? 0 : gl_fail_cu(dev->rt, dev, r, call, NULL);
+}

@@ -1,0 +1,69 @@
+/*
+ * stream.h -- streams: creation, ordering (join, fork, waits on events),
+ * synchronisation, close.
+ *
+ * Ownership: a stream is reference counted. Its handle (a Lua userdata)
+ * holds one reference, and so does everything that must still name it after
+ * it closes: access records (a later free is ordered after it), events,
+ * trace records. Closing makes the device's main stream wait for the
+ * stream's queued work, then destroys the driver's stream; the work is never
+ * lost, and the struct lives on (closed) while references remain.
+ */
+#ifndef GPULUA_CORE_STREAM_H
+#define GPULUA_CORE_STREAM_H
+
+#include "driver.h"
+#include "types.h"
+
+#define GL_STREAM_NAME_MAX 63
+
+struct gl_stream {
+  int refs;
+  gl_device *dev;
+  CUstream cu;          /* NULL once closed */
+  int is_main;
+  char name[GL_STREAM_NAME_MAX + 1];
+  uint64_t seq;         /* operations queued so far */
+  uint64_t done_seq;    /* operations known to have finished */
+  CUevent tail_ev;      /* reused to order other streams after this one */
+  CUevent final_ev;     /* recorded when the stream is closed */
+  uint64_t last_launch_seq; /* the last kernel launch (0: none), for fault messages: */
+  int last_kernel, last_launch_loc; /* its kernel's name and script location (interned) */
+  int closed_at;        /* where it was closed (a location) */
+  gl_stream *next_open, **prev_open;
+  int id;               /* runtime-wide, for vector clocks (clock.h) */
+  uint64_t *clock;      /* clock[t]: position of stream t this one is ordered after */
+  int nclock;
+};
+
+/* A new stream on dev (name NULL: "streamN"). The caller holds the one
+ * reference. */
+int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, gl_stream **out);
+void gl_stream_ref(gl_stream *s);
+void gl_stream_unref(gl_stream *s);
+/* 0 when s is open on a device that can take work. */
+int gl_stream_check(gl_stream *s);
+/* Close s (not the main stream): dev.main waits for its work, then the
+ * driver's stream is destroyed. `loc` says where (a location). */
+int gl_stream_close(gl_stream *s, int loc);
+
+/* `waiter`'s later work waits for all work queued on s so far (s open or
+ * closed), through s's tail event. */
+int gl_stream_order_after(gl_stream *waiter, gl_stream *s, gl_site *site);
+/* s:join(t), and the waits `auto` inserts (inserted = 1, for the trace). */
+int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site);
+/* s:fork{}: a new stream whose work starts after s's queued work. *out is
+ * the caller's reference whenever it is set (also when the ordering failed). */
+int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site);
+/* s:wait(e) */
+int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site);
+
+int gl_stream_sync(gl_stream *s, gl_site *site);
+int gl_stream_query(gl_stream *s, int *finished, gl_site *site);
+/* Block the host until the work queued on s so far has finished (through
+ * s's tail event: a copy just queued, as x:read does). */
+int gl_stream_wait_host(gl_stream *s, gl_site *site);
+/* The host has seen all work queued on s finish. */
+void gl_stream_mark_synced(gl_stream *s);
+
+#endif

@@ -1,0 +1,375 @@
+/*
+ * trace.c -- the trace of a run (see trace.h).
+ *
+ * Each traced operation is bracketed by two timing events from its device's
+ * pool, recorded on its stream; on sim the workers' clocks stamp them, so one
+ * code path serves both backends. Times are taken relative to a base event
+ * recorded on an idle stream of each device when it is first traced.
+ * Finished operations are harvested as the trace grows, so events are
+ * reused and long pipelines keep a bounded number of them.
+ */
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "device.h"
+#include "driver.h"
+#include "event.h"
+#include "runtime.h"
+#include "stream.h"
+
+typedef struct {
+  gl_stream *s;          /* a reference */
+  uint64_t seq;
+  gl_op_kind kind;
+  int name;              /* interned */
+  size_t bytes;
+  CUevent a, b;
+  double ts, dur;        /* microseconds from the trace's start */
+  int done;
+} op_rec;
+
+typedef struct {
+  long from;             /* index of the op the wait is for, or -1 */
+  gl_stream *to;         /* a reference */
+  uint64_t to_seq;       /* the waiting stream's position at the wait */
+  int inserted;
+} flow_rec;
+
+typedef struct {
+  int ready;
+  CUstream idle;
+  CUevent base;
+  double base_host;      /* host seconds when base was recorded */
+} dev_state;
+
+struct gl_trace {
+  gl_runtime *rt;
+  char file[1024];
+  int timeline;
+  double t0;
+  op_rec *ops;
+  long n, cap, harvested;
+  flow_rec *flows;
+  long nflows, capflows;
+  dev_state *dev;
+  int ndev;
+  CUevent pending;       /* the begin event of the operation being queued */
+};
+
+static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch"};
+
+static double host_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static dev_state *dev_of(gl_trace *T, gl_device *d) {
+  if (d->ordinal >= T->ndev) return NULL;
+  dev_state *ds = &T->dev[d->ordinal];
+  if (!ds->ready) {
+    gl_set_ctx(d);
+    if (gl_drv.cuStreamCreateWithPriority(&ds->idle, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
+        gl_drv.cuEventCreate(&ds->base, 0) != CUDA_SUCCESS)
+      return NULL;
+    gl_drv.cuEventRecord(ds->base, ds->idle);
+    gl_drv.cuEventSynchronize(ds->base);
+    ds->base_host = host_now();
+    ds->ready = 1;
+  }
+  return ds;
+}
+
+/* timing events from the device's pool (event.h) */
+static CUevent take_event(gl_trace *T, gl_device *d) {
+  CUevent e = NULL;
+  if (!dev_of(T, d) || gl_event_take(d, 1, &e) != CUDA_SUCCESS) return NULL;
+  return e;
+}
+
+/* Read an op's times once its end event has completed (or wait for it). */
+static void harvest(gl_trace *T, op_rec *o, int wait) {
+  if (o->done) return;
+  gl_device *d = o->s->dev;
+  if (!d->opened || gl_device_poisoned(d) || !o->a || !o->b) {
+    o->done = 1; /* no times: drawn as an instant */
+    return;
+  }
+  gl_set_ctx(d);
+  if (wait) gl_drv.cuEventSynchronize(o->b);
+  else if (gl_drv.cuEventQuery(o->b) != CUDA_SUCCESS) return;
+  dev_state *ds = &T->dev[d->ordinal];
+  float ms_a = 0, ms_b = 0;
+  gl_drv.cuEventElapsedTime(&ms_a, ds->base, o->a);
+  gl_drv.cuEventElapsedTime(&ms_b, ds->base, o->b);
+  double off = (ds->base_host - T->t0) * 1e6;
+  o->ts = off + ms_a * 1e3;
+  o->dur = (ms_b - ms_a) * 1e3;
+  if (o->dur < 0) o->dur = 0;
+  gl_event_give(d, o->a, 1);
+  gl_event_give(d, o->b, 1);
+  o->a = o->b = NULL;
+  o->done = 1;
+}
+
+void gl_trace_begin(gl_stream *s) {
+  gl_trace *T = s->dev->rt->trace;
+  if (!T) return;
+  T->pending = take_event(T, s->dev);
+  if (T->pending) gl_drv.cuEventRecord(T->pending, s->cu);
+}
+
+void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes) {
+  gl_trace *T = s->dev->rt->trace;
+  if (!T) return;
+  CUevent a = T->pending, b = take_event(T, s->dev);
+  T->pending = NULL;
+  if (b) gl_drv.cuEventRecord(b, s->cu);
+  if (T->n == T->cap) {
+    long cap = T->cap ? 2 * T->cap : 1024;
+    op_rec *v = realloc(T->ops, (size_t)cap * sizeof *v);
+    if (!v) return;
+    T->ops = v;
+    T->cap = cap;
+  }
+  op_rec *o = &T->ops[T->n++];
+  memset(o, 0, sizeof *o);
+  o->s = s;
+  gl_stream_ref(s);
+  o->seq = s->seq;
+  o->kind = kind;
+  o->name = gl_intern(T->rt, name ? name : kind_names[kind]);
+  o->bytes = bytes;
+  o->a = a;
+  o->b = b;
+  if (T->n - T->harvested > 4096) { /* give finished events back to the pool */
+    long i = T->harvested;
+    for (; i < T->n; i++) {
+      harvest(T, &T->ops[i], 0);
+      if (!T->ops[i].done) break;
+    }
+    T->harvested = i;
+  }
+}
+
+void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, int inserted) {
+  gl_trace *T = s->dev->rt->trace;
+  if (!T || s == t) return;
+  long from = -1;
+  for (long i = T->n - 1; i >= 0 && i >= T->n - 100000; i--)
+    if (T->ops[i].s == t && T->ops[i].seq <= seq) {
+      from = i;
+      break;
+    }
+  if (from < 0) return; /* nothing traced to wait for */
+  if (T->nflows == T->capflows) {
+    long cap = T->capflows ? 2 * T->capflows : 256;
+    flow_rec *v = realloc(T->flows, (size_t)cap * sizeof *v);
+    if (!v) return;
+    T->flows = v;
+    T->capflows = cap;
+  }
+  flow_rec *f = &T->flows[T->nflows++];
+  f->from = from;
+  f->to = s;
+  gl_stream_ref(s);
+  f->to_seq = s->seq;
+  f->inserted = inserted;
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* The streams that appear in the trace, in order of first use. */
+static int distinct_streams(const gl_trace *T, gl_stream ***out) {
+  int n = 0, cap = 0;
+  gl_stream **v = NULL;
+  for (long i = 0; i < T->n; i++) {
+    int j = 0;
+    while (j < n && v[j] != T->ops[i].s) j++;
+    if (j < n) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      gl_stream **nv = realloc(v, (size_t)cap * sizeof *nv);
+      if (!nv) break;
+      v = nv;
+    }
+    v[n++] = T->ops[i].s;
+  }
+  *out = v;
+  return n;
+}
+
+static int write_json(const gl_trace *T, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "gpulua: cannot write the trace to %s\n", path);
+    return -1;
+  }
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  int first = 1;
+#define SEP() (first ? (first = 0, "") : ",\n")
+  /* a process per device, a thread (track) per stream */
+  for (int d = 0; d < T->ndev; d++) {
+    if (!T->dev[d].ready) continue;
+    gl_device *dv = &T->rt->devs[d];
+    fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", SEP(), d);
+    char name[300];
+    snprintf(name, sizeof name, "device %d: %s", d, dv->name); /* the driver's name: under 256 bytes */
+    json_string(f, name);
+    fprintf(f, "}}");
+  }
+  gl_stream **seen = NULL;
+  int nseen = distinct_streams(T, &seen);
+  for (int i = 0; i < nseen; i++) { /* name each stream's track */
+    op_rec one = {.s = seen[i]}, *o = &one;
+    fprintf(f, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", SEP(),
+            o->s->dev->ordinal, o->s->id);
+    json_string(f, o->s->name);
+    fprintf(f, "}}");
+  }
+  free(seen);
+  for (long i = 0; i < T->n; i++) {
+    op_rec *o = &T->ops[i];
+    const char *name = gl_loc_text(T->rt, o->name);
+    fprintf(f, "%s{\"name\":", SEP());
+    json_string(f, name);
+    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%zu",
+            o->kind == GL_OP_LAUNCH ? "launch" : o->kind == GL_OP_FILL ? "fill" : "copy", o->s->dev->ordinal,
+            o->s->id, o->ts, o->dur, o->bytes);
+    if (o->kind == GL_OP_LAUNCH) {
+      fprintf(f, ",\"kernel\":");
+      json_string(f, name);
+    }
+    fprintf(f, ",\"stream\":");
+    json_string(f, o->s->name);
+    fprintf(f, "}}");
+  }
+  long id = 1;
+  for (long k = 0; k < T->nflows; k++, id++) {
+    flow_rec *fl = &T->flows[k];
+    op_rec *from = &T->ops[fl->from];
+    op_rec *to = NULL;
+    for (long i = fl->from + 1; i < T->n; i++)
+      if (T->ops[i].s == fl->to && T->ops[i].seq > fl->to_seq) {
+        to = &T->ops[i];
+        break;
+      }
+    if (!to) continue;
+    const char *nm = fl->inserted ? "auto wait" : "wait";
+    fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"s\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", SEP(),
+            nm, id, from->s->dev->ordinal, from->s->id, from->ts + from->dur);
+    fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
+            SEP(), nm, id, to->s->dev->ordinal, to->s->id, to->ts);
+  }
+#undef SEP
+  fprintf(f, "\n]}\n");
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+static void write_timeline(const gl_trace *T, FILE *out) {
+  if (T->n == 0) {
+    fprintf(out, "gpulua timeline: nothing was queued\n");
+    return;
+  }
+  double lo = T->ops[0].ts, hi = lo;
+  for (long i = 0; i < T->n; i++) {
+    if (T->ops[i].ts < lo) lo = T->ops[i].ts;
+    if (T->ops[i].ts + T->ops[i].dur > hi) hi = T->ops[i].ts + T->ops[i].dur;
+  }
+  enum { W = 72 };
+  double span = hi > lo ? hi - lo : 1;
+  fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel\n",
+          span / 1e3, span / W);
+  gl_stream **seen = NULL;
+  int nseen = distinct_streams(T, &seen);
+  for (int r = 0; r < nseen; r++) { /* one row per stream, in order of first use */
+    gl_stream *s = seen[r];
+    char row[W + 1];
+    memset(row, '.', W);
+    row[W] = '\0';
+    long busy = 0;
+    for (long k = 0; k < T->n; k++) {
+      op_rec *o = &T->ops[k];
+      if (o->s != s) continue;
+      static const char mark[] = {'H', 'D', 'C', 'C', 'F', 'K'};
+      int c0 = (int)((o->ts - lo) / span * W), c1 = (int)((o->ts + o->dur - lo) / span * W);
+      if (c0 >= W) c0 = W - 1;
+      if (c1 >= W) c1 = W - 1;
+      for (int c = c0; c <= c1; c++) row[c] = mark[o->kind];
+      busy++;
+    }
+    fprintf(out, "dev%d %-14.14s |%s| %ld ops\n", s->dev->ordinal, s->name, row, busy);
+  }
+  free(seen);
+}
+
+static int begin(gl_runtime *rt, int timeline) {
+  gl_trace *T = calloc(1, sizeof *T);
+  if (!T) return gl_fail_nomem(rt, "gpu.trace");
+  T->dev = calloc((size_t)(rt->ndev > 0 ? rt->ndev : 1), sizeof *T->dev);
+  if (!T->dev) {
+    free(T);
+    return gl_fail_nomem(rt, "gpu.trace");
+  }
+  T->rt = rt;
+  T->ndev = rt->ndev;
+  T->timeline = timeline;
+  T->t0 = host_now();
+  rt->trace = T;
+  return 0;
+}
+
+int gl_trace_start(gl_runtime *rt, const char *file, int timeline) {
+  if (file && (!*file || strlen(file) >= sizeof rt->trace->file))
+    return gl_fail(rt, "gpu.trace: '%s' is not a usable file name", file);
+  if (!rt->trace && begin(rt, timeline) != 0) return -1;
+  if (file) snprintf(rt->trace->file, sizeof rt->trace->file, "%s", file);
+  return 0;
+}
+
+const char *gl_trace_file(const gl_runtime *rt) {
+  return rt->trace && rt->trace->file[0] ? rt->trace->file : NULL;
+}
+
+int gl_trace_write(gl_runtime *rt) {
+  gl_trace *T = rt->trace;
+  if (!T || !T->file[0]) return gl_fail(rt, "gpu.trace: no trace file (start one with gpu.trace(\"run.json\"))");
+  for (long i = 0; i < T->n; i++) harvest(T, &T->ops[i], 1);
+  if (write_json(T, T->file) != 0) return gl_fail(rt, "gpu.trace: cannot write %s", T->file);
+  return 0;
+}
+
+void gl_trace_finish(gl_runtime *rt) {
+  gl_trace *T = rt->trace;
+  if (!T) return;
+  for (long i = 0; i < T->n; i++) harvest(T, &T->ops[i], 1);
+  if (T->file[0]) write_json(T, T->file);
+  if (T->timeline) write_timeline(T, stderr);
+  rt->trace = NULL;
+  for (long i = 0; i < T->n; i++) gl_stream_unref(T->ops[i].s);
+  for (long k = 0; k < T->nflows; k++) gl_stream_unref(T->flows[k].to);
+  for (int d = 0; d < T->ndev; d++) {
+    dev_state *ds = &T->dev[d];
+    if (!ds->ready || !rt->devs[d].opened) continue;
+    gl_set_ctx(&rt->devs[d]);
+    gl_drv.cuEventDestroy(ds->base);
+    gl_drv.cuStreamDestroy(ds->idle);
+  }
+  free(T->ops);
+  free(T->flows);
+  free(T->dev);
+  free(T);
+}

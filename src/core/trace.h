@@ -1,0 +1,32 @@
+/*
+ * trace.h -- the trace of a run: every copy, fill and launch with its
+ * duration (from timing events, pooled), and the waits between streams, as
+ * Chrome trace event JSON (Perfetto, chrome://tracing) and as a text
+ * timeline. One trace per runtime (rt->trace, NULL when not tracing).
+ */
+#ifndef GPULUA_CORE_TRACE_H
+#define GPULUA_CORE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+/* Around one queued operation on s: begin before queueing it, end after. */
+void gl_trace_begin(gl_stream *s);
+void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes);
+/* s's later work waits for stream t's work up to position seq (inserted:
+ * by the auto policy). */
+void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, int inserted);
+
+/* Start tracing (file may be NULL: the timeline only), or, already tracing,
+ * write to `file` from now on. */
+int gl_trace_start(gl_runtime *rt, const char *file, int timeline);
+/* The trace file, or NULL when not tracing or tracing without one. */
+const char *gl_trace_file(const gl_runtime *rt);
+/* Wait for the traced operations' times and write the file now. */
+int gl_trace_write(gl_runtime *rt);
+/* Write the file and the timeline (stderr), and stop. Also at teardown. */
+void gl_trace_finish(gl_runtime *rt);
+
+#endif

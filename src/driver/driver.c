@@ -1,0 +1,39 @@
+/*
+ * driver.c -- the process's driver table (filled once by the chosen backend)
+ * and the names of its results.
+ */
+#include "driver.h"
+
+gl_driver gl_drv;
+const char *gl_backend_name;
+int gl_is_sim;
+
+const char *gl_error_name(CUresult r) {
+  const char *s = NULL;
+  if (gl_drv.cuGetErrorName && gl_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
+  return "CUDA_ERROR_UNKNOWN";
+}
+
+const char *gl_error_string(CUresult r) {
+  const char *s = NULL;
+  if (gl_drv.cuGetErrorString && gl_drv.cuGetErrorString(r, &s) == CUDA_SUCCESS && s) return s;
+  return "unrecognised error code";
+}
+
+int gl_error_is_sticky(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+  case CUDA_ERROR_ECC_UNCORRECTABLE:
+    return 1;
+  default:
+    return 0;
+  }
+}

@@ -1,0 +1,52 @@
+/*
+ * sim.h -- what the sim backend offers beyond the CUDA-shaped driver table.
+ */
+#ifndef GPULUA_SIM_H
+#define GPULUA_SIM_H
+
+#include <cuda.h>
+#include <stddef.h>
+
+/* A host operation for a sim stream, run in stream order on its worker
+ * thread. A non-zero return marks the stream failed with
+ * CUDA_ERROR_LAUNCH_FAILED (as a faulting kernel would). */
+typedef int (*gl_sim_fn)(void *user);
+
+/* Queue fn(user) on a sim stream (the sim's stand-in for a kernel launch). */
+CUresult gl_sim_enqueue(CUstream stream, gl_sim_fn fn, void *user);
+
+/* The ordinal of the device a sim stream belongs to, or -1. */
+int gl_sim_device_of(CUstream stream);
+
+#define GL_SIM_MAX_PARAMS 64
+
+/* A launch as a host implementation sees it: parameters copied at launch. */
+typedef struct gl_sim_launch {
+  unsigned grid[3], block[3], shared;
+  int nparams;
+  void *params[GL_SIM_MAX_PARAMS];
+} gl_sim_launch;
+
+/* A kernel's host implementation; non-zero return = the launch failed. */
+typedef int (*gl_sim_kernel_fn)(void *user, const gl_sim_launch *launch);
+
+/* Give a sim function (from cuModuleGetFunction) its host implementation,
+ * run on the stream's worker, or on the main thread when on_main is set.
+ * sizes: the bytes of each parameter, to copy them at launch. */
+CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int on_main, int nparams,
+                              const size_t *sizes);
+
+/* The thread that runs on_main host kernels (the Lua thread). */
+void gl_sim_set_main_thread(void);
+
+/* The sim's cuMemHostAlloc gives zeroed memory (large sizes lazily, as fresh
+ * pages), so the upper layer need not touch every page of a new buffer. */
+
+/* The pinned host memory GPULUA_SIM_HOST_MEMORY allows: fills avail and
+ * total and returns 1, or returns 0 when no limit is set. */
+int gl_sim_host_memory(size_t *avail, size_t *total);
+
+/* Check the GPULUA_SIM_* environment; on a bad value fill `why` and return -1. */
+int gl_sim_config_error(char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * sim_internal.h -- what the files of the sim backend share.
+ *
+ * The sim implements the driver table in software: GPULUA_SIM_DEVICES virtual
+ * devices (default 2) whose memory is host memory. Each stream is a FIFO of
+ * operations executed in order by its own worker thread, so work on different
+ * streams really runs concurrently and unordered work really races. Events
+ * complete when their stream reaches them; waits block the waiting stream's
+ * worker until then.
+ *
+ * One mutex guards all sim state and one condition variable is broadcast
+ * whenever anything completes or is queued: the number of threads is small
+ * and this keeps the waiting logic obviously free of lost wake-ups.
+ *
+ * The files: sim_device.c (configuration, devices, contexts, pools, error
+ * strings, the table), sim_stream.c (workers, streams, events, waiting),
+ * sim_memory.c (allocations, pinned memory, copies, memsets), sim_module.c
+ * (modules, functions, launches) and sim_ptx.c (reading PTX, on its own).
+ */
+#ifndef GPULUA_SIM_INTERNAL_H
+#define GPULUA_SIM_INTERNAL_H
+
+#include "driver.h"
+#include "sim.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_MAX_DEVICES 64
+#define SIM_ALIGN 256
+
+struct CUctx_st {
+  int ordinal;
+  int retained;
+  struct CUstream_st *streams; /* live streams of this context */
+};
+
+typedef struct sim_device {
+  char name[64];
+  size_t total;
+  size_t used;
+  struct CUctx_st ctx;
+  unsigned char peer[SIM_MAX_DEVICES]; /* peer access enabled from this ctx */
+} sim_device;
+
+/* One cuEventRecord call: what a wait queued after it captures. Records of
+ * one event may complete out of order (on different streams), so each has
+ * its own completion. */
+typedef struct sim_mark {
+  int refs;            /* the event (while it is the latest) + queued ops */
+  int done;
+  double t_ms;         /* host clock when the stream reached it */
+} sim_mark;
+
+struct CUevent_st {
+  unsigned flags;
+  sim_mark *latest;    /* the most recent record, NULL before the first */
+};
+
+enum sim_op_kind {
+  OP_COPY,    /* memcpy, any direction */
+  OP_SET8,
+  OP_SET16,
+  OP_SET32,
+  OP_SET2D32,
+  OP_RECORD,
+  OP_WAIT,
+  OP_FREE,
+  OP_HOSTFN,
+  OP_SIMFN,
+  OP_KERNEL
+};
+
+typedef struct sim_op {
+  struct sim_op *next;
+  enum sim_op_kind kind;
+  void *dst;
+  const void *src;
+  size_t n, pitch, height;
+  unsigned value;
+  sim_mark *mark;      /* OP_RECORD: completes it; OP_WAIT: waits for it */
+  CUhostFn hostfn;
+  gl_sim_fn simfn;
+  void *user;
+  struct CUfunc_st *func; /* OP_KERNEL */
+  gl_sim_launch *launch;
+} sim_op;
+
+struct CUstream_st {
+  struct CUctx_st *ctx;
+  struct CUstream_st *next_in_ctx;
+  int priority;
+  sim_op *head, *tail;
+  uint64_t enq, done;
+  int destroying;
+  CUresult error; /* sticky error of a failed operation */
+};
+
+typedef struct sim_block { /* header in front of every sim allocation */
+  size_t bytes;
+  int ordinal;
+  void *base;           /* pinned host memory: what calloc or mmap returned */
+  size_t mapped;        /* the length mmap'ed, or 0 */
+} sim_block;
+
+typedef struct sim_state {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int initialized;
+  int ndev;
+  sim_device dev[SIM_MAX_DEVICES];
+  unsigned delay_us;
+  size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
+} sim_state;
+
+extern sim_state sim_S; /* sim_device.c */
+
+/* The context current on this thread (cuCtxSetCurrent); sim_device.c. */
+extern _Thread_local struct CUctx_st *sim_cur_ctx;
+
+#define NEED_INIT() do { if (!sim_S.initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define NEED_DEV(d) do { NEED_INIT(); if ((d) < 0 || (d) >= sim_S.ndev) return CUDA_ERROR_INVALID_DEVICE; } while (0)
+#define NEED_CTX() do { NEED_INIT(); if (!sim_cur_ctx) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+/* Host kernels that must run on the main (Lua) thread: a worker that reaches
+ * one queues a request and waits; the main thread runs requests whenever it
+ * waits on the sim (a synchronize) or queries it (a stream or event query). */
+typedef struct main_req {
+  struct main_req *next;
+  gl_sim_kernel_fn fn;
+  void *user;
+  const gl_sim_launch *launch;
+  int done, failed;
+} main_req;
+
+/* The main thread, as gl_sim_set_main_thread (sim_module.c) sets it, and the
+ * tail of the queue of requests, where sim_run_kernel appends; defined in
+ * sim_stream.c, which runs them. Guarded by sim_S.mu. */
+extern pthread_t sim_main_thread;
+extern int sim_main_thread_set;
+extern main_req **sim_main_tail;
+
+/* A module and a function of it (sim_module.c). */
+struct CUmod_st {
+  char *image;
+  size_t len;
+  int is_ptx;
+  int ordinal;
+};
+
+struct CUfunc_st {
+  struct CUfunc_st *next; /* functions of the same module, freed with it */
+  struct CUmod_st *mod;
+  char name[256];
+  gl_sim_kernel_fn host;
+  void *user;
+  int on_main;
+  int nparams;
+  size_t sizes[GL_SIM_MAX_PARAMS];
+  int ptx_nparams;        /* parameters read from the PTX entry, -1 unknown */
+  int max_threads;        /* per block: 1024, or the entry's .maxntid (__launch_bounds__) */
+  size_t ptx_offset[GL_SIM_MAX_PARAMS], ptx_size[GL_SIM_MAX_PARAMS];
+};
+
+/* Queue `op` (a template copied into a new node) on stream `st`; sim_stream.c. */
+CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl);
+
+/* Run an OP_KERNEL on the calling worker, or on the main thread for an
+ * on_main function; non-zero when it failed. sim_module.c. */
+int sim_run_kernel(sim_op *op);
+
+/* Register the fork handlers, once per process (before the first worker
+ * starts); sim_device.c. */
+void sim_install_fork_handlers(void);
+
+/* The driver calls the other files implement, for gl_driver_sim_load. */
+
+/* sim_stream.c */
+CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority);
+CUresult sim_cuStreamDestroy(CUstream st);
+CUresult sim_cuStreamWaitEvent(CUstream st, CUevent ev, unsigned flags);
+CUresult sim_cuStreamSynchronize(CUstream st);
+CUresult sim_cuStreamQuery(CUstream st);
+CUresult sim_cuCtxSynchronize(void);
+CUresult sim_cuEventCreate(CUevent *ph, unsigned flags);
+CUresult sim_cuEventDestroy(CUevent e);
+CUresult sim_cuEventRecord(CUevent e, CUstream st);
+CUresult sim_cuEventSynchronize(CUevent e);
+CUresult sim_cuEventQuery(CUevent e);
+CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b);
+
+/* sim_memory.c */
+CUresult sim_cuMemGetInfo(size_t *free_, size_t *total);
+CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st);
+CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st);
+CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags);
+CUresult sim_cuMemFreeHost(void *p);
+CUresult sim_cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream st);
+CUresult sim_cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream st);
+CUresult sim_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st);
+CUresult sim_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dctx, CUdeviceptr s, CUcontext sctx, size_t n,
+                               CUstream st);
+CUresult sim_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st);
+CUresult sim_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st);
+CUresult sim_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st);
+CUresult sim_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h, CUstream st);
+CUresult sim_cuLaunchHostFunc(CUstream st, CUhostFn fn, void *user);
+
+/* sim_module.c */
+CUresult sim_cuModuleLoadData(CUmodule *m, const void *image);
+CUresult sim_cuModuleUnload(CUmodule m);
+CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name);
+CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f);
+CUresult sim_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size);
+CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared, CUstream st, void **params, void **extra);
+
+#endif

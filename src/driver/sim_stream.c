@@ -1,0 +1,363 @@
+/*
+ * sim_stream.c -- the sim's streams and events: each stream's worker thread
+ * and the operations it runs, streams, events (one mark per record), the
+ * requests of host kernels that must run on the main thread, and the calls
+ * that wait for or query streams, events and the context.
+ */
+
+#include "sim_internal.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- main-thread requests -------------------------------------------- */
+
+/* The queue of requests (main_req, in sim_internal.h): sim_run_kernel
+ * appends one and waits; the main thread runs them whenever it waits on the
+ * sim (a synchronize) or queries it (a stream or event query). Guarded by
+ * sim_S.mu. */
+
+pthread_t sim_main_thread;
+int sim_main_thread_set;
+static main_req *main_head;
+main_req **sim_main_tail = &main_head;
+
+static int is_main(void) { return sim_main_thread_set && pthread_equal(pthread_self(), sim_main_thread); }
+
+/* Run queued main-thread requests; called with sim_S.mu held, returns with it held. */
+static int service_locked(void) {
+  int ran = 0;
+  while (is_main() && main_head) {
+    main_req *r = main_head;
+    main_head = r->next;
+    if (!main_head) sim_main_tail = &main_head;
+    pthread_mutex_unlock(&sim_S.mu);
+    int rc = r->fn(r->user, r->launch);
+    pthread_mutex_lock(&sim_S.mu);
+    r->failed = rc != 0;
+    r->done = 1;
+    ran = 1;
+    pthread_cond_broadcast(&sim_S.cv);
+  }
+  return ran;
+}
+
+/* Wait on the sim's condition; on the main thread, serve requests meanwhile. */
+static void host_wait_locked(void) {
+  if (service_locked()) return; /* state may have changed: let the caller re-check */
+  pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- streams and the worker ------------------------------------------ */
+
+static void mark_unref_locked(sim_mark *m) {
+  if (m && --m->refs == 0) free(m);
+}
+
+static void run_op(struct CUstream_st *st, sim_op *op) {
+  switch (op->kind) {
+  case OP_COPY:
+    if (op->n) memmove(op->dst, op->src, op->n);
+    break;
+  case OP_SET8:
+    memset(op->dst, (int)(op->value & 0xff), op->n);
+    break;
+  case OP_SET16: {
+    uint16_t v = (uint16_t)op->value, *p = op->dst;
+    for (size_t i = 0; i < op->n; i++) p[i] = v;
+    break;
+  }
+  case OP_SET32: {
+    uint32_t v = op->value, *p = op->dst;
+    for (size_t i = 0; i < op->n; i++) p[i] = v;
+    break;
+  }
+  case OP_SET2D32:
+    for (size_t r = 0; r < op->height; r++) {
+      uint32_t *p = (uint32_t *)((char *)op->dst + r * op->pitch);
+      for (size_t i = 0; i < op->n; i++) p[i] = op->value;
+    }
+    break;
+  case OP_HOSTFN:
+    op->hostfn(op->user);
+    break;
+  case OP_KERNEL:
+    if (sim_run_kernel(op) != 0) {
+      pthread_mutex_lock(&sim_S.mu);
+      st->error = CUDA_ERROR_LAUNCH_FAILED;
+      pthread_mutex_unlock(&sim_S.mu);
+    }
+    break;
+  case OP_SIMFN:
+    if (op->simfn(op->user) != 0) {
+      pthread_mutex_lock(&sim_S.mu);
+      st->error = CUDA_ERROR_LAUNCH_FAILED;
+      pthread_mutex_unlock(&sim_S.mu);
+    }
+    break;
+  case OP_FREE: {
+    sim_block *b = op->dst;
+    free(b);
+    break;
+  }
+  case OP_RECORD:
+  case OP_WAIT:
+    break; /* handled under the lock */
+  }
+}
+
+static void *worker(void *arg) {
+  struct CUstream_st *st = arg;
+  pthread_mutex_lock(&sim_S.mu);
+  for (;;) {
+    sim_op *op = st->head;
+    if (!op) {
+      if (st->destroying) break;
+      pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+      continue;
+    }
+    if (op->kind == OP_WAIT && !op->mark->done) {
+      pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+      continue;
+    }
+    if (op->kind != OP_RECORD && op->kind != OP_WAIT) {
+      pthread_mutex_unlock(&sim_S.mu);
+      if (sim_S.delay_us) usleep(sim_S.delay_us);
+      /* After a failed operation the stream's later work is skipped, like a
+       * context after a sticky fault; records and waits still complete so
+       * nobody waits forever. */
+      if (st->error == CUDA_SUCCESS || op->kind == OP_FREE) run_op(st, op);
+      pthread_mutex_lock(&sim_S.mu);
+    } else if (op->kind == OP_RECORD) {
+      op->mark->done = 1;
+      op->mark->t_ms = now_ms();
+    }
+    mark_unref_locked(op->mark);
+    free(op->launch);
+    st->head = op->next;
+    if (!st->head) st->tail = NULL;
+    st->done++;
+    free(op);
+    pthread_cond_broadcast(&sim_S.cv);
+  }
+  /* destroyed and drained: unlink from the context and go */
+  struct CUstream_st **pp = &st->ctx->streams;
+  while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
+  if (*pp) *pp = st->next_in_ctx;
+  pthread_cond_broadcast(&sim_S.cv);
+  pthread_mutex_unlock(&sim_S.mu);
+  free(st);
+  return NULL;
+}
+
+CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority) {
+  NEED_CTX();
+  if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  sim_install_fork_handlers(); /* before the first worker */
+  struct CUstream_st *st = calloc(1, sizeof *st);
+  if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
+  st->ctx = sim_cur_ctx;
+  st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority; /* clamped, like CUDA */
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_mutex_lock(&sim_S.mu);
+  st->next_in_ctx = sim_cur_ctx->streams;
+  sim_cur_ctx->streams = st;
+  pthread_t th;
+  int rc = pthread_create(&th, &attr, worker, st);
+  if (rc != 0) {
+    sim_cur_ctx->streams = st->next_in_ctx;
+    pthread_mutex_unlock(&sim_S.mu);
+    pthread_attr_destroy(&attr);
+    free(st);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_unlock(&sim_S.mu);
+  pthread_attr_destroy(&attr);
+  *ph = st;
+  return CUDA_SUCCESS;
+}
+
+/* Queue `op` (a template copied into a new node) on stream `st`. */
+/* Queue `op` (a template copied into a new node) on stream `st`. For a
+ * record or a wait, `ev` is the event. */
+static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev) {
+  if (!st) return CUDA_ERROR_INVALID_HANDLE; /* the sim has no NULL stream */
+  sim_op *op = malloc(sizeof *op);
+  if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+  sim_mark *fresh = NULL;
+  if (tmpl->kind == OP_RECORD && !(fresh = calloc(1, sizeof *fresh))) {
+    free(op);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *op = *tmpl;
+  op->next = NULL;
+  op->mark = NULL;
+  pthread_mutex_lock(&sim_S.mu);
+  if (st->destroying) {
+    pthread_mutex_unlock(&sim_S.mu);
+    free(op);
+    free(fresh);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (op->kind == OP_RECORD) { /* the event now stands for this record */
+    mark_unref_locked(ev->latest);
+    fresh->refs = 2;
+    ev->latest = fresh;
+    op->mark = fresh;
+  } else if (op->kind == OP_WAIT) { /* captures the latest record, if any */
+    if (!ev->latest || ev->latest->done) {
+      pthread_mutex_unlock(&sim_S.mu);
+      free(op);
+      return CUDA_SUCCESS; /* nothing to wait for: like CUDA, a no-op */
+    }
+    op->mark = ev->latest;
+    op->mark->refs++;
+  }
+  if (st->tail) st->tail->next = op;
+  else st->head = op;
+  st->tail = op;
+  st->enq++;
+  pthread_cond_broadcast(&sim_S.cv);
+  pthread_mutex_unlock(&sim_S.mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl) { return enqueue_ev(st, tmpl, NULL); }
+
+CUresult sim_cuStreamDestroy(CUstream st) {
+  NEED_INIT();
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&sim_S.mu);
+  st->destroying = 1; /* queued work still runs; the worker frees the stream */
+  pthread_cond_broadcast(&sim_S.cv);
+  pthread_mutex_unlock(&sim_S.mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuStreamWaitEvent(CUstream st, CUevent ev, unsigned flags) {
+  NEED_INIT();
+  if (!ev || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  sim_op op = {.kind = OP_WAIT};
+  return enqueue_ev(st, &op, ev);
+}
+
+CUresult sim_cuStreamSynchronize(CUstream st) {
+  NEED_INIT();
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&sim_S.mu);
+  uint64_t target = st->enq;
+  while (st->done < target) host_wait_locked();
+  CUresult r = st->error;
+  pthread_mutex_unlock(&sim_S.mu);
+  return r;
+}
+
+CUresult sim_cuStreamQuery(CUstream st) {
+  NEED_INIT();
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&sim_S.mu);
+  service_locked();
+  CUresult r = st->error ? st->error : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  pthread_mutex_unlock(&sim_S.mu);
+  if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
+  return r;
+}
+
+CUresult sim_cuCtxSynchronize(void) {
+  NEED_CTX();
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&sim_S.mu);
+  for (;;) {
+    int busy = 0;
+    for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
+      if (st->done < st->enq) busy = 1;
+    if (!busy) break;
+    host_wait_locked();
+  }
+  for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
+    if (st->error) r = st->error;
+  pthread_mutex_unlock(&sim_S.mu);
+  return r;
+}
+
+/* ---- events ---------------------------------------------------------- */
+
+CUresult sim_cuEventCreate(CUevent *ph, unsigned flags) {
+  NEED_CTX();
+  if (!ph || (flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING)))
+    return CUDA_ERROR_INVALID_VALUE;
+  struct CUevent_st *e = calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  e->flags = flags;
+  *ph = e;
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuEventDestroy(CUevent e) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&sim_S.mu);
+  mark_unref_locked(e->latest); /* queued records and waits keep their marks */
+  pthread_mutex_unlock(&sim_S.mu);
+  free(e);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuEventRecord(CUevent e, CUstream st) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  sim_op op = {.kind = OP_RECORD};
+  return enqueue_ev(st, &op, e);
+}
+
+CUresult sim_cuEventSynchronize(CUevent e) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&sim_S.mu);
+  sim_mark *m = e->latest;
+  if (m) {
+    m->refs++;
+    while (!m->done) host_wait_locked();
+    mark_unref_locked(m);
+  }
+  pthread_mutex_unlock(&sim_S.mu);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuEventQuery(CUevent e) {
+  NEED_INIT();
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&sim_S.mu);
+  service_locked();
+  CUresult r = !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  pthread_mutex_unlock(&sim_S.mu);
+  if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
+  return r;
+}
+
+CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  NEED_INIT();
+  if (!ms || !a || !b) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&sim_S.mu);
+  if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (!a->latest || !b->latest) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (!a->latest->done || !b->latest->done) r = CUDA_ERROR_NOT_READY;
+  else *ms = (float)(b->latest->t_ms - a->latest->t_ms);
+  pthread_mutex_unlock(&sim_S.mu);
+  return r;
+}

@@ -1,0 +1,51 @@
+/*
+ * host.h -- what the two halves of the `gpulua` host executable share:
+ * main.c (lua.c's options, messages and chunk running) and repl.c (the
+ * interactive loop and its line editing).
+ *
+ * The executable is linked with -rdynamic, which would put these names in
+ * its dynamic symbol table, where they could stand in for same-named
+ * symbols of the C modules it loads: they are kept hidden.
+ */
+
+#ifndef GPULUA_HOST_H
+#define GPULUA_HOST_H
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <lua.h>
+
+/* the program's name in messages, and libedit's name for its settings */
+#define GPULUA_PROGNAME "gpulua"
+
+/* interactive use: stdin is a terminal (lua.c's luaconf default) */
+#define lua_stdin_is_tty()  isatty(0)
+
+#pragma GCC visibility push(hidden)
+
+/* --- main.c */
+
+/* name put before error messages; NULL while the REPL runs (as in lua.c) */
+extern const char *progname;
+
+/* set by Ctrl-C; an interrupted run exits 130, the REPL clears it per line */
+extern volatile sig_atomic_t got_interrupt;
+
+/* prints 'msg' on stderr, after "PNAME: " when 'pname' is not NULL */
+void l_message (const char *pname, const char *msg);
+
+/* if 'status' is not LUA_OK, prints and pops the error message on top */
+int report (lua_State *L, int status);
+
+/* lua_pcall with a traceback handler and Ctrl-C stopping the chunk */
+int docall (lua_State *L, int narg, int nres);
+
+/* --- repl.c */
+
+/* the read-eval-print loop (lua.c's doREPL), until end of input */
+void gl_host_repl (lua_State *L);
+
+#pragma GCC visibility pop
+
+#endif

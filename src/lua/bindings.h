@@ -1,0 +1,125 @@
+/*
+ * bindings.h -- what the Lua bindings (src/lua) share: the registration of
+ * object types, checking and pushing each type, the options reader, script
+ * locations, and raising the core's errors.
+ *
+ * The bindings are thin: each reads its Lua arguments at the edge (with the
+ * argument's number and the function's name in the message), calls the core
+ * (src/core, which knows nothing of Lua) and raises its error at the
+ * script line that made the call. Every misuse raises; none returns nil and
+ * an error.
+ *
+ * Ownership: each userdata holds the core object it stands for (a slice, a
+ * host buffer, an event: in the userdata's memory) or one reference to it (a
+ * stream, a module, a kernel, the runtime). Closeable handles (streams,
+ * slices, host buffers) have one release function behind their method,
+ * __close and __gc (gl_type.release); a finalizer never raises and never
+ * blocks.
+ */
+#ifndef GPULUA_LUA_BINDINGS_H
+#define GPULUA_LUA_BINDINGS_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "device.h"
+#include "dtype.h"
+#include "error.h"
+#include "event.h"
+#include "hostmem.h"
+#include "memory.h"
+#include "module.h"
+#include "runtime.h"
+#include "site.h"
+#include "stream.h"
+
+/* ---- types (l_types.c) ------------------------------------------------- */
+
+/* One object type, registered once per state (as liolib's createmeta):
+ * the metatable (named `name`, found by the type's address), a methods
+ * table as __index's upvalue, fields read by `field`, the metamethods. */
+typedef struct gl_type {
+  const char *name;          /* the metatable's __name: "gpulua.Stream" */
+  const luaL_Reg *methods;   /* NULL-terminated; may be NULL */
+  const luaL_Reg *meta;      /* metamethods other than __index; may be NULL */
+  int (*field)(lua_State *L); /* the field of the object at 1 named by the key at 2: pushes it and
+                                returns 1, or returns 0 (nil); may raise */
+  lua_CFunction release;     /* a closeable handle: its method, __gc and __close (gl_release_how as upvalue 1) */
+  const char *release_method;
+} gl_type;
+
+extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
+    gl_module_type, gl_kernel_type;
+
+void gl_register(lua_State *L, const gl_type *t);
+/* luaL_testudata, luaL_checkudata and luaL_setmetatable, by the
+ * metatable's identity (no hashing of the name). */
+void *gl_testudata(lua_State *L, int idx, const gl_type *t);
+void *gl_checkudata(lua_State *L, int idx, const gl_type *t);
+void gl_setmetatable(lua_State *L, const gl_type *t);
+/* In a release function: which of its three uses called it. */
+#define gl_release_how(L) ((gl_release_how)lua_tointeger((L), lua_upvalueindex(1)))
+
+/* ---- arguments and errors (l_args.c) ------------------------------------ */
+
+/* The calling script's location, for the core (site.h). */
+int gl_lua_loc(gl_runtime *rt, void *L);
+#define GL_SITE(L) {gl_lua_loc, (L), GL_LOC_UNRESOLVED}
+/* Raise the runtime's error at the calling script line. */
+int gl_raise(lua_State *L, gl_runtime *rt);
+/* Check the options table at idx (none or nil: none; returns 0 then, else
+ * 1): every key must be one of `keys` (NULL-terminated); an unknown key is
+ * an error naming it and the accepted ones. */
+int gl_check_options(lua_State *L, int idx, const char *fname, const char *const keys[]);
+/* What the value at idx is, for "got X": "number 5", a gpulua object's type
+ * name ("gpulua.Slice"), else the Lua type name. */
+const char *gl_given(lua_State *L, int idx);
+/* The (offset, count) arguments 2 and 3 of a view of `total` elements:
+ * 0 <= offset <= total, count defaults to the rest and must fit. `what`
+ * names the viewed object ("slice", "buffer"). */
+void gl_check_view(lua_State *L, size_t total, const char *what, size_t *off, size_t *cnt);
+
+/* ---- the runtime and the gpu table (l_gpu.c) --------------------------- */
+
+gl_runtime *gl_rt(lua_State *L);
+/* Device `ordinal`, opened at first use (errors raised). */
+gl_device *gl_open_device(lua_State *L, int ordinal);
+/* Whether a full garbage collection may run now (out-of-memory retries):
+ * not inside a sim host kernel, nor while the script stopped the collector. */
+int gl_can_collect(lua_State *L, gl_runtime *rt);
+
+/* ---- per type ----------------------------------------------------------- */
+
+gl_device *gl_check_device(lua_State *L, int idx);     /* l_device.c: not shut down */
+void gl_push_device(lua_State *L, gl_device *dev);     /* the one userdata per device */
+
+gl_stream *gl_check_stream(lua_State *L, int idx);     /* l_stream.c: open, device healthy */
+gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev); /* opts.stream or dev.main */
+void gl_push_stream(lua_State *L, gl_stream *s);       /* a new userdata holding a reference */
+int gl_stream_copy(lua_State *L);                      /* l_copy.c: s:copy(dst, src) */
+int gl_stream_fill(lua_State *L);                      /* l_copy.c: s:fill(x, value) */
+int gl_stream_launch(lua_State *L);                    /* l_launch.c: s:launch(k, cfg, ...) */
+int gl_stream_record(lua_State *L);                    /* l_event.c: s:record{timing =} */
+int gl_dev_alloc(lua_State *L);                        /* l_slice.c */
+int gl_dev_zeros(lua_State *L);
+
+gl_slice *gl_test_slice(lua_State *L, int idx);
+gl_slice *gl_check_slice(lua_State *L, int idx);       /* alive */
+void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg);
+
+gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx);
+gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx);   /* usable */
+/* A new host buffer userdata (zero: its contents read as zeros). */
+gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned, int zero);
+int gl_host_new(lua_State *L);                         /* gpu.host(...) */
+
+void gl_kernel_functions(lua_State *L);               /* l_module.c: compile, load, kernels */
+int gl_trace_lua(lua_State *L);                        /* l_trace.c: gpu.trace */
+
+/* ---- dtypes (l_dtype.c) -------------------------------------------------- */
+gl_dtype gl_check_dtype(lua_State *L, int arg);        /* a dtype name, or an error listing them */
+void gl_dtype_push(lua_State *L, gl_dtype dt, const void *p);
+/* The Lua value at idx as one element at out: NULL, or why it does not fit. */
+const char *gl_dtype_encode(lua_State *L, int idx, gl_dtype dt, void *out);
+
+#endif

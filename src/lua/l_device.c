@@ -1,0 +1,62 @@
+/*
+ * l_device.c -- device userdata: attributes, dev.main, streams, memory.
+ * One userdata per device and Lua state (gpu.device(i) returns the same one);
+ * its uservalue is dev.main's userdata.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+int gl_dev_stream(lua_State *L); /* l_stream.c */
+
+gl_device *gl_check_device(lua_State *L, int idx) {
+  gl_device **ud = gl_testudata(L, idx, &gl_device_type);
+  if (!ud) luaL_typeerror(L, idx, "gpulua device");
+  if (!(*ud)->opened) luaL_error(L, "gpulua has been shut down");
+  return *ud;
+}
+
+static int d_sync(lua_State *L) {
+  gl_device *d = gl_check_device(L, 1);
+  gl_site site = GL_SITE(L);
+  if (gl_device_sync(d, &site) != 0) return gl_raise(L, d->rt);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int d_free_memory(lua_State *L) {
+  gl_device *d = gl_check_device(L, 1);
+  size_t free_ = 0, total = 0;
+  if (gl_device_free_memory(d, &free_, &total) != 0) return gl_raise(L, d->rt);
+  lua_pushinteger(L, (lua_Integer)free_);
+  return 1;
+}
+
+static int d_field(lua_State *L) {
+  gl_device *d = gl_check_device(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "ordinal") == 0) lua_pushinteger(L, d->ordinal);
+  else if (strcmp(k, "name") == 0) lua_pushstring(L, d->name);
+  else if (strcmp(k, "memory") == 0) lua_pushinteger(L, (lua_Integer)d->memory);
+  else if (strcmp(k, "cc") == 0) lua_pushfstring(L, "%d.%d", d->cc_major, d->cc_minor);
+  else if (strcmp(k, "sms") == 0) lua_pushinteger(L, d->sms);
+  else if (strcmp(k, "main") == 0) lua_getiuservalue(L, 1, 1);
+  else return 0;
+  return 1;
+}
+
+static int d_tostring(lua_State *L) {
+  gl_device **ud = gl_checkudata(L, 1, &gl_device_type);
+  gl_device *d = *ud;
+  if (!d->opened) lua_pushliteral(L, "gpulua.Device (shut down)");
+  else lua_pushfstring(L, "gpulua.Device(%d: %s, cc %d.%d)", d->ordinal, d->name, d->cc_major, d->cc_minor);
+  return 1;
+}
+
+static const luaL_Reg device_methods[] = {
+  {"stream", gl_dev_stream}, {"alloc", gl_dev_alloc}, {"zeros", gl_dev_zeros},
+  {"sync", d_sync},          {"free_memory", d_free_memory}, {NULL, NULL}};
+
+static const luaL_Reg device_meta[] = {{"__tostring", d_tostring}, {NULL, NULL}};
+
+const gl_type gl_device_type = {"gpulua.Device", device_methods, device_meta, d_field, NULL, NULL};

@@ -1,0 +1,83 @@
+/*
+ * l_event.c -- event userdata: s:record{timing = bool}; sync, query,
+ * elapsed. The core event (core/event.h) lives in the userdata.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+static const char *const record_options[] = {"timing", NULL};
+
+int gl_stream_record(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  int timing = 0;
+  if (gl_check_options(L, 2, "s:record", record_options)) {
+    lua_getfield(L, 2, "timing");
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isboolean(L, -1)) luaL_error(L, "option 'timing' expected a boolean, got %s", luaL_typename(L, -1));
+      timing = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  gl_event *e = lua_newuserdatauv(L, sizeof *e, 0);
+  memset(e, 0, sizeof *e);
+  gl_setmetatable(L, &gl_event_type);
+  gl_site site = GL_SITE(L);
+  if (gl_event_record(e, s, timing, &site) != 0) return gl_raise(L, s->dev->rt);
+  return 1;
+}
+
+static gl_event *check_event(lua_State *L, int idx) {
+  gl_event *e = gl_testudata(L, idx, &gl_event_type);
+  if (!e) luaL_typeerror(L, idx, "gpulua event");
+  int rc = gl_event_check(e);
+  if (rc == -2) luaL_error(L, "gpulua event has been released");
+  if (rc != 0) gl_raise(L, e->s->dev->rt);
+  return e;
+}
+
+static int e_sync(lua_State *L) {
+  gl_event *e = check_event(L, 1);
+  gl_site site = GL_SITE(L);
+  if (gl_event_sync(e, &site) != 0) return gl_raise(L, e->s->dev->rt);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int e_query(lua_State *L) {
+  gl_event *e = check_event(L, 1);
+  gl_site site = GL_SITE(L);
+  int done;
+  if (gl_event_query(e, &done, &site) != 0) return gl_raise(L, e->s->dev->rt);
+  lua_pushboolean(L, done);
+  return 1;
+}
+
+/* e:elapsed(later) -> milliseconds from e to later; waits for both. */
+static int e_elapsed(lua_State *L) {
+  gl_event *a = check_event(L, 1);
+  gl_event *b = check_event(L, 2);
+  gl_site site = GL_SITE(L);
+  float ms;
+  if (gl_event_elapsed(a, b, &ms, &site) != 0) return gl_raise(L, a->s->dev->rt);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+static int e_gc(lua_State *L) {
+  gl_event_release(gl_checkudata(L, 1, &gl_event_type));
+  return 0;
+}
+
+static int e_tostring(lua_State *L) {
+  gl_event *e = gl_checkudata(L, 1, &gl_event_type);
+  if (!e->s) lua_pushliteral(L, "gpulua.Event (released)");
+  else lua_pushfstring(L, "gpulua.Event(on '%s' of device %d%s)", e->s->name, e->s->dev->ordinal,
+                       e->timing ? ", timing" : "");
+  return 1;
+}
+
+static const luaL_Reg event_methods[] = {{"sync", e_sync}, {"query", e_query}, {"elapsed", e_elapsed}, {NULL, NULL}};
+static const luaL_Reg event_meta[] = {{"__gc", e_gc}, {"__tostring", e_tostring}, {NULL, NULL}};
+
+const gl_type gl_event_type = {"gpulua.Event", event_methods, event_meta, NULL, NULL, NULL};

@@ -1,0 +1,233 @@
+/*
+ * l_gpu.c -- luaopen_gpulua, the runtime of a Lua state, and the functions
+ * of the `gpu` table.
+ *
+ * The runtime (core/runtime.h) is created by the first luaopen_gpulua in a
+ * state and held by a userdata anchored in the registry. That userdata is
+ * the first gpulua object with a finalizer, and Lua runs finalizers in
+ * reverse order of marking, so its finalizer (teardown) runs after those of
+ * every stream, slice and buffer when the state closes.
+ */
+#include "bindings.h"
+#include "gpulua.h"
+#include "options.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char runtime_key = 'R', module_key = 'M';
+
+typedef struct {
+  gl_runtime *rt;
+} runtime_ud; /* uservalue 1: ordinal -> the device's userdata */
+
+gl_runtime *gl_rt(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key);
+  runtime_ud *u = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (!u || !u->rt) luaL_error(L, "gpulua is not initialised in this Lua state");
+  return u->rt;
+}
+
+gl_device *gl_open_device(lua_State *L, int ordinal) {
+  gl_runtime *rt = gl_rt(L);
+  gl_device *d;
+  if (gl_device_open(rt, ordinal, &d) != 0) gl_raise(L, rt);
+  return d;
+}
+
+int gl_can_collect(lua_State *L, gl_runtime *rt) {
+  return rt->host_kernel_depth == 0 && lua_gc(L, LUA_GCISRUNNING);
+}
+
+void gl_push_device(lua_State *L, gl_device *dev) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key);
+  lua_getiuservalue(L, -1, 1);
+  lua_remove(L, -2);
+  if (lua_rawgeti(L, -1, dev->ordinal) == LUA_TNIL) {
+    lua_pop(L, 1);
+    gl_device **ud = lua_newuserdatauv(L, sizeof *ud, 1);
+    *ud = dev;
+    gl_setmetatable(L, &gl_device_type);
+    gl_push_stream(L, dev->main); /* dev.main: one userdata for the device's life */
+    lua_setiuservalue(L, -2, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, dev->ordinal);
+  }
+  lua_remove(L, -2);
+}
+
+static int runtime_gc(lua_State *L) {
+  runtime_ud *u = lua_touserdata(L, 1);
+  gl_runtime_free(u->rt);
+  u->rt = NULL;
+  return 0;
+}
+
+static void create_runtime(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key) != LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  runtime_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->rt = NULL;
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, 1);
+  lua_newtable(L);
+  lua_pushcfunction(L, runtime_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  char why[512];
+  u->rt = gl_runtime_new(why, sizeof why);
+  if (!u->rt) luaL_error(L, "%s", why);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &runtime_key);
+}
+
+/* ---- gpu.* -------------------------------------------------------------- */
+
+static int l_backend(lua_State *L) {
+  lua_pushstring(L, gl_backend_name);
+  return 1;
+}
+
+static int l_count(lua_State *L) {
+  lua_pushinteger(L, gl_rt(L)->ndev);
+  return 1;
+}
+
+static const char *range_message(lua_State *L, const char *fname, const char *what, lua_Integer i, int n) {
+  return lua_pushfstring(L, "%s: %s %I is out of range (%s has %d device%s: 0 to %d)", fname, what, (LUAI_UACINT)i,
+                         gl_backend_name, n, n == 1 ? "" : "s", n - 1);
+}
+
+static int l_device(lua_State *L) {
+  int isint;
+  lua_Integer i = lua_tointegerx(L, 1, &isint);
+  if (!isint)
+    return luaL_argerror(L, 1, lua_pushfstring(L, "expected an integer device ordinal, got %s",
+                                               lua_type(L, 1) == LUA_TNUMBER ? lua_tostring(L, 1)
+                                                                             : luaL_typename(L, 1)));
+  gl_runtime *rt = gl_rt(L);
+  if (i < 0 || i >= rt->ndev) return luaL_error(L, "%s", range_message(L, "gpu.device", "ordinal", i, rt->ndev));
+  gl_push_device(L, gl_open_device(L, (int)i));
+  return 1;
+}
+
+static int l_sync(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  gl_site site = GL_SITE(L);
+  for (int i = 0; i < rt->ndev; i++)
+    if (rt->devs[i].opened && gl_device_sync(&rt->devs[i], &site) != 0) return gl_raise(L, rt);
+  return 0;
+}
+
+/* gpu.clock(): seconds on a monotonic host clock (for timing from scripts) */
+static int l_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  return 1;
+}
+
+static int l_policy(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  lua_pushstring(L, gl_policy_name(rt->policy));
+  if (!lua_isnoneornil(L, 1)) {
+    const char *p = luaL_checkstring(L, 1);
+    int v = gl_policy_parse(p);
+    if (v < 0) return luaL_argerror(L, 1, lua_pushfstring(L, "expected strict, auto or off, got '%s'", p));
+    rt->policy = (gl_policy)v;
+  }
+  return 1; /* the policy in force before the call */
+}
+
+/* gpu.peer(a, b): let work on device b use memory of device a. */
+static int l_peer(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  lua_Integer a = luaL_checkinteger(L, 1), b = luaL_checkinteger(L, 2);
+  for (int i = 0; i < 2; i++) {
+    lua_Integer o = i ? b : a;
+    if (o < 0 || o >= rt->ndev) return luaL_error(L, "%s", range_message(L, "gpu.peer", "device ordinal", o, rt->ndev));
+  }
+  if (gl_peer_grant(rt, (int)a, (int)b) != 0) return gl_raise(L, rt);
+  return 0;
+}
+
+/* ---- the project's Lua modules on package.path -------------------------- */
+
+/* <file's folder>/<up>share/lua/5.4 when it holds the project's modules */
+static int installed_dir(const char *file, const char *up, char *out, size_t outlen) {
+  char self[PATH_MAX];
+  if (!file || !*file || !realpath(file, self)) return 0;
+  char candidate[PATH_MAX + 64];
+  snprintf(candidate, sizeof candidate, "%s/%sshare/lua/5.4", dirname(self), up);
+  char probe[PATH_MAX + 80];
+  snprintf(probe, sizeof probe, "%s/gpulua", candidate);
+  struct stat st;
+  if (stat(probe, &st) != 0 || !S_ISDIR(st.st_mode) || strlen(candidate) >= outlen) return 0;
+  memcpy(out, candidate, strlen(candidate) + 1);
+  return 1;
+}
+
+/* Next to an installed binary (<prefix>/share/lua/5.4) or, from a build
+ * tree, the source folder. */
+static void add_lua_path(lua_State *L) {
+  char dir[PATH_MAX] = "";
+  Dl_info info;
+  /* the host in <prefix>/bin, or the module in <prefix>/lib/lua/5.4 */
+  if (!installed_dir("/proc/self/exe", "../", dir, sizeof dir) && dladdr((void *)luaopen_gpulua, &info))
+    installed_dir(info.dli_fname, "../../../", dir, sizeof dir);
+#ifdef GPULUA_SOURCE_LUA_DIR
+  if (!dir[0]) snprintf(dir, sizeof dir, "%s", GPULUA_SOURCE_LUA_DIR);
+#endif
+  if (!dir[0]) return;
+  lua_getglobal(L, "package");
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_getfield(L, -1, "path");
+  const char *old = lua_tostring(L, -1);
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", dir, dir, old ? old : "");
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+}
+
+/* When loaded as gpulua.so, stay loaded: the sim's worker threads may still
+ * be finishing when lua_close unloads C modules. */
+static void pin_library(void) {
+  Dl_info info;
+  if (dladdr((void *)luaopen_gpulua, &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+int luaopen_gpulua(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) return 1;
+  lua_pop(L, 1);
+  pin_library();
+  char why[600];
+  if (gl_backend_choose(why, sizeof why) != 0) return luaL_error(L, "%s", why);
+  create_runtime(L);
+  static const gl_type *const types[] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
+                                         &gl_host_type,   &gl_module_type, &gl_kernel_type};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) gl_register(L, types[i]);
+  add_lua_path(L);
+
+  static const luaL_Reg funcs[] = {
+    {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
+    {"policy", l_policy},   {"host", gl_host_new}, {"peer", l_peer}, {"clock", l_clock},
+    {"trace", gl_trace_lua}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  lua_pushliteral(L, GPULUA_VERSION);
+  lua_setfield(L, -2, "version");
+  gl_kernel_functions(L);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);
+  return 1;
+}

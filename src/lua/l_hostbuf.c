@@ -1,0 +1,236 @@
+/*
+ * l_hostbuf.c -- host buffer userdata: gpu.host(dtype, n or table,
+ * {pinned = true}), 1-based indexing with bounds and range checks, totable,
+ * fill, view, free. The core handle (core/hostmem.h) lives in the userdata;
+ * every Lua read or write of the memory is checked against queued copies.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_host_type); }
+
+gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
+  gl_hostbuf *h = gl_test_hostbuf(L, idx);
+  if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
+  gl_runtime *rt = h->m ? h->m->rt : gl_rt(L); /* the hot path needs no registry lookup */
+  if (gl_hostbuf_check(rt, h) != 0) gl_raise(L, rt);
+  return h;
+}
+
+static gl_hostbuf *new_handle(lua_State *L) {
+  gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
+  memset(h, 0, sizeof *h);
+  gl_setmetatable(L, &gl_host_type);
+  return h;
+}
+
+/* Out of pinned memory: collect garbage, release what finished copies no
+ * longer use, and try once more. */
+gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned, int zero) {
+  gl_runtime *rt = gl_rt(L);
+  gl_hostbuf *h = new_handle(L);
+  if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) == 0) return h;
+  if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L, rt)) gl_raise(L, rt);
+  lua_gc(L, LUA_GCCOLLECT);
+  gl_hostmem_reap(rt, 0);
+  if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) != 0) gl_raise(L, rt);
+  return h;
+}
+
+/* Lua is about to read (write = 0) or write elements [first, first + n) of h. */
+static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int write) {
+  if (h->m->acc.n == 0) return;
+  gl_site site = GL_SITE(L);
+  if (gl_hostbuf_access(h, first, n, write, &site) != 0) gl_raise(L, h->m->rt);
+}
+
+static const char *const host_options[] = {"pinned", NULL};
+
+/* gpu.host(dtype, n or {values}, {pinned = true}) */
+int gl_host_new(lua_State *L) {
+  gl_dtype dt = gl_check_dtype(L, 1);
+  int pinned = 1;
+  if (gl_check_options(L, 3, "gpu.host", host_options)) {
+    lua_getfield(L, 3, "pinned");
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isboolean(L, -1))
+        return luaL_error(L, "gpu.host: option 'pinned' expected a boolean, got %s", luaL_typename(L, -1));
+      pinned = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  size_t n;
+  int from_table = lua_istable(L, 2);
+  if (from_table) {
+    lua_Integer len = luaL_len(L, 2);
+    if (len < 1) return luaL_argerror(L, 2, "the table of values is empty");
+    n = (size_t)len;
+  } else {
+    int ok;
+    lua_Integer c = lua_tointegerx(L, 2, &ok);
+    if (!ok) {
+      if (lua_type(L, 2) == LUA_TNUMBER)
+        return luaL_argerror(L, 2, lua_pushfstring(L, "expected an integer element count or a table of numbers, got %s",
+                                                   lua_tostring(L, 2)));
+      return luaL_typeerror(L, 2, "integer element count or table of numbers");
+    }
+    if (c < 1) return luaL_argerror(L, 2, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)c));
+    if ((uint64_t)c > ((uint64_t)1 << 46) / gl_dtypes[dt].size)
+      return luaL_argerror(L, 2, lua_pushfstring(L, "element count %I is too large", (LUAI_UACINT)c));
+    n = (size_t)c;
+  }
+  gl_hostbuf *h = gl_push_hostbuf(L, dt, n, pinned, !from_table); /* zeros, on every backend */
+  if (from_table) {
+    char *p = h->m->ptr;
+    size_t sz = gl_dtypes[dt].size;
+    for (size_t i = 0; i < n; i++) {
+      lua_geti(L, 2, (lua_Integer)i + 1);
+      const char *why = gl_dtype_encode(L, -1, dt, p + i * sz);
+      if (why) { /* the type first: lua_tostring turns a number on the stack into a string */
+        int isnum = lua_type(L, -1) == LUA_TNUMBER;
+        const char *tname = luaL_typename(L, -1);
+        return luaL_error(L, "gpu.host: element %I of the table: %s for %s, got %s%s%s", (LUAI_UACINT)i + 1, why,
+                          gl_dtypes[dt].name, tname, isnum ? " " : "", isnum ? lua_tostring(L, -1) : "");
+      }
+      lua_pop(L, 1);
+    }
+  }
+  return 1;
+}
+
+static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
+  lua_Integer i = lua_tointeger(L, idx);
+  if (i < 1 || (size_t)i > h->count)
+    luaL_error(L, "host buffer %s[%I]: index %I is out of range (1 to %I)", gl_dtypes[h->dtype].name,
+               (LUAI_UACINT)h->count, (LUAI_UACINT)i, (LUAI_UACINT)h->count);
+  return (size_t)i - 1;
+}
+
+static int h_totable(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  host_access(L, h, 0, h->count, 0);
+  if (h->count > (size_t)INT32_MAX) return luaL_error(L, "h:totable: the buffer is too large for a table");
+  lua_createtable(L, (int)h->count, 0);
+  const char *p = gl_hostbuf_ptr(h);
+  size_t sz = gl_dtypes[h->dtype].size;
+  for (size_t i = 0; i < h->count; i++) {
+    gl_dtype_push(L, h->dtype, p + i * sz);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static int h_fill(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  unsigned char v[8];
+  luaL_checkany(L, 2);
+  const char *why = gl_dtype_encode(L, 2, h->dtype, v);
+  if (why)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name,
+                                               lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2)));
+  host_access(L, h, 0, h->count, 1);
+  char *p = gl_hostbuf_ptr(h);
+  size_t sz = gl_dtypes[h->dtype].size;
+  for (size_t i = 0; i < h->count; i++) memcpy(p + i * sz, v, sz);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* h:view(offset, count): offset 0-based like device views. */
+static int h_view(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  size_t off, cnt;
+  gl_check_view(L, h->count, "buffer", &off, &cnt);
+  gl_hostbuf_view(h, off, cnt, new_handle(L));
+  return 1;
+}
+
+static int integral_index(lua_State *L, int idx) {
+  if (lua_isinteger(L, idx)) return 1;
+  lua_Number f = lua_tonumber(L, idx);
+  if (f != (lua_Number)(lua_Integer)f) return luaL_error(L, "host buffer index must be an integer, got %f", (LUAI_UACNUMBER)f);
+  return 1;
+}
+
+/* h[i] and the fields (the methods were looked up first) */
+static int h_field(lua_State *L) {
+  gl_hostbuf *h = gl_test_hostbuf(L, 1);
+  if (!h) return luaL_typeerror(L, 1, "gpulua host buffer");
+  if (lua_type(L, 2) != LUA_TSTRING) gl_check_hostbuf(L, 1); /* fields stay reachable once freed */
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    integral_index(L, 2);
+    size_t i = check_index(L, h, 2);
+    host_access(L, h, i, 1, 0);
+    gl_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
+    return 1;
+  }
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[h->dtype].name);
+    else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_hostbuf_bytes(h));
+    else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, gl_check_hostbuf(L, 1)->m->pinned);
+    else goto no_such_key;
+    return 1;
+  }
+no_such_key: /* h["1"] or h.lenght: an error, not a silent nil */
+  return luaL_error(L, "host buffer %s[%I]: no element or field %s %s (elements are h[1] to h[%I] with integer "
+                       "indices; fields: dtype, bytes, pinned)",
+                    gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, luaL_typename(L, 2), luaL_tolstring(L, 2, NULL),
+                    (LUAI_UACINT)h->count);
+}
+
+static int h_newindex(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  if (lua_type(L, 2) != LUA_TNUMBER)
+    return luaL_error(L, "host buffer: cannot set field '%s' (only elements 1 to #h can be assigned)",
+                      luaL_tolstring(L, 2, NULL));
+  integral_index(L, 2);
+  size_t i = check_index(L, h, 2);
+  unsigned char v[8];
+  const char *why = gl_dtype_encode(L, 3, h->dtype, v);
+  if (why) {
+    const char *given = lua_type(L, 3) == LUA_TNUMBER ? lua_tostring(L, 3) : luaL_typename(L, 3);
+    return luaL_error(L, "host buffer %s[%I]: element %I: %s for %s, got %s", gl_dtypes[h->dtype].name,
+                      (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, given);
+  }
+  host_access(L, h, i, 1, 1);
+  memcpy((char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size, v, gl_dtypes[h->dtype].size);
+  return 0;
+}
+
+static int h_len(lua_State *L) {
+  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+  lua_pushinteger(L, (lua_Integer)h->count);
+  return 1;
+}
+
+/* h:free(), __close and __gc */
+static int h_release(lua_State *L) {
+  gl_hostbuf *h = gl_checkudata(L, 1, &gl_host_type);
+  gl_release_how how = gl_release_how(L);
+  /* a finalizer of a released handle needs no runtime (it may already be gone) */
+  gl_runtime *rt = h->m ? h->m->rt : how == GL_RELEASE_METHOD ? gl_rt(L) : NULL;
+  gl_site site = GL_SITE(L);
+  if (gl_hostbuf_release(rt, h, how, &site) != 0) return gl_raise(L, rt);
+  return 0;
+}
+
+static int h_tostring(lua_State *L) {
+  gl_hostbuf *h = gl_checkudata(L, 1, &gl_host_type);
+  if (!h->m || h->m->freed) {
+    lua_pushliteral(L, "gpulua.HostBuffer (freed)");
+    return 1;
+  }
+  gl_buf d = GL_BUF_INIT;
+  gl_hostbuf_describe(h, &d);
+  lua_pushfstring(L, "gpulua.HostBuffer(%s)", gl_buf_str(&d) + strlen("host buffer "));
+  gl_buf_free(&d);
+  return 1;
+}
+
+static const luaL_Reg host_methods[] = {{"totable", h_totable}, {"fill", h_fill}, {"view", h_view}, {NULL, NULL}};
+static const luaL_Reg host_meta[] = {
+  {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
+
+const gl_type gl_host_type = {"gpulua.HostBuffer", host_methods, host_meta, h_field, h_release, "free"};

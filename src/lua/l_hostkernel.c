@@ -1,0 +1,149 @@
+/*
+ * l_hostkernel.c -- sim host kernels: the bridge between a sim stream that
+ * reaches the launch of a kernel given with k:host(fn) and the Lua function.
+ *
+ * A launch carries its own record (the function, its cfg, the arguments'
+ * dtypes and counts) in the kernel's hidden last parameter, which the sim
+ * copies at launch; the worker that reaches it asks the main (Lua) thread to
+ * run it (driver/sim.h), where the record's function runs on the state's
+ * host-kernel thread, in protected mode, with pointer arguments as host
+ * views of the slices' memory that expire when it returns. So a kernel
+ * object collected, or given another function, while its launches are
+ * queued changes nothing for them.
+ */
+#include "l_kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static const char thread_key = 'T';
+
+typedef struct host_launch {
+  lua_State *T;          /* the state's host-kernel thread */
+  gl_runtime *rt;
+  int fn_ref, cfg_ref;   /* the function and the cfg table, in the registry */
+  int name;              /* the kernel's name, interned (for messages) */
+  int nargs;
+  struct {
+    gl_dtype dt;
+    size_t count;
+    int is_ptr;
+  } arg[GL_MAX_PARAMS];
+} host_launch;
+
+/* The host function's call, in protected mode: making the argument views can
+ * raise (out of memory), and an error must not unwind through the sim. */
+static int call_host_kernel(lua_State *L) {
+  const gl_sim_launch *l = lua_touserdata(L, 1);
+  host_launch *hl = lua_touserdata(L, 2);
+  lua_settop(L, 0);
+  luaL_checkstack(L, hl->nargs + 8, "too many kernel arguments");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, hl->fn_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, hl->cfg_ref);
+  for (int i = 0; i < hl->nargs; i++) {
+    if (hl->arg[i].is_ptr) {
+      void *p = (void *)(uintptr_t)*(unsigned long long *)l->params[i];
+      gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
+      memset(h, 0, sizeof *h);
+      gl_setmetatable(L, &gl_host_type);
+      if (gl_hostbuf_borrow(hl->rt, hl->arg[i].dt, p, hl->arg[i].count, h) != 0) gl_raise(L, hl->rt);
+    } else {
+      gl_dtype_push(L, hl->arg[i].dt, l->params[i]);
+    }
+  }
+  lua_call(L, 1 + hl->nargs, 0);
+  return 0;
+}
+
+static void drop(host_launch *hl) {
+  luaL_unref(hl->T, LUA_REGISTRYINDEX, hl->fn_ref);
+  luaL_unref(hl->T, LUA_REGISTRYINDEX, hl->cfg_ref);
+  free(hl);
+}
+
+/* Runs on the main thread when a sim stream reaches the launch. */
+static int run_host_kernel(void *user, const gl_sim_launch *l) {
+  (void)user;
+  host_launch *hl = *(host_launch **)l->params[l->nparams - 1];
+  lua_State *T = hl->T;
+  gl_runtime *rt = hl->rt;
+  int top = lua_gettop(T);
+  if (!lua_checkstack(T, 8)) return 1;
+  /* no finalizers until the call is over: one might wait for this very
+   * stream (it cannot finish before this kernel returns) */
+  int gc_was_running = lua_gc(T, LUA_GCISRUNNING);
+  if (gc_was_running) lua_gc(T, LUA_GCSTOP);
+  rt->host_kernel_depth++;
+  lua_pushcfunction(T, call_host_kernel);
+  lua_pushlightuserdata(T, (void *)l);
+  lua_pushlightuserdata(T, hl);
+  int status = lua_pcall(T, 2, 0, 0);
+  rt->host_kernel_depth--;
+  int rc = 0;
+  if (status != LUA_OK) {
+    gl_buf_reset(&rt->host_kernel_error);
+    gl_buf_printf(&rt->host_kernel_error, "host kernel '%s' raised: %s", gl_loc_text(rt, hl->name),
+                  lua_tostring(T, -1) ? lua_tostring(T, -1) : "(an error object)");
+    rc = 1;
+  }
+  lua_settop(T, top);
+  gl_hostmem_end_borrows(rt); /* the views are only valid during the call */
+  if (gc_was_running) lua_gc(T, LUA_GCRESTART);
+  drop(hl);
+  return rc;
+}
+
+/* The state's host-kernel thread, made at the first k:host. */
+static lua_State *host_thread(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &thread_key) == LUA_TTHREAD) {
+    lua_State *T = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    return T;
+  }
+  lua_pop(L, 1);
+  lua_State *T = lua_newthread(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &thread_key);
+  return T;
+}
+
+void gl_host_kernel_install(lua_State *L, kernel_ud *u) {
+  gl_kernel *k = u->k;
+  host_thread(L);
+  size_t sizes[GL_MAX_PARAMS + 1];
+  for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
+  sizes[k->sig.n] = sizeof(void *); /* the launch's record */
+  gl_sim_set_main_thread();
+  CUresult r = gl_sim_func_set_host(k->f, run_host_kernel, NULL, 1, k->sig.n + 1, sizes);
+  if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gl_raise(L, k->dev->rt);
+}
+
+void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, gl_slice *const *slices) {
+  gl_kernel *k = u->k;
+  gl_runtime *rt = k->dev->rt;
+  host_launch *hl = malloc(sizeof *hl);
+  if (!hl) luaL_error(L, "s:launch: out of host memory");
+  hl->T = host_thread(L);
+  hl->rt = rt;
+  hl->name = k->name_id;
+  hl->nargs = k->sig.n;
+  for (int i = 0; i < k->sig.n; i++) {
+    hl->arg[i].is_ptr = k->sig.p[i].is_ptr;
+    hl->arg[i].dt = slices[i] ? slices[i]->dtype : (gl_dtype)k->sig.p[i].dtype;
+    hl->arg[i].count = slices[i] ? slices[i]->count : 0;
+  }
+  lua_getiuservalue(L, kidx, 1);
+  hl->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, cfg_idx);
+  hl->cfg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  memcpy(k->params[k->sig.n], &hl, sizeof hl);
+}
+
+void gl_host_kernel_abandon(lua_State *L, kernel_ud *u) {
+  (void)L;
+  host_launch *hl;
+  memcpy(&hl, u->k->params[u->k->sig.n], sizeof hl);
+  drop(hl);
+}

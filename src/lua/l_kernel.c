@@ -1,0 +1,113 @@
+/*
+ * l_kernel.c -- kernel userdata: m:kernel(name, signature), k:host(fn),
+ * fields, and the built-in library gpu.kernels (a family per kernel, whose
+ * variant is picked at launch from the first pointer argument's dtype).
+ */
+#include "l_kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+kernel_ud *gl_check_kernel(lua_State *L, int idx) {
+  kernel_ud *u = gl_testudata(L, idx, &gl_kernel_type);
+  if (!u) luaL_typeerror(L, idx, "gpulua kernel");
+  return u;
+}
+
+static kernel_ud *new_kernel_ud(lua_State *L) {
+  kernel_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  memset(u, 0, sizeof *u);
+  gl_setmetatable(L, &gl_kernel_type);
+  return u;
+}
+
+/* m:kernel(name, signature) */
+int gl_module_kernel(lua_State *L) {
+  gl_module *m = gl_check_module(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  const char *sigs = luaL_checkstring(L, 3);
+  if (strlen(name) > GL_KERNEL_NAME_MAX) return luaL_argerror(L, 2, "kernel name too long");
+  gl_signature sig;
+  char err[256];
+  if (gl_signature_parse(sigs, &sig, err, sizeof err) != 0)
+    return luaL_error(L, "m:kernel: bad signature '%s': %s", sigs, err);
+  kernel_ud *u = new_kernel_ud(L);
+  if (gl_kernel_new(m, name, &sig, &u->k) != 0) return gl_raise(L, m->dev->rt);
+  return 1;
+}
+
+/* k:host(fn) */
+static int k_host(lua_State *L) {
+  kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (u->family || u->k->builtin)
+    return luaL_error(L, "k:host: '%s' is a built-in kernel; its host implementation is part of gpulua",
+                      u->family ? u->family->name : u->k->name);
+  lua_pushvalue(L, 2);
+  lua_setiuservalue(L, 1, 1);
+  u->has_host = 1;
+  if (gl_is_sim) gl_host_kernel_install(L, u);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int k_gc(lua_State *L) {
+  kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
+  gl_kernel_unref(u->k); /* queued host launches hold what they need (l_hostkernel.c) */
+  u->k = NULL;
+  return 0;
+}
+
+static void push_signature(lua_State *L, const kernel_ud *u) {
+  if (u->family) {
+    lua_pushstring(L, u->family->signature);
+    return;
+  }
+  char s[GL_SIGNATURE_TEXT_MAX];
+  gl_signature_format(&u->k->sig, s, sizeof s);
+  lua_pushstring(L, s);
+}
+
+static int k_field(lua_State *L) {
+  kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
+  const char *key = luaL_checkstring(L, 2);
+  const gl_builtin *b = u->family ? u->family : u->k ? u->k->builtin : NULL;
+  if (!u->family && !u->k) return 0;
+  if (strcmp(key, "name") == 0) lua_pushstring(L, u->family ? u->family->name : u->k->name);
+  else if (strcmp(key, "signature") == 0) push_signature(L, u);
+  else if (strcmp(key, "doc") == 0 && b) lua_pushstring(L, b->doc);
+  else return 0;
+  return 1;
+}
+
+static int k_tostring(lua_State *L) {
+  kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
+  if (!u->family && !u->k) {
+    lua_pushliteral(L, "gpulua.Kernel (released)");
+    return 1;
+  }
+  push_signature(L, u);
+  lua_pushfstring(L, "gpulua.Kernel(%s(%s))", u->family ? u->family->name : u->k->name, lua_tostring(L, -1));
+  return 1;
+}
+
+void gl_push_builtins(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  lua_createtable(L, 0, gl_nbuiltins);
+  for (int i = 0; i < gl_nbuiltins; i++) {
+    kernel_ud *u = new_kernel_ud(L);
+    u->family = &gl_builtins[i];
+    gl_signature shape; /* T resolved at launch */
+    if (gl_builtin_signature(rt, u->family, GL_F32, &shape) != 0) gl_raise(L, rt);
+    u->nparams = shape.n;
+    u->first_ptr = -1;
+    for (int j = 0; j < shape.n && u->first_ptr < 0; j++)
+      if (shape.p[j].is_ptr) u->first_ptr = j;
+    lua_setfield(L, -2, gl_builtins[i].name);
+  }
+}
+
+static const luaL_Reg kernel_methods[] = {{"host", k_host}, {NULL, NULL}};
+static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
+
+const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL};

@@ -1,0 +1,37 @@
+/*
+ * l_kernel.h -- what the kernel bindings share: the kernel userdata
+ * (l_kernel.c), launches (l_launch.c), and sim host kernels
+ * (l_hostkernel.c).
+ */
+#ifndef GPULUA_LUA_KERNEL_H
+#define GPULUA_LUA_KERNEL_H
+
+#include "bindings.h"
+
+/* A kernel userdata: a kernel of a module, or a built-in family
+ * (gpu.kernels.NAME), whose variant for the arguments' dtype and device is
+ * picked at each launch. */
+typedef struct kernel_ud {
+  gl_kernel *k;               /* a reference; NULL for a family */
+  const gl_builtin *family;
+  int first_ptr, nparams;     /* a family's first pointer parameter and parameter count */
+  int has_host;               /* k:host(fn) gave a host implementation: uservalue 1 */
+} kernel_ud;
+
+kernel_ud *gl_check_kernel(lua_State *L, int idx);
+int gl_module_kernel(lua_State *L);  /* m:kernel(name, signature) */
+void gl_push_builtins(lua_State *L); /* the gpu.kernels table */
+gl_module *gl_check_module(lua_State *L, int idx);
+
+/* Sim host kernels: k:host(fn) routes the kernel's sim launches to the
+ * bridge, which runs fn on the main Lua thread when the stream reaches the
+ * launch. */
+void gl_host_kernel_install(lua_State *L, kernel_ud *u);
+/* Before a launch of a host kernel: the record of this launch (the
+ * function, a copy of cfg, the arguments' shapes), written into the
+ * kernel's hidden last parameter. */
+void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, gl_slice *const *slices);
+/* ... and after a launch that failed to queue: drop the record. */
+void gl_host_kernel_abandon(lua_State *L, kernel_ud *u);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * l_launch.c -- s:launch(k, cfg, ...): the configuration read into a
+ * gl_launch_cfg, the arguments checked against the signature and written
+ * into the kernel's parameter buffer, then the core's checks and queue
+ * (core/launch.c). Nothing is allocated per launch on the cuda path.
+ */
+#include "l_kernel.h"
+
+#include "ops.h"
+
+#include <string.h>
+
+static const char *const cfg_fields[] = {"grid", "block", "shared", NULL};
+
+static void dims(lua_State *L, int cfg, const char *field, unsigned out[3], int required) {
+  out[0] = out[1] = out[2] = 1;
+  lua_getfield(L, cfg, field);
+  int t = lua_type(L, -1);
+  if (t == LUA_TNIL) {
+    if (required) luaL_error(L, "s:launch: cfg.%s is required (a number or {x, y, z})", field);
+  } else if (t == LUA_TNUMBER || t == LUA_TTABLE) {
+    int n = t == LUA_TNUMBER ? 1 : (int)luaL_len(L, -1);
+    if (n < 1 || n > 3) luaL_error(L, "s:launch: cfg.%s must have 1 to 3 dimensions, got %d", field, n);
+    for (int i = 0; i < n; i++) {
+      if (t == LUA_TTABLE) lua_geti(L, -1, i + 1);
+      else lua_pushvalue(L, -1);
+      int ok;
+      lua_Integer v = lua_tointegerx(L, -1, &ok);
+      if (!ok || v < 1 || v > 0xffffffffLL)
+        luaL_error(L, "s:launch: cfg.%s%s%s must be a positive integer, got %s", field, t == LUA_TTABLE ? "." : "",
+                   t == LUA_TTABLE ? (i == 0 ? "x" : i == 1 ? "y" : "z") : "",
+                   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      out[i] = (unsigned)v;
+      lua_pop(L, 1);
+    }
+  } else {
+    luaL_error(L, "s:launch: cfg.%s expected a number or {x, y, z}, got %s", field, lua_typename(L, t));
+  }
+  lua_pop(L, 1);
+}
+
+static void read_cfg(lua_State *L, int idx, gl_launch_cfg *c) {
+  gl_check_options(L, idx, "s:launch: cfg", cfg_fields);
+  dims(L, idx, "grid", c->grid, 1);
+  dims(L, idx, "block", c->block, 1);
+  c->shared = 0;
+  lua_getfield(L, idx, "shared");
+  if (!lua_isnil(L, -1)) {
+    int ok;
+    lua_Integer shared = lua_tointegerx(L, -1, &ok);
+    if (!ok || shared < 0 || shared > 0x7fffffff)
+      luaL_error(L, "s:launch: cfg.shared must be a non-negative integer (bytes), got %s",
+                 lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+    c->shared = (unsigned)shared;
+  }
+  lua_pop(L, 1);
+}
+
+static int arg_error(lua_State *L, const gl_kernel *k, const char *fmt, int i, const gl_param *p, int idx) {
+  char sig[GL_SIGNATURE_TEXT_MAX];
+  gl_signature_format(&k->sig, sig, sizeof sig);
+  return luaL_error(L, fmt, k->name, sig, i + 1, p->is_const ? "const " : "", p->dtype < 0 ? "void" : gl_dtypes[p->dtype].name,
+                    gl_given(L, idx));
+}
+
+/* The built-in family's variant for the dtype of the first pointer argument. */
+static gl_kernel *pick_variant(lua_State *L, kernel_ud *u, gl_device *dev, int nargs) {
+  const gl_builtin *b = u->family;
+  gl_slice *x = u->first_ptr >= 0 && u->first_ptr < nargs ? gl_test_slice(L, 4 + u->first_ptr) : NULL;
+  if (!x)
+    luaL_error(L, "s:launch: built-in kernel '%s' (%s) expects a slice as argument %d", b->name, b->signature,
+               u->first_ptr + 1);
+  gl_check_slice_alive(L, x, u->first_ptr + 1);
+  if (x->dtype != GL_F32 && x->dtype != GL_F64)
+    luaL_error(L, "s:launch: built-in kernel '%s' works on f32 and f64 slices, got %s", b->name, gl_dtypes[x->dtype].name);
+  gl_kernel *k;
+  if (gl_builtin_kernel(dev, b, x->dtype, &k) != 0) gl_raise(L, dev->rt);
+  return k;
+}
+
+/* s:launch(k, cfg, ...) */
+int gl_stream_launch(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  kernel_ud *u = gl_check_kernel(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  int nargs = lua_gettop(L) - 3;
+  gl_kernel *k = u->family ? pick_variant(L, u, dev, nargs) : u->k;
+  if (!k) return luaL_error(L, "s:launch: the kernel has been released");
+  if (nargs != k->sig.n) {
+    char sig[GL_SIGNATURE_TEXT_MAX];
+    gl_signature_format(&k->sig, sig, sizeof sig);
+    return luaL_error(L, "s:launch: kernel '%s' (%s) takes %d argument%s, got %d", k->name, sig, k->sig.n,
+                      k->sig.n == 1 ? "" : "s", nargs);
+  }
+  if (gl_launch_check_kernel(s, k, u->has_host) != 0) return gl_raise(L, rt);
+  gl_launch_cfg cfg;
+  read_cfg(L, 3, &cfg);
+  if (gl_launch_check_limits(k, dev, &cfg) != 0) return gl_raise(L, rt);
+
+  /* arguments: check every one, then write the parameter buffer */
+  gl_slice *slices[GL_MAX_PARAMS];
+  for (int i = 0; i < k->sig.n; i++) {
+    const gl_param *p = &k->sig.p[i];
+    int idx = 4 + i;
+    slices[i] = NULL;
+    if (p->is_ptr) {
+      gl_slice *x = gl_test_slice(L, idx);
+      if (!x) return arg_error(L, k, "s:launch: kernel '%s' (%s): argument %d expected a slice (%s%s*), got %s", i, p, idx);
+      if (gl_launch_check_slice(s, k, i, x) != 0) return gl_raise(L, rt);
+      slices[i] = x;
+      CUdeviceptr ptr = gl_slice_ptr(x);
+      memcpy(k->params[i], &ptr, sizeof ptr);
+    } else {
+      const char *why = gl_dtype_encode(L, idx, (gl_dtype)p->dtype, k->params[i]);
+      if (why)
+        return luaL_error(L, "s:launch: kernel '%s': argument %d (%s): %s, got %s", k->name, i + 1,
+                          gl_dtypes[p->dtype].name, why,
+                          lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : gl_given(L, idx));
+    }
+  }
+  int host = u->has_host && gl_is_sim;
+  if (host) gl_host_kernel_prepare(L, u, 2, 3, slices);
+  gl_site site = GL_SITE(L);
+  if (gl_launch(s, k, &cfg, slices, &site) != 0) {
+    if (host) gl_host_kernel_abandon(L, u);
+    return gl_raise(L, rt);
+  }
+  lua_settop(L, 1);
+  return 1;
+}

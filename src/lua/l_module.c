@@ -1,0 +1,204 @@
+/*
+ * l_module.c -- modules: gpu.compile (NVRTC with the disk cache), gpu.load
+ * (.cu, .ptx, .cubin, .fatbin), module userdata (m:kernel is in
+ * l_kernel.c). A module userdata holds a reference to its core module, which
+ * is unloaded once its last reference is gone and its launches have
+ * finished (core/module.h): its finalizer never waits.
+ */
+#include "bindings.h"
+#include "l_kernel.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+gl_module *gl_check_module(lua_State *L, int idx) {
+  gl_module **u = gl_testudata(L, idx, &gl_module_type);
+  if (!u) luaL_typeerror(L, idx, "gpulua module");
+  if (!*u) luaL_error(L, "gpulua module has been unloaded");
+  return *u;
+}
+
+static void push_module(lua_State *L, gl_module *m) {
+  gl_module **u = lua_newuserdatauv(L, sizeof *u, 0);
+  *u = m; /* takes the caller's reference */
+  gl_setmetatable(L, &gl_module_type);
+}
+
+/* opts.device: a device or an ordinal (default 0), healthy. */
+static gl_device *opt_device(lua_State *L, const char *fname, int opts) {
+  gl_device *d = NULL;
+  if (lua_isnoneornil(L, opts)) {
+    d = gl_open_device(L, 0);
+  } else {
+    lua_getfield(L, opts, "device");
+    if (lua_isnil(L, -1)) {
+      d = gl_open_device(L, 0);
+    } else if (lua_isinteger(L, -1)) {
+      lua_Integer o = lua_tointeger(L, -1);
+      int n = gl_rt(L)->ndev;
+      if (o < 0 || o >= n)
+        luaL_error(L, "%s: option 'device': ordinal %I is out of range (%s has %d device%s)", fname, (LUAI_UACINT)o,
+                   gl_backend_name, n, n == 1 ? "" : "s");
+      d = gl_open_device(L, (int)o);
+    } else if (gl_testudata(L, -1, &gl_device_type)) {
+      d = gl_check_device(L, -1);
+    } else {
+      luaL_error(L, "%s: option 'device' expected a device or a device ordinal, got %s", fname, gl_given(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  if (gl_device_check(d) != 0) gl_raise(L, d->rt);
+  return d;
+}
+
+/* opts.options: a list of strings, into opts[] (they stay reachable from
+ * the table); returns their number. */
+static int opt_compile_options(lua_State *L, const char *fname, const char *name, int opts_idx, const char **opts) {
+  if (lua_isnoneornil(L, opts_idx)) return 0;
+  if (lua_getfield(L, opts_idx, "options") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (!lua_istable(L, -1)) luaL_error(L, "%s: option 'options' expected a list of strings, got %s", fname, gl_given(L, -1));
+  int n = (int)luaL_len(L, -1);
+  if (n > GL_COMPILE_MAX_OPTIONS) luaL_error(L, "%s: %s: at most %d options", fname, name, GL_COMPILE_MAX_OPTIONS);
+  for (int i = 1; i <= n; i++) {
+    lua_geti(L, -1, i);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: %s: option %d expected a string, got %s", fname, name, i, gl_given(L, -1));
+    opts[i - 1] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1); /* the list stays reachable from the options table */
+  return n;
+}
+
+static void load_image(lua_State *L, gl_device *dev, void *img, const char *what, const char *name) {
+  gl_module *m;
+  int rc = gl_module_load(dev, img, what, name, &m);
+  free(img);
+  if (rc != 0) gl_raise(L, dev->rt);
+  push_module(L, m);
+}
+
+static const char *const compile_options[] = {"name", "options", "device", NULL};
+
+/* gpu.compile(source, {name =, options =, device =}) */
+static int l_compile(lua_State *L) {
+  size_t len;
+  const char *src = luaL_checklstring(L, 1, &len);
+  gl_check_options(L, 2, "gpu.compile", compile_options);
+  gl_device *dev = opt_device(L, "gpu.compile", 2);
+  const char *name = "kernel.cu";
+  if (!lua_isnoneornil(L, 2)) {
+    lua_getfield(L, 2, "name");
+    if (!lua_isnil(L, -1)) {
+      if (lua_type(L, -1) != LUA_TSTRING)
+        return luaL_error(L, "gpu.compile: option 'name' expected a string, got %s", luaL_typename(L, -1));
+      name = lua_tostring(L, -1);
+    }
+    lua_pop(L, 1); /* the name stays reachable from the options table */
+  }
+  const char *opts[GL_COMPILE_MAX_OPTIONS];
+  int nopts = opt_compile_options(L, "gpu.compile", name, 2, opts);
+  void *img;
+  size_t n;
+  if (gl_compile(dev, "gpu.compile", name, src, len, opts, nopts, &img, &n) != 0) return gl_raise(L, dev->rt);
+  load_image(L, dev, img, "gpu.compile", name);
+  return 1;
+}
+
+static char *read_file(lua_State *L, const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) luaL_error(L, "gpu.load: cannot open %s: %s", path, strerror(errno));
+  char *buf = NULL;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size < 0 || fseek(f, 0, SEEK_SET) != 0 || !(buf = malloc((size_t)size + 1)) ||
+      fread(buf, 1, (size_t)size, f) != (size_t)size) {
+    fclose(f);
+    free(buf);
+    luaL_error(L, "gpu.load: cannot read %s", path);
+  }
+  fclose(f);
+  buf[size] = '\0';
+  *len = (size_t)size;
+  return buf;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static const char *const load_options[] = {"device", "options", NULL};
+
+/* gpu.load(path, {device =, options =}) */
+static int l_load(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  gl_check_options(L, 2, "gpu.load", load_options);
+  gl_device *dev = opt_device(L, "gpu.load", 2);
+  int is_cu = ends_with(path, ".cu"), is_ptx = ends_with(path, ".ptx");
+  if (!is_cu && !is_ptx && !ends_with(path, ".cubin") && !ends_with(path, ".fatbin"))
+    return luaL_error(L, "gpu.load: %s: expected a .cu, .ptx, .cubin or .fatbin file", path);
+  const char *opts[GL_COMPILE_MAX_OPTIONS];
+  int nopts = is_cu ? opt_compile_options(L, "gpu.load", path, 2, opts) : 0;
+  size_t len;
+  char *data = read_file(L, path, &len);
+  if (is_cu) {
+    void *img;
+    size_t n;
+    int rc = gl_compile(dev, "gpu.load", path, data, len, opts, nopts, &img, &n);
+    free(data);
+    if (rc != 0) return gl_raise(L, dev->rt);
+    data = img;
+  } else if (len == 0) {
+    free(data);
+    return luaL_error(L, "gpu.load: %s is empty", path);
+  }
+  load_image(L, dev, data, "gpu.load", path);
+  return 1;
+}
+
+static int m_gc(lua_State *L) {
+  gl_module **u = gl_checkudata(L, 1, &gl_module_type);
+  gl_module_unref(*u); /* never waits: unloaded once its launches finish */
+  *u = NULL;
+  return 0;
+}
+
+static int m_field(lua_State *L) {
+  gl_module **u = gl_checkudata(L, 1, &gl_module_type);
+  const char *key = luaL_checkstring(L, 2);
+  if (!*u) return 0;
+  if (strcmp(key, "name") == 0) lua_pushstring(L, (*u)->name);
+  else if (strcmp(key, "device") == 0) gl_push_device(L, (*u)->dev);
+  else return 0;
+  return 1;
+}
+
+static int m_tostring(lua_State *L) {
+  gl_module **u = gl_checkudata(L, 1, &gl_module_type);
+  if (!*u) lua_pushliteral(L, "gpulua.Module (unloaded)");
+  else lua_pushfstring(L, "gpulua.Module(%s on device %d)", (*u)->name, (*u)->dev->ordinal);
+  return 1;
+}
+
+static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, NULL}};
+static const luaL_Reg module_meta[] = {{"__gc", m_gc}, {"__tostring", m_tostring}, {NULL, NULL}};
+
+const gl_type gl_module_type = {"gpulua.Module", module_methods, module_meta, m_field, NULL, NULL};
+
+/* compile, load and kernels into the gpu table on the stack top */
+void gl_kernel_functions(lua_State *L) {
+  lua_pushcfunction(L, l_compile);
+  lua_setfield(L, -2, "compile");
+  lua_pushcfunction(L, l_load);
+  lua_setfield(L, -2, "load");
+  gl_push_builtins(L);
+  lua_setfield(L, -2, "kernels");
+}

@@ -1,0 +1,162 @@
+/*
+ * l_slice.c -- slice userdata: dev:alloc, dev:zeros, views, split, read,
+ * free. The core slice (core/memory.h) lives in the userdata; an allocation
+ * is shared by the slice that allocated it and its views.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+#include "ops.h"
+
+gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_slice_type); }
+
+void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
+  int rc = gl_slice_check(x, arg);
+  if (rc == -2) luaL_error(L, "bad argument #%d: slice is not initialised", arg);
+  if (rc != 0) gl_raise(L, x->a->dev->rt);
+}
+
+gl_slice *gl_check_slice(lua_State *L, int idx) {
+  gl_slice *x = gl_test_slice(L, idx);
+  if (!x) luaL_typeerror(L, idx, "gpulua slice");
+  gl_check_slice_alive(L, x, idx);
+  return x;
+}
+
+static size_t check_count(lua_State *L, int arg, gl_dtype dt) {
+  int ok;
+  lua_Integer n = lua_tointegerx(L, arg, &ok);
+  if (!ok) {
+    if (lua_type(L, arg) == LUA_TNUMBER)
+      luaL_argerror(L, arg, "expected an integer element count, got a non-integral number");
+    luaL_typeerror(L, arg, "integer element count");
+  }
+  if (n <= 0) luaL_argerror(L, arg, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)n));
+  if ((uint64_t)n > ((uint64_t)1 << 50) / gl_dtypes[dt].size)
+    luaL_argerror(L, arg, lua_pushfstring(L, "element count %I is too large", (LUAI_UACINT)n));
+  return (size_t)n;
+}
+
+static gl_slice *new_handle(lua_State *L) {
+  gl_slice *x = lua_newuserdatauv(L, sizeof *x, 0);
+  memset(x, 0, sizeof *x);
+  gl_setmetatable(L, &gl_slice_type);
+  return x;
+}
+
+static const char *const alloc_options[] = {"stream", NULL};
+
+/* dev:alloc(dtype, n, {stream =}) and dev:zeros: out of device memory, a
+ * full garbage collection (slices nobody refers to queue their frees), a
+ * wait for the device and a trim of its pool come before one more try. */
+static int alloc_impl(lua_State *L, int zero) {
+  const char *fname = zero ? "dev:zeros" : "dev:alloc";
+  gl_device *dev = gl_check_device(L, 1);
+  if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
+  gl_dtype dt = gl_check_dtype(L, 2);
+  size_t n = check_count(L, 3, dt);
+  gl_check_options(L, 4, fname, alloc_options);
+  gl_stream *s = gl_opt_stream(L, 4, dev);
+  if (s->dev != dev)
+    return luaL_error(L, "%s: option 'stream' ('%s') is on device %d, but the memory is on device %d", fname, s->name,
+                      s->dev->ordinal, dev->ordinal);
+  gl_runtime *rt = dev->rt;
+  gl_slice *x = new_handle(L);
+  gl_site site = GL_SITE(L);
+  if (gl_slice_alloc(s, dt, n, zero, &site, x) == 0) return 1;
+  if (gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || x->a || !gl_can_collect(L, rt)) return gl_raise(L, rt);
+  lua_gc(L, LUA_GCCOLLECT);
+  if (gl_device_reclaim(dev, &site) != 0 || gl_slice_alloc(s, dt, n, zero, &site, x) != 0) return gl_raise(L, rt);
+  return 1;
+}
+
+int gl_dev_alloc(lua_State *L) { return alloc_impl(L, 0); }
+int gl_dev_zeros(lua_State *L) { return alloc_impl(L, 1); }
+
+/* x:view(offset, count): offset is 0-based, count defaults to the rest. */
+static int x_view(lua_State *L) {
+  gl_slice *x = gl_check_slice(L, 1);
+  size_t off, cnt;
+  gl_check_view(L, x->count, "slice", &off, &cnt);
+  gl_slice_view(x, off, cnt, new_handle(L));
+  return 1;
+}
+
+/* x:split(k) -> k views of near-equal size covering x (the first ones one longer). */
+static int x_split(lua_State *L) {
+  gl_slice *x = gl_check_slice(L, 1);
+  lua_Integer k = luaL_checkinteger(L, 2);
+  if (k < 1 || (size_t)k > x->count)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "part count must be from 1 to #x (%I), got %I",
+                                               (LUAI_UACINT)x->count, (LUAI_UACINT)k));
+  size_t base = x->count / (size_t)k, extra = x->count % (size_t)k, off = 0;
+  lua_createtable(L, (int)k, 0);
+  for (lua_Integer i = 0; i < k; i++) {
+    size_t c = base + ((size_t)i < extra ? 1 : 0);
+    gl_slice_view(x, off, c, new_handle(L));
+    lua_rawseti(L, -2, i + 1);
+    off += c;
+  }
+  return 1;
+}
+
+static const char *const read_options[] = {"stream", NULL};
+
+/* x:read{stream = s} -> host buffer with x's contents; waits for the copy. */
+static int x_read(lua_State *L) {
+  gl_slice *x = gl_check_slice(L, 1);
+  gl_device *dev = x->a->dev;
+  if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
+  gl_check_options(L, 2, "x:read", read_options);
+  gl_stream *s = gl_opt_stream(L, 2, dev);
+  gl_hostbuf *h = gl_push_hostbuf(L, x->dtype, x->count, 0, 0);
+  gl_site site = GL_SITE(L);
+  if (gl_read(x, s, h, &site) != 0) return gl_raise(L, dev->rt);
+  return 1;
+}
+
+/* x:free(), __close and __gc */
+static int x_release(lua_State *L) {
+  gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
+  if (!x->a) return 0;
+  gl_runtime *rt = x->a->dev->rt;
+  gl_site site = GL_SITE(L);
+  if (gl_slice_release(x, gl_release_how(L), &site) != 0) return gl_raise(L, rt);
+  return 0;
+}
+
+static int x_field(lua_State *L) {
+  gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
+  const char *k = luaL_checkstring(L, 2);
+  if (!x->a) return 0;
+  if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[x->dtype].name);
+  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_slice_bytes(x));
+  else if (strcmp(k, "device") == 0) gl_push_device(L, x->a->dev);
+  else return 0;
+  return 1;
+}
+
+static int x_len(lua_State *L) {
+  gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
+  lua_pushinteger(L, (lua_Integer)x->count);
+  return 1;
+}
+
+static int x_tostring(lua_State *L) {
+  gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
+  if (!x->a) {
+    lua_pushliteral(L, "gpulua.Slice (released)");
+    return 1;
+  }
+  gl_buf d = GL_BUF_INIT;
+  gl_slice_describe(x, &d);
+  lua_pushfstring(L, "gpulua.Slice(%s%s)", gl_buf_str(&d) + strlen("slice "), x->released || x->a->freed ? ", freed" : "");
+  gl_buf_free(&d);
+  return 1;
+}
+
+static const luaL_Reg slice_methods[] = {{"view", x_view}, {"split", x_split}, {"read", x_read}, {NULL, NULL}};
+static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostring}, {NULL, NULL}};
+
+const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free"};

@@ -1,0 +1,207 @@
+/*
+ * l_stream.c -- stream userdata: dev:stream{}, s:fork{}, wait, join, sync,
+ * query, close (the operations queued on a stream are in l_copy.c,
+ * l_launch.c and l_event.c).
+ *
+ * A stream userdata holds a reference to its core stream (core/stream.h).
+ * Closing (s:close(), <close> or __gc: one release function) makes the
+ * device's main stream wait for the stream's queued work, then destroys the
+ * driver's stream; its work is never lost.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+typedef struct {
+  gl_stream *s; /* NULL once the finalizer ran */
+} stream_ud;
+
+void gl_push_stream(lua_State *L, gl_stream *s) {
+  stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->s = s;
+  gl_stream_ref(s);
+  gl_setmetatable(L, &gl_stream_type);
+}
+
+static gl_stream *to_stream(lua_State *L, int idx) {
+  stream_ud *u = gl_testudata(L, idx, &gl_stream_type);
+  if (!u) luaL_typeerror(L, idx, "gpulua stream");
+  if (!u->s) luaL_error(L, "gpulua stream has been released (its finalizer ran)");
+  return u->s;
+}
+
+gl_stream *gl_check_stream(lua_State *L, int idx) {
+  gl_stream *s = to_stream(L, idx);
+  if (gl_stream_check(s) != 0) gl_raise(L, s->dev->rt);
+  return s;
+}
+
+gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
+  if (lua_isnoneornil(L, opts_idx)) return dev->main;
+  lua_getfield(L, opts_idx, "stream");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return dev->main;
+  }
+  if (!gl_testudata(L, -1, &gl_stream_type))
+    luaL_error(L, "option 'stream' expected a gpulua stream, got %s", luaL_typename(L, -1));
+  gl_stream *s = gl_check_stream(L, -1);
+  lua_pop(L, 1);
+  return s;
+}
+
+static const char *const stream_options[] = {"name", "priority", NULL};
+
+static int check_priority(lua_State *L, gl_device *dev, int idx) {
+  if (lua_isnoneornil(L, idx)) return 0;
+  lua_getfield(L, idx, "priority");
+  int prio = 0;
+  if (!lua_isnil(L, -1)) {
+    int ok;
+    lua_Integer p = lua_tointegerx(L, -1, &ok);
+    if (!ok)
+      luaL_error(L, "option 'priority' expected an integer, got %s",
+                 lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+    if (p > dev->prio_least || p < dev->prio_greatest)
+      luaL_error(L, "option 'priority' must be from %d (highest) to %d (lowest) on device %d, got %I",
+                 dev->prio_greatest, dev->prio_least, dev->ordinal, (LUAI_UACINT)p);
+    prio = (int)p;
+  }
+  lua_pop(L, 1);
+  return prio;
+}
+
+static const char *check_name(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return NULL;
+  lua_getfield(L, idx, "name");
+  const char *name = NULL;
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "option 'name' expected a string, got %s", luaL_typename(L, -1));
+    name = lua_tostring(L, -1);
+    if (strlen(name) == 0 || strlen(name) > GL_STREAM_NAME_MAX)
+      luaL_error(L, "option 'name' must be 1 to %d characters long", GL_STREAM_NAME_MAX);
+  }
+  lua_pop(L, 1); /* the string stays reachable from the options table */
+  return name;
+}
+
+/* dev:stream{name =, priority =} */
+int gl_dev_stream(lua_State *L) {
+  gl_device *dev = gl_check_device(L, 1);
+  if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
+  gl_check_options(L, 2, "dev:stream", stream_options);
+  const char *name = check_name(L, 2);
+  int prio = check_priority(L, dev, 2);
+  gl_stream *s;
+  if (gl_stream_new(dev, name, prio, 0, &s) != 0) return gl_raise(L, dev->rt);
+  gl_push_stream(L, s);
+  gl_stream_unref(s); /* the userdata holds it now */
+  return 1;
+}
+
+static int s_fork(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  gl_check_options(L, 2, "s:fork", stream_options);
+  const char *name = check_name(L, 2);
+  int prio = check_priority(L, s->dev, 2);
+  gl_stream *t;
+  gl_site site = GL_SITE(L);
+  int rc = gl_stream_fork(s, name, prio, &t, &site);
+  if (t) {
+    gl_push_stream(L, t);
+    gl_stream_unref(t);
+  }
+  if (rc != 0) return gl_raise(L, s->dev->rt);
+  return 1;
+}
+
+static int s_wait(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  gl_event *e = gl_testudata(L, 2, &gl_event_type);
+  if (!e) return luaL_typeerror(L, 2, "gpulua event");
+  if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
+  gl_site site = GL_SITE(L);
+  if (gl_stream_wait_event(s, e, &site) != 0) return gl_raise(L, s->dev->rt);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int s_join(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  gl_stream *t = gl_check_stream(L, 2);
+  if (t == s) return luaL_argerror(L, 2, "a stream cannot join itself");
+  gl_site site = GL_SITE(L);
+  if (gl_stream_join(s, t, 0, &site) != 0) return gl_raise(L, s->dev->rt);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int s_sync(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  gl_site site = GL_SITE(L);
+  if (gl_stream_sync(s, &site) != 0) return gl_raise(L, s->dev->rt);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int s_query(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  gl_site site = GL_SITE(L);
+  int done;
+  if (gl_stream_query(s, &done, &site) != 0) return gl_raise(L, s->dev->rt);
+  lua_pushboolean(L, done);
+  return 1;
+}
+
+/* s:close(), __close and __gc */
+static int s_release(lua_State *L) {
+  stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
+  gl_release_how how = gl_release_how(L);
+  gl_stream *s = u->s;
+  if (!s) return 0;
+  gl_runtime *rt = s->dev->rt;
+  if (how == GL_RELEASE_GC) { /* close if still open, then drop the reference */
+    if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection")) != 0)
+      gl_device_keep_error(s->dev);
+    u->s = NULL;
+    gl_stream_unref(s);
+    return 0;
+  }
+  if (s->is_main)
+    return luaL_error(L, "stream 'main' of device %d cannot be closed: it lives as long as the device",
+                      s->dev->ordinal);
+  if (!s->cu) {
+    if (how == GL_RELEASE_CLOSE) return 0; /* a <close> after an explicit close */
+    return luaL_error(L, "stream '%s' of device %d is already closed (closed at %s)", s->name, s->dev->ordinal,
+                      gl_loc_text(rt, s->closed_at));
+  }
+  if (gl_stream_close(s, gl_lua_loc(rt, L)) != 0) return gl_raise(L, rt);
+  return 0;
+}
+
+static int s_tostring(lua_State *L) {
+  stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
+  gl_stream *s = u->s;
+  if (!s) lua_pushliteral(L, "gpulua.Stream (released)");
+  else lua_pushfstring(L, "gpulua.Stream('%s' on device %d%s)", s->name, s->dev->ordinal, s->cu ? "" : ", closed");
+  return 1;
+}
+
+static int s_field(lua_State *L) {
+  stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
+  const char *k = luaL_checkstring(L, 2);
+  if (!u->s) return 0;
+  if (strcmp(k, "name") == 0) lua_pushstring(L, u->s->name);
+  else if (strcmp(k, "device") == 0) gl_push_device(L, u->s->dev);
+  else return 0;
+  return 1;
+}
+
+static const luaL_Reg stream_methods[] = {
+  {"record", gl_stream_record}, {"wait", s_wait},           {"join", s_join},
+  {"fork", s_fork},             {"sync", s_sync},           {"query", s_query},
+  {"copy", gl_stream_copy},     {"fill", gl_stream_fill},   {"launch", gl_stream_launch}, {NULL, NULL}};
+
+static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
+
+const gl_type gl_stream_type = {"gpulua.Stream", stream_methods, stream_meta, s_field, s_release, "close"};

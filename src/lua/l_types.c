@@ -1,0 +1,68 @@
+/*
+ * l_types.c -- the registration of gpulua's object types (bindings.h): one
+ * style for every type, as liolib's createmeta: the metatable in the
+ * registry (under its name, and under the type's address so that checks
+ * compare identities), a methods table as __index's upvalue, the type's
+ * fields after it, then the metamethods.
+ */
+#include "bindings.h"
+
+/* __index: methods first (one raw lookup for s:launch), then the fields. */
+static int type_index(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+  }
+  const gl_type *t = lua_touserdata(L, lua_upvalueindex(2));
+  if (t->field && t->field(L) > 0) return 1;
+  lua_pushnil(L);
+  return 1;
+}
+
+static void set_release(lua_State *L, const gl_type *t) {
+  static const gl_release_how how[] = {GL_RELEASE_METHOD, GL_RELEASE_GC, GL_RELEASE_CLOSE};
+  static const char *const where[] = {NULL, "__gc", "__close"};
+  for (int i = 0; i < 3; i++) {
+    lua_pushinteger(L, how[i]);
+    lua_pushcclosure(L, t->release, 1);
+    lua_setfield(L, i == 0 ? -2 : -3, i == 0 ? t->release_method : where[i]); /* methods, or the metatable */
+  }
+}
+
+void gl_register(lua_State *L, const gl_type *t) {
+  if (!luaL_newmetatable(L, t->name)) { /* this state has it already */
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, t);
+  lua_newtable(L); /* methods */
+  if (t->methods) luaL_setfuncs(L, t->methods, 0);
+  if (t->release) set_release(L, t);
+  lua_pushlightuserdata(L, (void *)t);
+  lua_pushcclosure(L, type_index, 2);
+  lua_setfield(L, -2, "__index");
+  if (t->meta) luaL_setfuncs(L, t->meta, 0);
+  lua_pop(L, 1);
+}
+
+void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
+  void *p = lua_touserdata(L, idx);
+  if (!p || !lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, t);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? p : NULL;
+}
+
+void *gl_checkudata(lua_State *L, int idx, const gl_type *t) {
+  void *p = gl_testudata(L, idx, t);
+  if (!p) luaL_typeerror(L, idx, t->name);
+  return p;
+}
+
+void gl_setmetatable(lua_State *L, const gl_type *t) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, t);
+  lua_setmetatable(L, -2);
+}
