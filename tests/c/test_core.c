@@ -1,0 +1,206 @@
+/*
+ * test_core.c -- the core driven without Lua (this test links gpulua_core
+ * and gpulua_driver only): a runtime on sim, streams, allocations, accesses
+ * recorded by queued fills and copies, a conflict record from the checker,
+ * ordering, auto's waits, frees ordered after the work, an error found in a
+ * finalizer kept on its device, and two runtimes that do not share state.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "clock.h"
+#include "device.h"
+#include "hostmem.h"
+#include "memory.h"
+#include "ops.h"
+#include "options.h"
+#include "runtime.h"
+#include "stream.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                         \
+  do {                                                                           \
+    checks++;                                                                    \
+    if (!(cond)) {                                                               \
+      failures++;                                                                \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
+      fprintf(stderr, __VA_ARGS__);                                              \
+      fputc('\n', stderr);                                                       \
+    }                                                                            \
+  } while (0)
+
+/* A call site as the Lua layer would give it: here, a fixed text. */
+static int site_here(gl_runtime *rt, void *ctx) { return gl_intern(rt, ctx); }
+#define SITE(text) {site_here, (void *)(text), GL_LOC_UNRESOLVED}
+
+static gl_runtime *new_runtime(void) {
+  char why[256];
+  gl_runtime *rt = gl_runtime_new(why, sizeof why);
+  if (!rt) {
+    fprintf(stderr, "gl_runtime_new: %s\n", why);
+    exit(1);
+  }
+  return rt;
+}
+
+static gl_stream *new_stream(gl_device *d, const char *name) {
+  gl_stream *s;
+  if (gl_stream_new(d, name, 0, 0, &s) != 0) {
+    fprintf(stderr, "gl_stream_new: %s\n", gl_error_message(d->rt));
+    exit(1);
+  }
+  return s;
+}
+
+static const float one = 1.0f, two = 2.0f;
+
+static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
+  gl_stream *a = new_stream(dev, "a"), *b = new_stream(dev, "b");
+  gl_slice x;
+  gl_site at_alloc = SITE("test_core.c:alloc");
+  CHECK(gl_slice_alloc(a, GL_F32, 1024, 1, &at_alloc, &x) == 0, "%s", gl_error_message(rt));
+  gl_site at_fill_a = SITE("test_core.c:fill on a"), at_fill_b = SITE("test_core.c:fill on b");
+  CHECK(gl_fill(a, &x, &one, &at_fill_a) == 0, "%s", gl_error_message(rt));
+
+  /* the checker's own answer: a conflict record naming the other stream */
+  gl_conflict c;
+  uint64_t lo = gl_slice_lo(&x), hi = lo + gl_slice_bytes(&x);
+  CHECK(gl_access_conflict(&x.a->acc, b, lo, hi, 1, &c) == 1, "a write on b conflicts with a's fill");
+  CHECK(c.other == a && c.other_writes, "the record is a's write");
+  CHECK(strcmp(gl_loc_text(rt, c.other_loc), "test_core.c:fill on a") == 0, "at the fill's site, got %s",
+        gl_loc_text(rt, c.other_loc));
+  CHECK(gl_access_conflict(&x.a->acc, a, lo, hi, 1, &c) == 0, "the same stream never conflicts with itself");
+
+  /* strict: the queued operation is refused, naming both streams and both sites */
+  uint64_t bseq = b->seq;
+  CHECK(gl_fill(b, &x, &two, &at_fill_b) == -1, "strict refuses the unordered fill");
+  const char *msg = gl_error_message(rt);
+  CHECK(strstr(msg, "stream 'b'") && strstr(msg, "stream 'a'") && strstr(msg, "test_core.c:fill on a") &&
+            strstr(msg, "test_core.c:fill on b"),
+        "the message names both streams and both sites: %s", msg);
+  CHECK(b->seq == bseq, "nothing was queued on b");
+
+  /* ordering: after b joins a, b's write is allowed */
+  CHECK(gl_stream_join(b, a, 0, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_access_conflict(&x.a->acc, b, lo, hi, 1, &c) == 0, "ordered after the join");
+  CHECK(gl_fill(b, &x, &two, &at_fill_b) == 0, "%s", gl_error_message(rt));
+
+  /* disjoint views of one allocation never conflict */
+  gl_slice lo_half, hi_half;
+  gl_slice_view(&x, 0, 512, &lo_half);
+  gl_slice_view(&x, 512, 512, &hi_half);
+  CHECK(gl_stream_join(a, b, 0, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_fill(a, &lo_half, &one, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_fill(b, &hi_half, &one, NULL) == 0, "the other half is free: %s", gl_error_message(rt));
+  CHECK(gl_access_conflict(&x.a->acc, b, 0, 4, 0, &c) == 1 && c.other == a, "the same half is not");
+
+  /* auto: the unordered access makes b wait for a instead of failing */
+  rt->policy = GL_POLICY_AUTO;
+  CHECK(gl_fill(b, &lo_half, &one, NULL) == 0, "auto inserts the wait: %s", gl_error_message(rt));
+  CHECK(gl_ordered_before(b, a, a->seq), "b is now ordered after all of a");
+  rt->policy = GL_POLICY_STRICT;
+  CHECK(gl_stream_join(a, b, 0, NULL) == 0, "%s", gl_error_message(rt));
+
+  /* the data: a copy to the host and a read see the last fill */
+  gl_hostbuf h;
+  CHECK(gl_hostbuf_new(rt, GL_F32, 1024, 1, 1, &h) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_copy(a, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == -1, "strict refuses a host read while the copy may run");
+  CHECK(gl_stream_sync(a, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == 0, "after the sync it is allowed");
+  CHECK(((float *)gl_hostbuf_ptr(&h))[1023] == 1.0f, "the copy holds the last fill");
+  gl_hostbuf r;
+  CHECK(gl_hostbuf_new(rt, GL_F32, 512, 0, 0, &r) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_read(&hi_half, b, &r, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(((float *)gl_hostbuf_ptr(&r))[0] == 1.0f, "the read sees the same data");
+
+  /* frees: ordered after every access; the memory comes back */
+  size_t after, total;
+  gl_site at_free = SITE("test_core.c:free");
+  CHECK(gl_slice_release(&lo_half, GL_RELEASE_GC, NULL) == 0, "a view's finalizer");
+  CHECK(gl_slice_release(&hi_half, GL_RELEASE_METHOD, &at_free) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_release(&x, GL_RELEASE_METHOD, &at_free) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_check(&x, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
+        "use after free names where: %s", gl_error_message(rt));
+  CHECK(gl_slice_release(&x, GL_RELEASE_METHOD, &at_free) == -1, "a second free is an error");
+  CHECK(gl_slice_release(&x, GL_RELEASE_CLOSE, NULL) == 0, "a <close> after a free is not");
+  CHECK(gl_slice_release(&x, GL_RELEASE_GC, NULL) == 0 && x.a == NULL, "the finalizer drops the handle");
+  gl_slice_release(&hi_half, GL_RELEASE_GC, NULL); /* every handle is finally collected */
+  CHECK(gl_device_sync(dev, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_device_free_memory(dev, &after, &total) == 0 && after == total, "all memory is back: %zu of %zu", after,
+        total);
+  CHECK(gl_hostbuf_release(rt, &h, GL_RELEASE_METHOD, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_release(rt, &r, GL_RELEASE_GC, NULL) == 0, "a buffer's finalizer");
+  CHECK(gl_stream_close(a, GL_LOC_NONE) == 0 && gl_stream_close(b, GL_LOC_NONE) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_check(a) == -1 && strstr(gl_error_message(rt), "is closed"), "%s", gl_error_message(rt));
+  gl_stream_unref(a);
+  gl_stream_unref(b);
+}
+
+static CUresult (*real_free)(CUdeviceptr, CUstream);
+static CUresult failing_free(CUdeviceptr p, CUstream s) {
+  (void)p;
+  (void)s;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+static void test_finalizer_error_is_kept(gl_runtime *rt, gl_device *dev) {
+  gl_slice x;
+  CHECK(gl_slice_alloc(dev->main, GL_U8, 64, 0, NULL, &x) == 0, "%s", gl_error_message(rt));
+  real_free = gl_drv.cuMemFreeAsync;
+  gl_drv.cuMemFreeAsync = failing_free;
+  CHECK(gl_slice_release(&x, GL_RELEASE_GC, NULL) == 0, "a finalizer never fails");
+  gl_drv.cuMemFreeAsync = real_free;
+  CHECK(gl_device_check(dev) == -1, "the next call on the device reports it");
+  CHECK(strstr(gl_error_message(rt), "cuMemFreeAsync failed: CUDA_ERROR_INVALID_VALUE") != NULL,
+        "naming the call and the result: %s", gl_error_message(rt));
+  CHECK(gl_device_check(dev) == 0, "once");
+  gl_device_sync(dev, NULL); /* the memory itself was never freed: reclaim nothing, leak nothing else */
+}
+
+static void test_out_of_memory(gl_runtime *rt, gl_device *dev) {
+  gl_slice x = {0};
+  CHECK(gl_slice_alloc(dev->main, GL_F64, (dev->memory / 8) + 1, 0, NULL, &x) == -1, "more than the device has");
+  CHECK(gl_error_code(rt) == CUDA_ERROR_OUT_OF_MEMORY, "with the out-of-memory code");
+  CHECK(strstr(gl_error_message(rt), "dev:alloc: out of memory on device 0") != NULL, "%s", gl_error_message(rt));
+  CHECK(x.a == NULL, "the handle holds nothing");
+}
+
+static void test_two_runtimes(gl_runtime *rt) {
+  gl_runtime *other = new_runtime();
+  int a = gl_intern(rt, "only in the first"), b = gl_intern(other, "only in the second");
+  CHECK(strcmp(gl_loc_text(rt, a), "only in the first") == 0, "the first keeps its text");
+  CHECK(strcmp(gl_loc_text(other, b), "only in the second") == 0, "the second its own");
+  other->policy = GL_POLICY_OFF;
+  CHECK(rt->policy == GL_POLICY_STRICT, "policies are per runtime");
+  gl_device *d2;
+  CHECK(gl_device_open(other, 1, &d2) == 0, "%s", gl_error_message(other));
+  gl_runtime_free(other);
+  CHECK(rt->devs[1].opened == 0 || rt->devs[1].rt == rt, "the first runtime's devices are its own");
+}
+
+int main(void) {
+  setenv("GPULUA_BACKEND", "sim", 1);
+  setenv("GPULUA_SIM_MEMORY", "64M", 1);
+  char why[512];
+  if (gl_backend_choose(why, sizeof why) != 0) {
+    fprintf(stderr, "%s\n", why);
+    return 1;
+  }
+  gl_runtime *rt = new_runtime();
+  gl_device *dev;
+  if (gl_device_open(rt, 0, &dev) != 0) {
+    fprintf(stderr, "%s\n", gl_error_message(rt));
+    return 1;
+  }
+  test_conflicts_and_ordering(rt, dev);
+  test_finalizer_error_is_kept(rt, dev);
+  test_out_of_memory(rt, dev);
+  test_two_runtimes(rt);
+  gl_runtime_free(rt);
+  printf("%d passed, %d failed\n", checks - failures, failures);
+  return failures != 0;
+}
