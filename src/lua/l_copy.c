@@ -35,8 +35,7 @@ int gl_stream_fill(lua_State *L) {
   unsigned char v[8];
   const char *why = gl_dtype_encode(L, 3, x->dtype, v);
   if (why) {
-    const char *given = lua_type(L, 3) == LUA_TNUMBER ? lua_tostring(L, 3) : luaL_typename(L, 3);
-    return luaL_error(L, "s:fill: value: %s for %s, got %s", why, gl_dtypes[x->dtype].name, given);
+    return luaL_error(L, "s:fill: value: %s for %s, got %s", why, gl_dtypes[x->dtype].name, gl_given(L, 3));
   }
   gl_site site = GL_SITE(L);
   if (gl_fill(s, x, v, &site) != 0) return gl_raise(L, s->dev->rt);

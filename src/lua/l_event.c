@@ -14,7 +14,7 @@ int gl_stream_record(lua_State *L) {
   if (gl_check_options(L, 2, "s:record", record_options)) {
     lua_getfield(L, 2, "timing");
     if (!lua_isnil(L, -1)) {
-      if (!lua_isboolean(L, -1)) luaL_error(L, "option 'timing' expected a boolean, got %s", luaL_typename(L, -1));
+      if (!lua_isboolean(L, -1)) luaL_error(L, "s:record: option 'timing' expected a boolean, got %s", gl_given(L, -1));
       timing = lua_toboolean(L, -1);
     }
     lua_pop(L, 1);

@@ -110,9 +110,7 @@ static int l_device(lua_State *L) {
   int isint;
   lua_Integer i = lua_tointegerx(L, 1, &isint);
   if (!isint)
-    return luaL_argerror(L, 1, lua_pushfstring(L, "expected an integer device ordinal, got %s",
-                                               lua_type(L, 1) == LUA_TNUMBER ? lua_tostring(L, 1)
-                                                                             : luaL_typename(L, 1)));
+    return luaL_argerror(L, 1, lua_pushfstring(L, "expected an integer device ordinal, got %s", gl_given(L, 1)));
   gl_runtime *rt = gl_rt(L);
   if (i < 0 || i >= rt->ndev) return luaL_error(L, "%s", range_message(L, "gpu.device", "ordinal", i, rt->ndev));
   gl_push_device(L, gl_open_device(L, (int)i));

@@ -55,7 +55,7 @@ int gl_host_new(lua_State *L) {
     lua_getfield(L, 3, "pinned");
     if (!lua_isnil(L, -1)) {
       if (!lua_isboolean(L, -1))
-        return luaL_error(L, "gpu.host: option 'pinned' expected a boolean, got %s", luaL_typename(L, -1));
+        return luaL_error(L, "gpu.host: option 'pinned' expected a boolean, got %s", gl_given(L, -1));
       pinned = lua_toboolean(L, -1);
     }
     lua_pop(L, 1);
@@ -72,7 +72,7 @@ int gl_host_new(lua_State *L) {
     if (!ok) {
       if (lua_type(L, 2) == LUA_TNUMBER)
         return luaL_argerror(L, 2, lua_pushfstring(L, "expected an integer element count or a table of numbers, got %s",
-                                                   lua_tostring(L, 2)));
+                                                   gl_given(L, 2)));
       return luaL_typeerror(L, 2, "integer element count or table of numbers");
     }
     if (c < 1) return luaL_argerror(L, 2, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)c));
@@ -87,12 +87,9 @@ int gl_host_new(lua_State *L) {
     for (size_t i = 0; i < n; i++) {
       lua_geti(L, 2, (lua_Integer)i + 1);
       const char *why = gl_dtype_encode(L, -1, dt, p + i * sz);
-      if (why) { /* the type first: lua_tostring turns a number on the stack into a string */
-        int isnum = lua_type(L, -1) == LUA_TNUMBER;
-        const char *tname = luaL_typename(L, -1);
-        return luaL_error(L, "gpu.host: element %I of the table: %s for %s, got %s%s%s", (LUAI_UACINT)i + 1, why,
-                          gl_dtypes[dt].name, tname, isnum ? " " : "", isnum ? lua_tostring(L, -1) : "");
-      }
+      if (why)
+        return luaL_error(L, "gpu.host: element %I of the table: %s for %s, got %s", (LUAI_UACINT)i + 1, why,
+                          gl_dtypes[dt].name, gl_given(L, -1));
       lua_pop(L, 1);
     }
   }
@@ -127,8 +124,7 @@ static int h_fill(lua_State *L) {
   luaL_checkany(L, 2);
   const char *why = gl_dtype_encode(L, 2, h->dtype, v);
   if (why)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name,
-                                               lua_type(L, 2) == LUA_TNUMBER ? lua_tostring(L, 2) : luaL_typename(L, 2)));
+    return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name, gl_given(L, 2)));
   host_access(L, h, 0, h->count, 1);
   char *p = gl_hostbuf_ptr(h);
   size_t sz = gl_dtypes[h->dtype].size;
@@ -189,11 +185,9 @@ static int h_newindex(lua_State *L) {
   size_t i = check_index(L, h, 2);
   unsigned char v[8];
   const char *why = gl_dtype_encode(L, 3, h->dtype, v);
-  if (why) {
-    const char *given = lua_type(L, 3) == LUA_TNUMBER ? lua_tostring(L, 3) : luaL_typename(L, 3);
+  if (why)
     return luaL_error(L, "host buffer %s[%I]: element %I: %s for %s, got %s", gl_dtypes[h->dtype].name,
-                      (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, given);
-  }
+                      (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, gl_given(L, 3));
   host_access(L, h, i, 1, 1);
   memcpy((char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size, v, gl_dtypes[h->dtype].size);
   return 0;

@@ -28,13 +28,12 @@ static void dims(lua_State *L, int cfg, const char *field, unsigned out[3], int 
       lua_Integer v = lua_tointegerx(L, -1, &ok);
       if (!ok || v < 1 || v > 0xffffffffLL)
         luaL_error(L, "s:launch: cfg.%s%s%s must be a positive integer, got %s", field, t == LUA_TTABLE ? "." : "",
-                   t == LUA_TTABLE ? (i == 0 ? "x" : i == 1 ? "y" : "z") : "",
-                   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+                   t == LUA_TTABLE ? (i == 0 ? "x" : i == 1 ? "y" : "z") : "", gl_given(L, -1));
       out[i] = (unsigned)v;
       lua_pop(L, 1);
     }
   } else {
-    luaL_error(L, "s:launch: cfg.%s expected a number or {x, y, z}, got %s", field, lua_typename(L, t));
+    luaL_error(L, "s:launch: cfg.%s expected a number or {x, y, z}, got %s", field, gl_given(L, -1));
   }
   lua_pop(L, 1);
 }
@@ -49,8 +48,7 @@ static void read_cfg(lua_State *L, int idx, gl_launch_cfg *c) {
     int ok;
     lua_Integer shared = lua_tointegerx(L, -1, &ok);
     if (!ok || shared < 0 || shared > 0x7fffffff)
-      luaL_error(L, "s:launch: cfg.shared must be a non-negative integer (bytes), got %s",
-                 lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      luaL_error(L, "s:launch: cfg.shared must be a non-negative integer (bytes), got %s", gl_given(L, -1));
     c->shared = (unsigned)shared;
   }
   lua_pop(L, 1);
@@ -116,8 +114,7 @@ int gl_stream_launch(lua_State *L) {
       const char *why = gl_dtype_encode(L, idx, (gl_dtype)p->dtype, k->params[i]);
       if (why)
         return luaL_error(L, "s:launch: kernel '%s': argument %d (%s): %s, got %s", k->name, i + 1,
-                          gl_dtypes[p->dtype].name, why,
-                          lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx) : gl_given(L, idx));
+                          gl_dtypes[p->dtype].name, why, gl_given(L, idx));
     }
   }
   int host = u->has_host && gl_is_sim;

@@ -98,7 +98,7 @@ static int l_compile(lua_State *L) {
     lua_getfield(L, 2, "name");
     if (!lua_isnil(L, -1)) {
       if (lua_type(L, -1) != LUA_TSTRING)
-        return luaL_error(L, "gpu.compile: option 'name' expected a string, got %s", luaL_typename(L, -1));
+        return luaL_error(L, "gpu.compile: option 'name' expected a string, got %s", gl_given(L, -1));
       name = lua_tostring(L, -1);
     }
     lua_pop(L, 1); /* the name stays reachable from the options table */

@@ -44,7 +44,7 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
     return dev->main;
   }
   if (!gl_testudata(L, -1, &gl_stream_type))
-    luaL_error(L, "option 'stream' expected a gpulua stream, got %s", luaL_typename(L, -1));
+    luaL_error(L, "option 'stream' expected a gpulua stream, got %s", gl_given(L, -1));
   gl_stream *s = gl_check_stream(L, -1);
   lua_pop(L, 1);
   return s;
@@ -60,8 +60,7 @@ static int check_priority(lua_State *L, gl_device *dev, int idx) {
     int ok;
     lua_Integer p = lua_tointegerx(L, -1, &ok);
     if (!ok)
-      luaL_error(L, "option 'priority' expected an integer, got %s",
-                 lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+      luaL_error(L, "option 'priority' expected an integer, got %s", gl_given(L, -1));
     if (p > dev->prio_least || p < dev->prio_greatest)
       luaL_error(L, "option 'priority' must be from %d (highest) to %d (lowest) on device %d, got %I",
                  dev->prio_greatest, dev->prio_least, dev->ordinal, (LUAI_UACINT)p);
@@ -76,7 +75,7 @@ static const char *check_name(lua_State *L, int idx) {
   lua_getfield(L, idx, "name");
   const char *name = NULL;
   if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "option 'name' expected a string, got %s", luaL_typename(L, -1));
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "option 'name' expected a string, got %s", gl_given(L, -1));
     name = lua_tostring(L, -1);
     if (strlen(name) == 0 || strlen(name) > GL_STREAM_NAME_MAX)
       luaL_error(L, "option 'name' must be 1 to %d characters long", GL_STREAM_NAME_MAX);

@@ -208,13 +208,14 @@ describe("copies and fills", function()
 
     it("rejects values the dtype cannot hold", function()
       local x = dev:zeros("u8", 4)
-      H.fails("s:fill: value: out of range for u8, got 256", function() return main:fill(x, 256) end)
-      H.fails("s:fill: value: out of range for u8, got %-1", function() return main:fill(x, -1) end)
-      H.fails("s:fill: value: expected an integer value for i32, got 1%.5",
+      H.fails("s:fill: value: out of range for u8, got number 256", function() return main:fill(x, 256) end)
+      H.fails("s:fill: value: out of range for u8, got number %-1", function() return main:fill(x, -1) end)
+      H.fails("s:fill: value: expected an integer value for i32, got number 1%.5",
               function() return main:fill(dev:zeros("i32", 1), 1.5) end)
       H.fails("s:fill: value: NaN is not an integer for i64",
               function() return main:fill(dev:zeros("i64", 1), 0 / 0) end)
-      H.fails("s:fill: value: out of range for u64, got %-1", function() return main:fill(dev:zeros("u64", 1), -1) end)
+      H.fails("s:fill: value: out of range for u64, got number %-1",
+              function() return main:fill(dev:zeros("u64", 1), -1) end)
       H.fails("s:fill: value: expected a number for f32, got string",
               function() return main:fill(dev:zeros("f32", 1), "1") end)
       H.fails("value expected", function() return main:fill(x) end)

@@ -68,7 +68,7 @@ describe("host buffers", function()
       H.fails("expected a dtype .*, got nil", gpu.host, nil, 4)
       H.fails("element count must be positive, got 0", gpu.host, "f32", 0)
       H.fails("element count must be positive, got %-3", gpu.host, "f32", -3)
-      H.fails("expected an integer element count or a table of numbers, got 1%.5", gpu.host, "f32", 1.5)
+      H.fails("expected an integer element count or a table of numbers, got number 1%.5", gpu.host, "f32", 1.5)
       H.fails("integer element count or table of numbers expected, got string", gpu.host, "f32", "x")
       H.fails("integer element count or table of numbers expected, got no value", gpu.host, "f32")
       H.fails("element count 1152921504606846976 is too large", gpu.host, "u8", 1 << 60)
@@ -118,20 +118,20 @@ describe("host buffers", function()
 
     it("reject values an integer dtype cannot hold", function()
       local cases = {
-        {"u8", 300, "out of range for u8, got 300"},
-        {"u8", -1, "out of range for u8, got %-1"},
-        {"i8", 128, "out of range for i8, got 128"},
-        {"i8", -129, "out of range for i8, got %-129"},
-        {"i16", 32768, "out of range for i16, got 32768"},
-        {"u16", 65536, "out of range for u16, got 65536"},
-        {"i32", 1 << 31, "out of range for i32, got 2147483648"},
-        {"u32", -1, "out of range for u32, got %-1"},
-        {"u32", 1 << 32, "out of range for u32, got 4294967296"},
-        {"u64", -1, "out of range for u64, got %-1"},
-        {"i32", 1.5, "expected an integer value for i32, got 1%.5"},
-        {"u8", 0.25, "expected an integer value for u8, got 0%.25"},
+        {"u8", 300, "out of range for u8, got number 300"},
+        {"u8", -1, "out of range for u8, got number %-1"},
+        {"i8", 128, "out of range for i8, got number 128"},
+        {"i8", -129, "out of range for i8, got number %-129"},
+        {"i16", 32768, "out of range for i16, got number 32768"},
+        {"u16", 65536, "out of range for u16, got number 65536"},
+        {"i32", 1 << 31, "out of range for i32, got number 2147483648"},
+        {"u32", -1, "out of range for u32, got number %-1"},
+        {"u32", 1 << 32, "out of range for u32, got number 4294967296"},
+        {"u64", -1, "out of range for u64, got number %-1"},
+        {"i32", 1.5, "expected an integer value for i32, got number 1%.5"},
+        {"u8", 0.25, "expected an integer value for u8, got number 0%.25"},
         {"i64", 0 / 0, "NaN is not an integer for i64"},
-        {"i32", math.huge, "out of range for i32, got inf"},
+        {"i32", math.huge, "out of range for i32, got number inf"},
         {"i64", 2.0 ^ 63, "out of range for i64"},
         {"u64", 2.0 ^ 64, "out of range for u64"},
         {"f32", "1", "expected a number for f32, got string"},
@@ -248,8 +248,8 @@ describe("host buffers", function()
     it("fill rejects values the dtype cannot hold", function()
       local h = gpu.host("u8", 3)
       h:fill(1)
-      H.fails("out of range for u8, got 300", function() return h:fill(300) end)
-      H.fails("expected an integer value for u8, got 1%.5", function() return h:fill(1.5) end)
+      H.fails("out of range for u8, got number 300", function() return h:fill(300) end)
+      H.fails("expected an integer value for u8, got number 1%.5", function() return h:fill(1.5) end)
       H.fails("expected a number for u8, got string", function() return h:fill("1") end)
       H.fails("value expected", function() return h:fill() end)
       assert.are.same({1, 1, 1}, h:totable())

@@ -628,16 +628,16 @@ describe("kernels", function()
     end)
 
     it("checks integer ranges and integrality", function()
-      H.fails("argument 3 %(u64%): out of range, got %-1", launch, CFG, x, y, -1)
-      H.fails("argument 3 %(u64%): expected an integer value, got 1%.5", launch, CFG, x, y, 1.5)
+      H.fails("argument 3 %(u64%): out of range, got number %-1", launch, CFG, x, y, -1)
+      H.fails("argument 3 %(u64%): expected an integer value, got number 1%.5", launch, CFG, x, y, 1.5)
       H.fails("argument 3 %(u64%): NaN is not an integer", launch, CFG, x, y, 0 / 0)
       H.fails("argument 3 %(u64%): out of range", launch, CFG, x, y, 2.0 ^ 64)
       local ks = gpu.compile(SHIFT_SRC, {name = "shift.cu"}):kernel("shift", "const f32*, f32*, i32, u64")
       ks:host(shift_host)
-      H.fails("s:launch: kernel 'shift': argument 3 %(i32%): out of range, got 1099511627776", main.launch, main,
+      H.fails("s:launch: kernel 'shift': argument 3 %(i32%): out of range, got number 1099511627776", main.launch, main,
         ks, CFG, x, y, 2 ^ 40, 64)
-      H.fails("argument 3 %(i32%): out of range, got 2147483648", main.launch, main, ks, CFG, x, y, 1 << 31, 64)
-      H.fails("argument 3 %(i32%): out of range, got %-2147483649", main.launch, main, ks, CFG, x, y,
+      H.fails("argument 3 %(i32%): out of range, got number 2147483648", main.launch, main, ks, CFG, x, y, 1 << 31, 64)
+      H.fails("argument 3 %(i32%): out of range, got number %-2147483649", main.launch, main, ks, CFG, x, y,
         -(1 << 31) - 1, 64)
       -- the extremes are taken, and an integral float is an integer
       main:launch(ks, CFG, x, y, -(1 << 31), 0)
@@ -682,7 +682,7 @@ describe("kernels", function()
       local b = dev:zeros("u8", 4)
       main:launch(kp, CFG, b, 200, 1)
       assert.are.same({200, 0, 0, 0}, b:read():totable())
-      H.fails("argument 2 %(u8%): out of range, got 256", main.launch, main, kp, CFG, b, 256, 1)
+      H.fails("argument 2 %(u8%): out of range, got number 256", main.launch, main, kp, CFG, b, 256, 1)
     end)
 
     it("rejects a freed slice", function()
@@ -705,26 +705,27 @@ describe("kernels", function()
 
     it("checks grid and block values", function()
       local cases = {
-        {{grid = 0, block = 64}, "cfg%.grid must be a positive integer, got 0"},
-        {{grid = -1, block = 64}, "cfg%.grid must be a positive integer, got %-1"},
-        {{grid = 1.5, block = 64}, "cfg%.grid must be a positive integer, got 1%.5"},
+        {{grid = 0, block = 64}, "cfg%.grid must be a positive integer, got number 0"},
+        {{grid = -1, block = 64}, "cfg%.grid must be a positive integer, got number %-1"},
+        {{grid = 1.5, block = 64}, "cfg%.grid must be a positive integer, got number 1%.5"},
         {{grid = "x", block = 64}, "cfg%.grid expected a number or {x, y, z}, got string"},
         {{grid = true, block = 64}, "cfg%.grid expected a number or {x, y, z}, got boolean"},
         {{grid = {1, 1, 1, 1}, block = 64}, "cfg%.grid must have 1 to 3 dimensions, got 4"},
         {{grid = {}, block = 64}, "cfg%.grid must have 1 to 3 dimensions, got 0"},
-        {{grid = {1, 0, 1}, block = 64}, "cfg%.grid%.y must be a positive integer, got 0"},
+        {{grid = {1, 0, 1}, block = 64}, "cfg%.grid%.y must be a positive integer, got number 0"},
         {{grid = {1, 1, "z"}, block = 64}, "cfg%.grid%.z must be a positive integer, got string"},
-        {{grid = 1, block = 0}, "cfg%.block must be a positive integer, got 0"},
-        {{grid = 1, block = -32}, "cfg%.block must be a positive integer, got %-32"},
-        {{grid = 1, block = 32.5}, "cfg%.block must be a positive integer, got 32%.5"},
+        {{grid = 1, block = 0}, "cfg%.block must be a positive integer, got number 0"},
+        {{grid = 1, block = -32}, "cfg%.block must be a positive integer, got number %-32"},
+        {{grid = 1, block = 32.5}, "cfg%.block must be a positive integer, got number 32%.5"},
         {{grid = 1, block = "x"}, "cfg%.block expected a number or {x, y, z}, got string"},
         {{grid = 1, block = {32, 1, 1, 1}}, "cfg%.block must have 1 to 3 dimensions, got 4"},
-        {{grid = 1, block = {32, 1.5}}, "cfg%.block%.y must be a positive integer, got 1%.5"},
-        {{grid = 1, block = {-1}}, "cfg%.block%.x must be a positive integer, got %-1"},
+        {{grid = 1, block = {32, 1.5}}, "cfg%.block%.y must be a positive integer, got number 1%.5"},
+        {{grid = 1, block = {-1}}, "cfg%.block%.x must be a positive integer, got number %-1"},
         {{block = 64}, "cfg%.grid is required %(a number or {x, y, z}%)"},
         {{grid = 1}, "cfg%.block is required %(a number or {x, y, z}%)"},
-        {{grid = 1, block = 64, shared = -1}, "cfg%.shared must be a non%-negative integer %(bytes%), got %-1"},
-        {{grid = 1, block = 64, shared = 1.5}, "cfg%.shared must be a non%-negative integer %(bytes%), got 1%.5"},
+        {{grid = 1, block = 64, shared = -1}, "cfg%.shared must be a non%-negative integer %(bytes%), got number %-1"},
+        {{grid = 1, block = 64, shared = 1.5},
+         "cfg%.shared must be a non%-negative integer %(bytes%), got number 1%.5"},
         {{grid = 1, block = 64, shared = "big"}, "cfg%.shared must be a non%-negative integer %(bytes%), got string"},
       }
       for _, c in ipairs(cases) do H.fails("s:launch: " .. c[2], launch, c[1], x, y, 64) end

@@ -34,7 +34,7 @@ describe("streams", function()
 
     it("rejects options of the wrong type", function()
       H.fails("option 'priority' expected an integer, got string", dev.stream, dev, {priority = "high"})
-      H.fails("option 'priority' expected an integer, got 1%.5", dev.stream, dev, {priority = 1.5})
+      H.fails("option 'priority' expected an integer, got number 1%.5", dev.stream, dev, {priority = 1.5})
       H.fails("option 'priority' expected an integer, got table", dev.stream, dev, {priority = {}})
       H.fails("option 'name' expected a string, got number", dev.stream, dev, {name = 3})
       H.fails("option 'name' expected a string, got boolean", dev.stream, dev, {name = true})
