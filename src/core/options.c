@@ -4,6 +4,8 @@
  */
 #include "options.h"
 
+#include "error.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +51,12 @@ int gpulua_set_option(const char *name, const char *value) {
   return 0;
 }
 
-int gl_initial_policy(char *why, size_t whylen) {
+int gl_initial_policy(gl_buf *why) {
   if (opt.policy[0]) return gl_policy_parse(opt.policy);
   const char *e = getenv("GPULUA_POLICY");
   if (e && *e) {
     int p = gl_policy_parse(e);
-    if (p < 0) snprintf(why, whylen, "GPULUA_POLICY must be strict, auto or off, got '%s'", e);
+    if (p < 0) gl_buf_printf(why, "GPULUA_POLICY must be strict, auto or off, got '%s'", e);
     return p;
   }
   return GL_POLICY_STRICT;
@@ -68,16 +70,16 @@ const char *gl_trace_option(void) {
 
 int gl_timeline_option(void) { return opt.timeline; }
 
-static int load_sim(char *why, size_t whylen) {
-  char bad[256];
+static int load_sim(gl_buf *why) {
+  char bad[256]; /* the sim's own messages: short */
   if (gl_sim_config_error(bad, sizeof bad) != 0) {
-    snprintf(why, whylen, "gpulua: %s", bad);
+    gl_buf_printf(why, "gpulua: %s", bad);
     return -1;
   }
   gl_driver_sim_load(&gl_drv);
   CUresult r = gl_drv.cuInit(0);
   if (r != CUDA_SUCCESS) {
-    snprintf(why, whylen, "gpulua: the sim backend failed to start: %s", gl_error_name(r));
+    gl_buf_printf(why, "gpulua: the sim backend failed to start: %s", gl_error_name(r));
     return -1;
   }
   gl_backend_name = "sim";
@@ -85,24 +87,24 @@ static int load_sim(char *why, size_t whylen) {
   return 0;
 }
 
-int gl_backend_choose(char *why, size_t whylen) {
+int gl_backend_choose(gl_buf *why) {
   if (gl_backend_name) return 0;
   const char *pref = opt.backend[0] ? opt.backend : getenv("GPULUA_BACKEND");
   const char *source = opt.backend[0] ? "--backend" : "GPULUA_BACKEND";
   if (pref && *pref && !valid_backend(pref)) {
-    snprintf(why, whylen, "gpulua: %s must be cuda or sim, got '%s'", source, pref);
+    gl_buf_printf(why, "gpulua: %s must be cuda or sim, got '%s'", source, pref);
     return -1;
   }
-  if (pref && strcmp(pref, "sim") == 0) return load_sim(why, whylen);
-  char no_cuda[512];
+  if (pref && strcmp(pref, "sim") == 0) return load_sim(why);
+  char no_cuda[2048]; /* a dlerror() with a path, at most */
   if (gl_driver_cuda_load(&gl_drv, no_cuda, sizeof no_cuda) == 0) {
     gl_backend_name = "cuda";
     return 0;
   }
   if (pref && strcmp(pref, "cuda") == 0) {
-    snprintf(why, whylen, "gpulua: %s=cuda, but %s", source, no_cuda);
+    gl_buf_printf(why, "gpulua: %s=cuda, but %s", source, no_cuda);
     return -1;
   }
   fprintf(stderr, "gpulua: no usable CUDA device (%s); using the sim backend\n", no_cuda);
-  return load_sim(why, whylen);
+  return load_sim(why);
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "types.h"
 
 /* gpulua.h's C interface: name "backend", "policy", "trace" or "timeline";
@@ -17,13 +18,13 @@ int gpulua_set_option(const char *name, const char *value);
 int gl_policy_parse(const char *v); /* -1 when not a policy */
 const char *gl_policy_name(gl_policy p);
 /* --policy, else GPULUA_POLICY, else strict; -1 (with why) on a bad value. */
-int gl_initial_policy(char *why, size_t whylen);
+int gl_initial_policy(gl_buf *why);
 const char *gl_trace_option(void);  /* --trace, else GPULUA_TRACE, else NULL */
 int gl_timeline_option(void);       /* --timeline */
 
 /* Fill gl_drv once: --backend, else GPULUA_BACKEND, else cuda when the
  * driver loads and has a device, else sim with one line on stderr saying
  * why. 0, or -1 with the reason in why. */
-int gl_backend_choose(char *why, size_t whylen);
+int gl_backend_choose(gl_buf *why);
 
 #endif

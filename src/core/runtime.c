@@ -43,17 +43,17 @@ static void untrack(gl_runtime *rt) {
   rt->next_live = NULL;
 }
 
-gl_runtime *gl_runtime_new(char *why, size_t whylen) {
+gl_runtime *gl_runtime_new(gl_buf *why) {
   if (!gl_backend_name) {
-    snprintf(why, whylen, "gpulua: no backend has been chosen");
+    gl_buf_printf(why, "gpulua: no backend has been chosen");
     return NULL;
   }
-  int policy = gl_initial_policy(why, whylen);
+  int policy = gl_initial_policy(why);
   if (policy < 0) return NULL;
   int n = 0;
   CUresult r = gl_drv.cuDeviceGetCount(&n);
   if (r != CUDA_SUCCESS) {
-    snprintf(why, whylen, "cuDeviceGetCount failed: %s: %s", gl_error_name(r), gl_error_string(r));
+    gl_buf_printf(why, "cuDeviceGetCount failed: %s: %s", gl_error_name(r), gl_error_string(r));
     return NULL;
   }
   gl_runtime *rt = calloc(1, sizeof *rt);
@@ -67,7 +67,7 @@ gl_runtime *gl_runtime_new(char *why, size_t whylen) {
       free(rt->peer);
     }
     free(rt);
-    snprintf(why, whylen, "gpulua: out of host memory");
+    gl_buf_printf(why, "gpulua: out of host memory");
     return NULL;
   }
   rt->ndev = n;

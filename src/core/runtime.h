@@ -43,7 +43,7 @@ struct gl_runtime {
 
 /* A runtime on the chosen backend (options.h: gl_backend_choose first),
  * with its policy from the options. NULL with the reason in why. */
-gl_runtime *gl_runtime_new(char *why, size_t whylen);
+gl_runtime *gl_runtime_new(gl_buf *why);
 /* Drain every device, destroy what is left, release the contexts. Also run
  * at exit() for runtimes still live (os.exit without closing the state).
  * Idempotent. */

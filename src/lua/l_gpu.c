@@ -83,9 +83,13 @@ static void create_runtime(lua_State *L) {
   lua_pushcfunction(L, runtime_gc);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  char why[512];
-  u->rt = gl_runtime_new(why, sizeof why);
-  if (!u->rt) luaL_error(L, "%s", why);
+  gl_buf why = GL_BUF_INIT;
+  u->rt = gl_runtime_new(&why);
+  if (!u->rt) {
+    lua_pushstring(L, gl_buf_str(&why));
+    gl_buf_free(&why);
+    luaL_error(L, "%s", lua_tostring(L, -1));
+  }
   lua_rawsetp(L, LUA_REGISTRYINDEX, &runtime_key);
 }
 
@@ -209,8 +213,12 @@ int luaopen_gpulua(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) return 1;
   lua_pop(L, 1);
   pin_library();
-  char why[600];
-  if (gl_backend_choose(why, sizeof why) != 0) return luaL_error(L, "%s", why);
+  gl_buf why = GL_BUF_INIT;
+  if (gl_backend_choose(&why) != 0) {
+    lua_pushstring(L, gl_buf_str(&why));
+    gl_buf_free(&why);
+    return luaL_error(L, "%s", lua_tostring(L, -1));
+  }
   create_runtime(L);
   static const gl_type *const types[] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
                                          &gl_host_type,   &gl_module_type, &gl_kernel_type};

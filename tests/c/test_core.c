@@ -37,10 +37,10 @@ static int site_here(gl_runtime *rt, void *ctx) { return gl_intern(rt, ctx); }
 #define SITE(text) {site_here, (void *)(text), GL_LOC_UNRESOLVED}
 
 static gl_runtime *new_runtime(void) {
-  char why[256];
-  gl_runtime *rt = gl_runtime_new(why, sizeof why);
+  gl_buf why = GL_BUF_INIT;
+  gl_runtime *rt = gl_runtime_new(&why);
   if (!rt) {
-    fprintf(stderr, "gl_runtime_new: %s\n", why);
+    fprintf(stderr, "gl_runtime_new: %s\n", gl_buf_str(&why));
     exit(1);
   }
   return rt;
@@ -169,6 +169,53 @@ static void test_out_of_memory(gl_runtime *rt, gl_device *dev) {
   CHECK(x.a == NULL, "the handle holds nothing");
 }
 
+/* realloc, failing on demand (the test links with --wrap=realloc): out of
+ * host memory is an error like any other, never an abort */
+void *__real_realloc(void *p, size_t n);
+static int realloc_fails;
+void *__wrap_realloc(void *p, size_t n) { return realloc_fails ? NULL : __real_realloc(p, n); }
+
+static void test_out_of_host_memory(gl_runtime *rt, gl_device *dev) {
+  gl_stream *a = new_stream(dev, "oom-a");
+  gl_slice x = {0};
+  realloc_fails = 1;
+  CHECK(gl_slice_alloc(a, GL_F32, 16, 0, NULL, &x) == -1, "an allocation whose records cannot be kept fails");
+  CHECK(gl_error_code(rt) == CUDA_ERROR_OUT_OF_MEMORY && strstr(gl_error_message(rt), "out of host memory"), "%s",
+        gl_error_message(rt));
+  realloc_fails = 0;
+  CHECK(gl_slice_alloc(a, GL_F32, 16, 0, NULL, &x) == 0, "%s", gl_error_message(rt));
+  /* fill the record list, so that one more stream's record needs more room */
+  gl_stream *s[8];
+  for (int i = 0; i < 8; i++) {
+    s[i] = new_stream(dev, "oom");
+    CHECK(gl_stream_join(s[i], a, 0, NULL) == 0, "%s", gl_error_message(rt));
+  }
+  int failed = 0;
+  for (int i = 0; i < 8 && !failed; i++) {
+    gl_slice v;
+    gl_slice_view(&x, (size_t)i, 1, &v);
+    uint64_t seq = s[i]->seq;
+    realloc_fails = 1;
+    int rc = gl_fill(s[i], &v, &one, NULL);
+    realloc_fails = 0;
+    if (rc != 0) {
+      failed = 1;
+      CHECK(strstr(gl_error_message(rt), "out of host memory") != NULL, "%s", gl_error_message(rt));
+      CHECK(s[i]->seq == seq, "and nothing was queued");
+    }
+    gl_slice_release(&v, GL_RELEASE_GC, NULL);
+  }
+  CHECK(failed, "a record that cannot be kept fails the operation");
+  CHECK(gl_device_sync(dev, NULL) == 0, "%s", gl_error_message(rt));
+  gl_slice_release(&x, GL_RELEASE_GC, NULL);
+  for (int i = 0; i < 8; i++) {
+    gl_stream_close(s[i], GL_LOC_NONE);
+    gl_stream_unref(s[i]);
+  }
+  gl_stream_close(a, GL_LOC_NONE);
+  gl_stream_unref(a);
+}
+
 static void test_two_runtimes(gl_runtime *rt) {
   gl_runtime *other = new_runtime();
   int a = gl_intern(rt, "only in the first"), b = gl_intern(other, "only in the second");
@@ -185,9 +232,9 @@ static void test_two_runtimes(gl_runtime *rt) {
 int main(void) {
   setenv("GPULUA_BACKEND", "sim", 1);
   setenv("GPULUA_SIM_MEMORY", "64M", 1);
-  char why[512];
-  if (gl_backend_choose(why, sizeof why) != 0) {
-    fprintf(stderr, "%s\n", why);
+  gl_buf why = GL_BUF_INIT;
+  if (gl_backend_choose(&why) != 0) {
+    fprintf(stderr, "%s\n", gl_buf_str(&why));
     return 1;
   }
   gl_runtime *rt = new_runtime();
@@ -199,6 +246,7 @@ int main(void) {
   test_conflicts_and_ordering(rt, dev);
   test_finalizer_error_is_kept(rt, dev);
   test_out_of_memory(rt, dev);
+  test_out_of_host_memory(rt, dev);
   test_two_runtimes(rt);
   gl_runtime_free(rt);
   printf("%d passed, %d failed\n", checks - failures, failures);
