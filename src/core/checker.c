@@ -142,6 +142,12 @@ int gl_access_finished(gl_accesses *acc) {
   return 1;
 }
 
+int gl_access_known_finished(const gl_accesses *acc) {
+  for (int i = 0; i < acc->n; i++)
+    if (acc->v[i].s->done_seq < last_seq(&acc->v[i])) return 0;
+  return 1;
+}
+
 void gl_access_clear(gl_accesses *acc) {
   for (int i = 0; i < acc->n; i++) gl_stream_unref(acc->v[i].s);
   free(acc->v);

@@ -56,8 +56,11 @@ int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site);
  * change what the checker allows). */
 void gl_access_wait_all(gl_accesses *acc, int learn);
 /* Have all recorded accesses finished? Asks the driver without blocking and
- * without raising the host's knowledge. */
+ * without raising the host's knowledge. (On sim, asking runs the host
+ * kernels the streams wait for.) */
 int gl_access_finished(gl_accesses *acc);
+/* ... as far as the host already knows, without asking the driver. */
+int gl_access_known_finished(const gl_accesses *acc);
 void gl_access_clear(gl_accesses *acc);
 
 #endif

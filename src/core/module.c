@@ -50,9 +50,12 @@ static void unload(gl_module *m) {
   free(m);
 }
 
+/* The last reference often goes in a finalizer: what the host knows
+ * decides, without asking the driver (which on sim would run queued host
+ * kernels from inside the finalizer). */
 void gl_module_unref(gl_module *m) {
   if (!m || --m->refs > 0) return;
-  if (!m->dev->opened || gl_access_finished(&m->uses)) {
+  if (!m->dev->opened || gl_access_known_finished(&m->uses)) {
     unload(m);
     return;
   }
