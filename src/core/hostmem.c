@@ -86,9 +86,12 @@ static void defer(gl_hostmem *m) {
   m->rt->deferred = m;
 }
 
+/* The last reference often goes in a finalizer: what the host knows
+ * decides, without asking the driver (which on sim would run queued host
+ * kernels from inside the finalizer); gl_hostmem_reap asks later. */
 static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
-  if (m->ptr && !m->borrowed && !gl_access_finished(&m->acc)) {
+  if (m->ptr && !m->borrowed && !gl_access_known_finished(&m->acc)) {
     defer(m); /* the list takes the only reference (no second look: the copies may finish
                * in between, and then nothing would free the struct) */
     return;
