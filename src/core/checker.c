@@ -12,6 +12,14 @@
 
 static uint64_t last_seq(const gl_access *r) { return r->wseq > r->rseq ? r->wseq : r->rseq; }
 
+/* r conflicts: fill the record (the write, when it is the write that conflicts). */
+static int found(const gl_access *r, int bad_write, gl_conflict *c) {
+  c->other = r->s;
+  c->other_writes = bad_write;
+  c->other_loc = bad_write ? r->wloc : r->rloc;
+  return 1;
+}
+
 static void drop(gl_accesses *acc, int i) {
   gl_stream_unref(acc->v[i].s);
   acc->v[i] = acc->v[--acc->n];
@@ -33,11 +41,7 @@ int gl_access_conflict(const gl_accesses *acc, const gl_stream *s, uint64_t lo, 
     if (r->s == s || r->hi <= lo || hi <= r->lo) continue;
     int bad_w = r->wseq && !gl_ordered_before(s, r->s, r->wseq);
     int bad_r = write && r->rseq && !gl_ordered_before(s, r->s, r->rseq);
-    if (!bad_w && !bad_r) continue;
-    c->other = r->s;
-    c->other_writes = bad_w;
-    c->other_loc = bad_w ? r->wloc : r->rloc;
-    return 1;
+    if (bad_w || bad_r) return found(r, bad_w, c);
   }
   return 0;
 }
@@ -50,11 +54,7 @@ int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int writ
     if (r->hi <= lo || hi <= r->lo) continue;
     int bad_w = r->wseq && r->s->done_seq < r->wseq;
     int bad_r = write && r->rseq && r->s->done_seq < r->rseq;
-    if (!bad_w && !bad_r) continue;
-    c->other = r->s;
-    c->other_writes = bad_w;
-    c->other_loc = bad_w ? r->wloc : r->rloc;
-    return 1;
+    if (bad_w || bad_r) return found(r, bad_w, c);
   }
   return 0;
 }

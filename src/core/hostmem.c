@@ -188,6 +188,15 @@ static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t cou
                       gl_dtypes[dt].name, count, m->bytes, avail, total);
 }
 
+/* h becomes the handle of all of m. */
+static void init_handle(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count) {
+  memset(h, 0, sizeof *h);
+  h->m = m;
+  h->count = count;
+  h->dtype = dt;
+  h->released_at = GL_LOC_NONE;
+}
+
 int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h) {
   if (rt->deferred) gl_hostmem_reap(rt, 0);
   gl_hostmem *m = calloc(1, sizeof *m);
@@ -205,11 +214,7 @@ int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int ze
   if (zero && !m->mapped && !(m->pinned && gl_is_sim)) memset(m->ptr, 0, m->bytes);
   m->refs = 1;
   m->freed_at = GL_LOC_NONE;
-  memset(h, 0, sizeof *h);
-  h->m = m;
-  h->count = count;
-  h->dtype = dt;
-  h->released_at = GL_LOC_NONE;
+  init_handle(h, m, dt, count);
   return 0;
 }
 
@@ -277,11 +282,7 @@ int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, gl_h
   m->next = rt->borrows;
   rt->borrows = m;
   m->borrower = h;
-  memset(h, 0, sizeof *h);
-  h->m = m;
-  h->count = count;
-  h->dtype = dt;
-  h->released_at = GL_LOC_NONE;
+  init_handle(h, m, dt, count);
   return 0;
 }
 

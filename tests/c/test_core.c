@@ -19,18 +19,7 @@
 #include "runtime.h"
 #include "stream.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                         \
-  do {                                                                           \
-    checks++;                                                                    \
-    if (!(cond)) {                                                               \
-      failures++;                                                                \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);   \
-      fprintf(stderr, __VA_ARGS__);                                              \
-      fputc('\n', stderr);                                                       \
-    }                                                                            \
-  } while (0)
+#include "check.h"
 
 /* A call site as the Lua layer would give it: here, a fixed text. */
 static int site_here(gl_runtime *rt, void *ctx) { return gl_intern(rt, ctx); }
