@@ -12,18 +12,18 @@
 
 static const char *const cfg_fields[] = {"grid", "block", "shared", NULL};
 
-static void dims(lua_State *L, int cfg, const char *field, unsigned out[3], int required) {
+/* cfg.<field> (the value at vidx): a number or {x, y, z} of positive integers. */
+static void dims(lua_State *L, int vidx, const char *field, unsigned out[3], int required) {
   out[0] = out[1] = out[2] = 1;
-  lua_getfield(L, cfg, field);
-  int t = lua_type(L, -1);
+  int t = lua_type(L, vidx);
   if (t == LUA_TNIL) {
     if (required) luaL_error(L, "s:launch: cfg.%s is required (a number or {x, y, z})", field);
   } else if (t == LUA_TNUMBER || t == LUA_TTABLE) {
-    int n = t == LUA_TNUMBER ? 1 : (int)luaL_len(L, -1);
+    int n = t == LUA_TNUMBER ? 1 : (int)luaL_len(L, vidx);
     if (n < 1 || n > 3) luaL_error(L, "s:launch: cfg.%s must have 1 to 3 dimensions, got %d", field, n);
     for (int i = 0; i < n; i++) {
-      if (t == LUA_TTABLE) lua_geti(L, -1, i + 1);
-      else lua_pushvalue(L, -1);
+      if (t == LUA_TTABLE) lua_geti(L, vidx, i + 1);
+      else lua_pushvalue(L, vidx);
       int ok;
       lua_Integer v = lua_tointegerx(L, -1, &ok);
       if (!ok || v < 1 || v > 0xffffffffLL)
@@ -33,25 +33,38 @@ static void dims(lua_State *L, int cfg, const char *field, unsigned out[3], int 
       lua_pop(L, 1);
     }
   } else {
-    luaL_error(L, "s:launch: cfg.%s expected a number or {x, y, z}, got %s", field, gl_given(L, -1));
+    luaL_error(L, "s:launch: cfg.%s expected a number or {x, y, z}, got %s", field, gl_given(L, vidx));
   }
-  lua_pop(L, 1);
 }
 
+/* The cfg table at idx in one pass over its keys (the launch's hot path: no
+ * lookup by name), each value into its slot; then the fields in a fixed
+ * order, so the first error named does not depend on the table's layout. An
+ * unknown key is an error naming it (gl_check_options). */
 static void read_cfg(lua_State *L, int idx, gl_launch_cfg *c) {
-  gl_check_options(L, idx, "s:launch: cfg", cfg_fields);
-  dims(L, idx, "grid", c->grid, 1);
-  dims(L, idx, "block", c->block, 1);
+  int base = lua_gettop(L);
+  lua_settop(L, base + 3); /* slots: grid, block, shared */
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    int f = strcmp(k, "grid") == 0 ? 0 : strcmp(k, "block") == 0 ? 1 : strcmp(k, "shared") == 0 ? 2 : -1;
+    if (f < 0) {
+      lua_settop(L, base);
+      gl_check_options(L, idx, "s:launch: cfg", cfg_fields); /* raises */
+    }
+    lua_replace(L, base + 1 + f); /* the key stays on top for lua_next */
+  }
+  dims(L, base + 1, "grid", c->grid, 1);
+  dims(L, base + 2, "block", c->block, 1);
   c->shared = 0;
-  lua_getfield(L, idx, "shared");
-  if (!lua_isnil(L, -1)) {
+  if (!lua_isnil(L, base + 3)) {
     int ok;
-    lua_Integer shared = lua_tointegerx(L, -1, &ok);
+    lua_Integer shared = lua_tointegerx(L, base + 3, &ok);
     if (!ok || shared < 0 || shared > 0x7fffffff)
-      luaL_error(L, "s:launch: cfg.shared must be a non-negative integer (bytes), got %s", gl_given(L, -1));
+      luaL_error(L, "s:launch: cfg.shared must be a non-negative integer (bytes), got %s", gl_given(L, base + 3));
     c->shared = (unsigned)shared;
   }
-  lua_pop(L, 1);
+  lua_settop(L, base);
 }
 
 static int arg_error(lua_State *L, const gl_kernel *k, const char *fmt, int i, const gl_param *p, int idx) {
