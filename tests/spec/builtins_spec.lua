@@ -6,8 +6,7 @@ local H = require "helpers"
 local K = gpu.kernels
 local CFG = {grid = 4, block = 128} -- grid-stride loops: any grid covers any n
 
-local function f32(v) return (string.unpack("<f", string.pack("<f", v))) end
-local function round(dt, v) return dt == "f32" and f32(v) or v end
+local function round(dt, v) return dt == "f32" and H.f32(v) or v end
 
 -- A fixed pseudo-random sequence of n values in [-2, 2) + shift (never all
 -- zeros), rounded to dt, as a Lua table.

@@ -3,8 +3,6 @@ local H = require "helpers"
 
 local N = 1 << 16
 
-local function f32(v) return (string.unpack("<f", string.pack("<f", v))) end
-
 describe("copies and fills", function()
   local dev, main
   before_each(function()
@@ -72,7 +70,7 @@ describe("copies and fills", function()
       main:copy(x, gpu.host("u32", {0x3f800000, 0xc0490fdb}))
       local h = x:read()
       assert.are.equal(1.0, h[1])
-      assert.are.equal(f32(-3.14159274101257324), h[2])
+      assert.are.equal(H.f32(-3.14159274101257324), h[2])
       local y = dev:alloc("u32", 2)
       main:copy(y, x)
       assert.are.same({0x3f800000, 0xc0490fdb}, y:read():totable())
@@ -170,7 +168,7 @@ describe("copies and fills", function()
         {"i64", math.mininteger, math.mininteger}, {"i64", 0, 0},
         {"u64", math.maxinteger, math.maxinteger}, {"u64", 2.0 ^ 63, math.mininteger},
         {"f16", 1.5, 1.5}, {"f16", 1 / 3, 0.333251953125}, {"bf16", -2.5, -2.5}, {"bf16", 1 / 3, 0.333984375},
-        {"f32", 0.1, f32(0.1)}, {"f32", -0.0, 0},
+        {"f32", 0.1, H.f32(0.1)}, {"f32", -0.0, 0},
         {"f64", 1.25, 1.25}, {"f64", 1 / 3, 1 / 3}, {"f64", -math.huge, -math.huge},
       }
       for _, c in ipairs(cases) do

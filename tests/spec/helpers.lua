@@ -56,6 +56,9 @@ function H.check_all(h, v)
   end
 end
 
+-- Number v rounded to f32 precision (the float a device would store).
+function H.f32(v) return (string.unpack("<f", string.pack("<f", v))) end
+
 -- Keep stream s busy for a while (on the sim: milliseconds), so that work
 -- queued on another stream without ordering would really overtake it.
 function H.busy(dev, s, rounds)

@@ -55,7 +55,7 @@ local function values(n, seed)
   local s, t = seed, {}
   for i = 1, n do
     s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = string.unpack("<f", string.pack("<f", s / 2147483648 * 16 - 8))
+    t[i] = H.f32(s / 2147483648 * 16 - 8)
   end
   return t
 end
@@ -135,7 +135,7 @@ describe("kernels", function()
         end)
         local y = dev:zeros("f32", n)
         main:launch(k, cfg_for(n), x, y, n)
-        check_map(y:read(), t, function(v) return string.unpack("<f", string.pack("<f", factor * v)) end)
+        check_map(y:read(), t, function(v) return H.f32(factor * v) end)
       end
     end)
 
@@ -476,14 +476,14 @@ describe("kernels", function()
         assert.are.equal("f32", seen.ydt)
         assert.are.equal(t[4], seen.x1) -- x:view(3, 10) starts at element 3 (0-based)
         assert.are.equal(t[13], seen.xlast)
-        assert.are.equal(string.unpack("<f", string.pack("<f", 0.1)), seen.a) -- as the device sees an f32
+        assert.are.equal(H.f32(0.1), seen.a) -- as the device sees an f32
         assert.are.equal(0.1, seen.b)
         assert.are.equal(-7, seen.c)
         assert.are.equal(12345, seen.n)
         assert.are.equal("float", seen.atype)
         assert.are.equal("integer", seen.ctype)
         assert.are.equal("integer", seen.ntype)
-        for i = 1, 10 do assert.are.equal(string.unpack("<f", string.pack("<f", t[i + 3] + i)), out[i]) end
+        for i = 1, 10 do assert.are.equal(H.f32(t[i + 3] + i), out[i]) end
       end)
 
       it("views expire when the host function returns", function()
@@ -644,7 +644,7 @@ describe("kernels", function()
       main:launch(ks, CFG, x, y, (1 << 31) - 1, 0)
       main:launch(ks, CFG, x, y, -3.0, 64)
       local t = values(64, 8)
-      check_map(y:read(), t, function(v) return string.unpack("<f", string.pack("<f", v - 3)) end)
+      check_map(y:read(), t, function(v) return H.f32(v - 3) end)
     end)
 
     it("checks that a slice is given for a pointer", function()
