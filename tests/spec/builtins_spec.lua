@@ -6,24 +6,8 @@ local H = require "helpers"
 local K = gpu.kernels
 local CFG = {grid = 4, block = 128} -- grid-stride loops: any grid covers any n
 
-local function round(dt, v) return dt == "f32" and H.f32(v) or v end
-
--- A fixed pseudo-random sequence of n values in [-2, 2) + shift (never all
--- zeros), rounded to dt, as a Lua table.
-local function values(dt, n, seed, shift)
-  local s, t = seed, {}
-  for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = round(dt, s / 2147483648 * 4 - 2 + (shift or 0))
-  end
-  return t
-end
-
-local function upload(dev, dt, t)
-  local x = dev:alloc(dt, #t)
-  dev.main:copy(x, gpu.host(dt, t))
-  return x
-end
+-- Inputs: H.values(dt, n, seed), pseudo-random in [-2, 2) (never all zeros),
+-- uploaded with H.upload(dev, dt, t).
 
 -- Relative tolerances: elementwise results, and sums (relative to the sum, or
 -- for values of both signs to the sum of the magnitudes). f64 is tight:
@@ -89,9 +73,9 @@ describe("built-in kernels", function()
     describe(dt, function()
       it("axpy: y = a * x + y", function()
         local n = 3000
-        local a = round(dt, -0.3)
-        local tx, ty = values(dt, n, 11), values(dt, n, 12)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local a = H.round(dt, -0.3)
+        local tx, ty = H.values(dt, n, 11), H.values(dt, n, 12)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         assert.is_true(rawequal(main, main:launch(K.axpy, CFG, -0.3, x, y, n)))
         local want, scale = {}, {}
         for i = 1, n do
@@ -104,8 +88,8 @@ describe("built-in kernels", function()
 
       it("axpy on views at offsets, with n smaller than the slices", function()
         local n = 1000
-        local tx, ty = values(dt, 1500, 13), values(dt, 1400, 14)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local tx, ty = H.values(dt, 1500, 13), H.values(dt, 1400, 14)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.axpy, CFG, 2.5, x:view(7, n + 100), y:view(13, n + 50), n)
         local want, scale = copy_of(ty), {}
         for i = 1, #ty do scale[i] = math.abs(ty[i]) end
@@ -118,9 +102,9 @@ describe("built-in kernels", function()
 
       it("scale: y = a * x, only the first n", function()
         local n = 2500
-        local a = round(dt, 1 / 3)
-        local tx, ty = values(dt, 3000, 15), values(dt, 3000, 16)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local a = H.round(dt, 1 / 3)
+        local tx, ty = H.values(dt, 3000, 15), H.values(dt, 3000, 16)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.scale, CFG, 1 / 3, x, y, n)
         local want = copy_of(ty)
         for i = 1, n do want[i] = a * tx[i] end
@@ -129,8 +113,8 @@ describe("built-in kernels", function()
 
       it("scale on views at offsets", function()
         local n = 1200
-        local tx, ty = values(dt, 1300, 17), values(dt, 1300, 18)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local tx, ty = H.values(dt, 1300, 17), H.values(dt, 1300, 18)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.scale, CFG, -4, x:view(100, n), y:view(1, n), n)
         local want = copy_of(ty)
         for i = 1, n do want[1 + i] = -4 * tx[100 + i] end
@@ -139,11 +123,11 @@ describe("built-in kernels", function()
 
       it("fill: y = v, only the first n, and on a view", function()
         local n = 4000
-        local ty = values(dt, 5000, 19)
-        local y = upload(dev, dt, ty)
+        local ty = H.values(dt, 5000, 19)
+        local y = H.upload(dev, dt, ty)
         main:launch(K.fill, CFG, y, 0.1, n)
         local want = copy_of(ty)
-        for i = 1, n do want[i] = round(dt, 0.1) end
+        for i = 1, n do want[i] = H.round(dt, 0.1) end
         check(y:read(), want, 0)
         main:launch(K.fill, CFG, y:view(4500, 300), -7.25, 300)
         for i = 4501, 4800 do want[i] = -7.25 end
@@ -152,8 +136,8 @@ describe("built-in kernels", function()
 
       it("add: c = a + b", function()
         local n = 3500
-        local ta, tb, tc = values(dt, n, 21), values(dt, n, 22), values(dt, n + 10, 23)
-        local a, b, c = upload(dev, dt, ta), upload(dev, dt, tb), upload(dev, dt, tc)
+        local ta, tb, tc = H.values(dt, n, 21), H.values(dt, n, 22), H.values(dt, n + 10, 23)
+        local a, b, c = H.upload(dev, dt, ta), H.upload(dev, dt, tb), H.upload(dev, dt, tc)
         main:launch(K.add, CFG, a, b, c, n)
         local want, scale = copy_of(tc), {}
         for i = 1, #tc do scale[i] = math.abs(tc[i]) end
@@ -166,8 +150,8 @@ describe("built-in kernels", function()
 
       it("add on views at offsets, one of them in place", function()
         local n = 1000
-        local ta, tc = values(dt, 2000, 24), values(dt, 1100, 25)
-        local a, c = upload(dev, dt, ta), upload(dev, dt, tc)
+        local ta, tc = H.values(dt, 2000, 24), H.values(dt, 1100, 25)
+        local a, c = H.upload(dev, dt, ta), H.upload(dev, dt, tc)
         -- c[50 + i] = a[i] + a[1000 + i]
         main:launch(K.add, CFG, a:view(0, n), a:view(1000, n), c:view(50, n), n)
         local want, scale = copy_of(tc), {}
@@ -181,8 +165,8 @@ describe("built-in kernels", function()
 
       it("mul: c = a * b", function()
         local n = 3333
-        local ta, tb, tc = values(dt, n, 26), values(dt, n, 27), values(dt, n, 28)
-        local a, b, c = upload(dev, dt, ta), upload(dev, dt, tb), upload(dev, dt, tc)
+        local ta, tb, tc = H.values(dt, n, 26), H.values(dt, n, 27), H.values(dt, n, 28)
+        local a, b, c = H.upload(dev, dt, ta), H.upload(dev, dt, tb), H.upload(dev, dt, tc)
         main:launch(K.mul, CFG, a, b, c, n - 33)
         local want = copy_of(tc)
         for i = 1, n - 33 do want[i] = ta[i] * tb[i] end
@@ -191,8 +175,8 @@ describe("built-in kernels", function()
 
       it("mul on views at offsets", function()
         local n = 800
-        local ta, tb, tc = values(dt, 900, 29), values(dt, 900, 30), values(dt, 900, 31)
-        local a, b, c = upload(dev, dt, ta), upload(dev, dt, tb), upload(dev, dt, tc)
+        local ta, tb, tc = H.values(dt, 900, 29), H.values(dt, 900, 30), H.values(dt, 900, 31)
+        local a, b, c = H.upload(dev, dt, ta), H.upload(dev, dt, tb), H.upload(dev, dt, tc)
         main:launch(K.mul, CFG, a:view(3, n), b:view(5, n), c:view(99, n), n)
         local want = copy_of(tc)
         for i = 1, n do want[99 + i] = ta[3 + i] * tb[5 + i] end
@@ -201,8 +185,8 @@ describe("built-in kernels", function()
 
       it("copy: contiguous, and n smaller than the slices", function()
         local n = 2000
-        local tx, ty = values(dt, 2500, 32), values(dt, 2500, 33)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local tx, ty = H.values(dt, 2500, 32), H.values(dt, 2500, 33)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.copy, CFG, x, 1, y, 1, n)
         local want = copy_of(ty)
         for i = 1, n do want[i] = tx[i] end
@@ -211,9 +195,9 @@ describe("built-in kernels", function()
 
       it("copy with strides: y[i * 3] = x[i * 2]", function()
         local n = 1000
-        local tx = values(dt, 2 * (n - 1) + 1, 34)
-        local ty = values(dt, 3 * (n - 1) + 1, 35)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local tx = H.values(dt, 2 * (n - 1) + 1, 34)
+        local ty = H.values(dt, 3 * (n - 1) + 1, 35)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.copy, CFG, x, 2, y, 3, n)
         local want = copy_of(ty)
         for i = 0, n - 1 do want[3 * i + 1] = tx[2 * i + 1] end
@@ -227,13 +211,13 @@ describe("built-in kernels", function()
 
       it("copy with strides on views, and a zero stride broadcasting x[0]", function()
         local n = 500
-        local tx, ty = values(dt, 1600, 36), values(dt, 1600, 37)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local tx, ty = H.values(dt, 1600, 36), H.values(dt, 1600, 37)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.copy, CFG, x:view(10, 1000), 2, y:view(20, 1500), 3, n)
         local want = copy_of(ty)
         for i = 0, n - 1 do want[20 + 3 * i + 1] = tx[10 + 2 * i + 1] end
         check(y:read(), want, 0)
-        local z = upload(dev, dt, values(dt, 300, 38))
+        local z = H.upload(dev, dt, H.values(dt, 300, 38))
         main:launch(K.copy, CFG, x:view(1234, 1), 0, z, 1, 300)
         local all = {}
         for i = 1, 300 do all[i] = tx[1235] end
@@ -242,8 +226,8 @@ describe("built-in kernels", function()
 
       it("sum: out[0] += the sum of x, into a zeroed out", function()
         local n = 5000
-        local tx = values(dt, n, 39, 2.5) -- in [0.5, 4.5): relative to the sum itself
-        local x = upload(dev, dt, tx)
+        local tx = H.values(dt, n, 39, 0.5, 4.5) -- in [0.5, 4.5): relative to the sum itself
+        local x = H.upload(dev, dt, tx)
         local out = dev:zeros(dt, 1)
         main:launch(K.sum, CFG, x, out, n)
         local want = 0
@@ -253,9 +237,9 @@ describe("built-in kernels", function()
 
       it("sum accumulates into a non-zero out, over a view, with n smaller than the slice", function()
         local n = 3000
-        local tx = values(dt, 4000, 40, 2.5)
-        local x = upload(dev, dt, tx)
-        local out = upload(dev, dt, {0, 10.5, 0})
+        local tx = H.values(dt, 4000, 40, 0.5, 4.5)
+        local x = H.upload(dev, dt, tx)
+        local out = H.upload(dev, dt, {0, 10.5, 0})
         main:launch(K.sum, CFG, x:view(100, 3500), out:view(1, 1), n)
         local want = 10.5
         for i = 101, 100 + n do want = want + tx[i] end
@@ -267,8 +251,8 @@ describe("built-in kernels", function()
 
       it("sum of values of both signs, with any block that is a multiple of 32 and any grid", function()
         local n = 1000
-        local tx = values(dt, n, 41)
-        local x = upload(dev, dt, tx)
+        local tx = H.values(dt, n, 41)
+        local x = H.upload(dev, dt, tx)
         local want, mag = 0, 0
         for i = 1, n do
           want = want + tx[i]
@@ -283,8 +267,8 @@ describe("built-in kernels", function()
       end)
 
       it("n = 0 changes nothing", function()
-        local tx, ty = values(dt, 100, 42), values(dt, 100, 43)
-        local x, y = upload(dev, dt, tx), upload(dev, dt, ty)
+        local tx, ty = H.values(dt, 100, 42), H.values(dt, 100, 43)
+        local x, y = H.upload(dev, dt, tx), H.upload(dev, dt, ty)
         main:launch(K.axpy, CFG, 2, x, y, 0)
         main:launch(K.scale, CFG, 2, x, y, 0)
         main:launch(K.fill, CFG, y, 2, 0)
@@ -292,7 +276,7 @@ describe("built-in kernels", function()
         main:launch(K.mul, CFG, x, x, y, 0)
         main:launch(K.copy, CFG, x, 2, y, 3, 0)
         check(y:read(), ty, 0)
-        local out = upload(dev, dt, {1.5})
+        local out = H.upload(dev, dt, {1.5})
         main:launch(K.sum, CFG, x, out, 0)
         check(out:read(), {1.5}, 0)
       end)
@@ -429,8 +413,8 @@ describe("built-in kernels", function()
 
     H.it_devices(2, "run on another device, and reject a slice of another device", function()
       local d1 = gpu.device(1)
-      local t = values("f64", 1000, 44)
-      local a = upload(d1, "f64", t)
+      local t = H.values("f64", 1000, 44)
+      local a = H.upload(d1, "f64", t)
       local b = d1:zeros("f64", 1000)
       d1.main:launch(K.scale, CFG, 3, a, b, 1000)
       local want = {}

@@ -59,6 +59,32 @@ end
 -- Number v rounded to f32 precision (the float a device would store).
 function H.f32(v) return (string.unpack("<f", string.pack("<f", v))) end
 
+-- Number v as dtype "f32" or "f64" holds it: rounded to f32 precision for
+-- f32, unchanged for f64.
+function H.round(dtype, v) return dtype == "f32" and H.f32(v) or v end
+
+-- A fixed pseudo-random sequence (seed picks it) of n values in [lo, hi),
+-- by default [-2, 2), rounded to dtype ("f32" or "f64"), as a Lua table.
+-- With hi - lo a power of two, every value is exact before the rounding.
+function H.values(dtype, n, seed, lo, hi)
+  lo, hi = lo or -2, hi or 2
+  local s, t = seed, {}
+  for i = 1, n do
+    s = (s * 1103515245 + 12345) % 2147483648
+    t[i] = H.round(dtype, s / 2147483648 * (hi - lo) + lo)
+  end
+  return t
+end
+
+-- A new slice of dtype holding the values of Lua table t, allocated on and
+-- copied in by stream `on` (a stream; or a device, for its main stream).
+function H.upload(on, dtype, t)
+  local s = on.main or on
+  local x = s.device:alloc(dtype, #t, {stream = s})
+  s:copy(x, gpu.host(dtype, t))
+  return x
+end
+
 -- Keep stream s busy for a while (on the sim: milliseconds), so that work
 -- queued on another stream without ordering would really overtake it.
 function H.busy(dev, s, rounds)

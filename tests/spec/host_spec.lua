@@ -8,12 +8,7 @@ local function roundtrip(dtype, v)
 end
 
 -- the same value through device memory and back
-local function through_device(dtype, v)
-  local dev = gpu.device(0)
-  local x = dev:alloc(dtype, 1)
-  dev.main:copy(x, gpu.host(dtype, {v}))
-  return x:read()[1]
-end
+local function through_device(dtype, v) return H.upload(gpu.device(0), dtype, {v}):read()[1] end
 
 describe("host buffers", function()
   describe("gpu.host", function()

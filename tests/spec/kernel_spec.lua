@@ -50,21 +50,8 @@ extern "C" __global__ void poke(void *p, unsigned char v, unsigned long long n) 
 }
 ]]
 
--- A fixed pseudo-random sequence of n f32 values in [-8, 8), as a Lua table.
-local function values(n, seed)
-  local s, t = seed, {}
-  for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
-    t[i] = H.f32(s / 2147483648 * 16 - 8)
-  end
-  return t
-end
-
-local function upload(s, t)
-  local x = s.device:alloc("f32", #t, {stream = s})
-  s:copy(x, gpu.host("f32", t))
-  return x
-end
+-- Inputs: H.values("f32", n, seed, -8, 8), pseudo-random f32 values in
+-- [-8, 8), uploaded with H.upload(s, "f32", t).
 
 -- Assert that host buffer h holds f(t[i]) for every i.
 local function check_map(h, t, f)
@@ -113,8 +100,8 @@ describe("kernels", function()
       local k = gpu.compile(TWICE_SRC, {name = "twice.cu"}):kernel("twice", TWICE_SIG)
       k:host(twice_host)
       local n = 1000
-      local t = values(n, 1)
-      local x = upload(main, t)
+      local t = H.values("f32", n, 1, -8, 8)
+      local x = H.upload(main, "f32", t)
       local y = dev:zeros("f32", n)
       assert.is_true(rawequal(main, main:launch(k, cfg_for(n), x, y, n)))
       check_map(y:read(), t, function(v) return 2 * v end)
@@ -123,8 +110,8 @@ describe("kernels", function()
     it("passes the options to NVRTC", function()
       H.fails("FACTOR is not defined", gpu.compile, TIMES_SRC, {name = "times.cu"})
       local n = 500
-      local t = values(n, 2)
-      local x = upload(main, t)
+      local t = H.values("f32", n, 2, -8, 8)
+      local x = H.upload(main, "f32", t)
       for _, factor in ipairs{3, 5} do
         local opts = {"-DFACTOR=" .. factor}
         if factor == 5 then opts[2] = "-use_fast_math" end
@@ -195,8 +182,8 @@ describe("kernels", function()
       assert.are.equal("gpulua.Module(kernel.cu on device 1)", tostring(m))
       assert.is_true(rawequal(d1, gpu.compile(TWICE_SRC, {device = 1}).device))
       local k = m:kernel("twice", TWICE_SIG):host(twice_host)
-      local t = values(300, 3)
-      local x = upload(d1.main, t)
+      local t = H.values("f32", 300, 3, -8, 8)
+      local x = H.upload(d1.main, "f32", t)
       local y = d1:zeros("f32", 300)
       d1.main:launch(k, cfg_for(300), x, y, 300)
       check_map(y:read(), t, function(v) return 2 * v end)
@@ -223,9 +210,9 @@ describe("kernels", function()
           assert.are.equal(inode, again[name], "cache entry " .. name .. " was rewritten by a second compile")
         end
         -- the module from the cache works
-        local t = values(200, 4)
+        local t = H.values("f32", 200, 4, -8, 8)
         local y = dev:zeros("f32", 200)
-        main:launch(k, cfg_for(200), upload(main, t), y, 200)
+        main:launch(k, cfg_for(200), H.upload(main, "f32", t), y, 200)
         check_map(y:read(), t, function(v) return 2 * v end)
         -- other options: another entry
         gpu.compile(src, {name = "probe.cu", options = {"-DOTHER=1"}})
@@ -252,9 +239,9 @@ describe("kernels", function()
         assert.are.equal("gpulua.Module(" .. path .. " on device 0)", tostring(m))
         local k = m:kernel("twice", TWICE_SIG):host(twice_host)
         local n = 777
-        local t = values(n, 5)
+        local t = H.values("f32", n, 5, -8, 8)
         local y = dev:zeros("f32", n)
-        main:launch(k, cfg_for(n), upload(main, t), y, n)
+        main:launch(k, cfg_for(n), H.upload(main, "f32", t), y, n)
         check_map(y:read(), t, function(v) return 2 * v end)
       end)
     end
@@ -460,8 +447,8 @@ describe("kernels", function()
           seen.atype, seen.ctype, seen.ntype = math.type(a), math.type(c), math.type(n)
           for i = 1, #y do y[i] = x[i] + i end
         end)
-        local t = values(20, 6)
-        local x = upload(main, t)
+        local t = H.values("f32", 20, 6, -8, 8)
+        local x = H.upload(main, "f32", t)
         local y = dev:zeros("f32", 10)
         local cfg = {grid = {2, 1, 1}, block = 64, shared = 16}
         main:launch(km, cfg, x:view(3, 10), y, 0.1, 0.1, -7, 12345)
@@ -524,7 +511,7 @@ describe("kernels", function()
       k:host(twice_host)
       local n = 4096
       local s = dev:stream{name = "ordered"}
-      local t = values(n, 7)
+      local t = H.values("f32", n, 7, -8, 8)
       local x = dev:alloc("f32", n, {stream = s})
       local y = dev:alloc("f32", n, {stream = s})
       H.busy(dev, s)
@@ -583,7 +570,7 @@ describe("kernels", function()
     local k, x, y
     before_each(function()
       k = gpu.compile(TWICE_SRC, {name = "twice.cu"}):kernel("twice", TWICE_SIG):host(twice_host)
-      x = upload(main, values(64, 8))
+      x = H.upload(main, "f32", H.values("f32", 64, 8, -8, 8))
       y = dev:zeros("f32", 64)
     end)
 
@@ -643,7 +630,7 @@ describe("kernels", function()
       main:launch(ks, CFG, x, y, -(1 << 31), 0)
       main:launch(ks, CFG, x, y, (1 << 31) - 1, 0)
       main:launch(ks, CFG, x, y, -3.0, 64)
-      local t = values(64, 8)
+      local t = H.values("f32", 64, 8, -8, 8)
       check_map(y:read(), t, function(v) return H.f32(v - 3) end)
     end)
 
@@ -768,7 +755,7 @@ describe("kernels", function()
     end)
 
     it("takes grid and block as {x, y, z} and shared memory within the limit", function()
-      local t = values(64, 8)
+      local t = H.values("f32", 64, 8, -8, 8)
       main:launch(k, {grid = {1, 1, 1}, block = {64, 1, 1}, shared = 0}, x, y, 64)
       check_map(y:read(), t, function(v) return 2 * v end)
       local z = dev:zeros("f32", 64)
@@ -786,9 +773,9 @@ describe("kernels", function()
       H.fails("kernel 'twice' was loaded on device 1, but stream 'main' is on device 0", main.launch, main, k1, CFG,
         x, y, 64)
       -- and it works on its own device
-      local t = values(64, 9)
+      local t = H.values("f32", 64, 9, -8, 8)
       local y1 = d1:zeros("f32", 64)
-      d1.main:launch(k1, CFG, upload(d1.main, t), y1, 64)
+      d1.main:launch(k1, CFG, H.upload(d1.main, "f32", t), y1, 64)
       check_map(y1:read(), t, function(v) return 2 * v end)
     end)
 
