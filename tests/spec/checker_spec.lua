@@ -18,13 +18,6 @@ local function here() return debug.getinfo(2, "l").currentline end
 -- A pattern for "<this spec file>:<line>" (the whole line number).
 local function at(line) return "checker_spec%.lua:" .. line .. "%f[^%d]" end
 
--- Call fn expecting the checker (or another check) to refuse it; returns the message.
-local function refused(fn)
-  local ok, err = pcall(fn)
-  assert.is_false(ok, "expected an error, but the call succeeded")
-  return tostring(err)
-end
-
 -- Assert a strict ordering error. c: op (e.g. "s:copy src"), what (the slice or
 -- buffer description), rw ("read" or "written"), s and s_at (the refused
 -- access: stream name and line), t and t_at (the earlier access), prev
@@ -115,12 +108,12 @@ describe("the ordering checker", function()
       local x = dev:alloc("i32", N, {stream = a})
       local lw = here(); a:fill(x, 1)
       local h = gpu.host("i32", N)
-      local lr = here(); local err = refused(function() b:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_wb", s_at = lr,
                             t = "ck_wa", t_at = lw, prev = "writing"})
       -- the error points at the refused call itself
       assert.matches("^[^%s:]*" .. at(lr) .. ": ", err)
-      lr = here(); err = refused(function() return x:read{stream = b} end)
+      lr = here(); err = H.refused(function() return x:read{stream = b} end)
       assert_conflict(err, {op = "x:read", what = desc("i32", N), rw = "read", s = "ck_wb", s_at = lr,
                             t = "ck_wa", t_at = lw, prev = "writing"})
       -- and it says how to order them
@@ -132,11 +125,11 @@ describe("the ordering checker", function()
       local a, b = dev:stream{name = "ck_wwa"}, dev:stream{name = "ck_wwb"}
       local x = dev:alloc("f32", N, {stream = a})
       local lw = here(); a:fill(x, 1)
-      local lb = here(); local err = refused(function() b:fill(x, 2) end)
+      local lb = here(); local err = H.refused(function() b:fill(x, 2) end)
       assert_conflict(err, {op = "s:fill", what = desc("f32", N), rw = "written", s = "ck_wwb", s_at = lb,
                             t = "ck_wwa", t_at = lw, prev = "writing"})
       local src = gpu.host("f32", N)
-      lb = here(); err = refused(function() b:copy(x, src) end)
+      lb = here(); err = H.refused(function() b:copy(x, src) end)
       assert_conflict(err, {op = "s:copy dst", what = desc("f32", N), rw = "written", s = "ck_wwb", s_at = lb,
                             t = "ck_wwa", t_at = lw, prev = "writing"})
     end)
@@ -147,7 +140,7 @@ describe("the ordering checker", function()
       local lw = here(); a:fill(x, 1)
       spin_host(30) -- the fill is done by now, but nothing told the host
       local h = gpu.host("i32", 64)
-      local lr = here(); local err = refused(function() b:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", 64), rw = "read", s = "ck_done_b", s_at = lr,
                             t = "ck_done_a", t_at = lw, prev = "writing"})
     end)
@@ -182,7 +175,7 @@ describe("the ordering checker", function()
     end
 
     local function refused_on(s, name)
-      local lr = here(); local err = refused(function() s:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() s:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = name, s_at = lr,
                             t = "ck_oa", t_at = lw, prev = "writing"})
     end
@@ -196,7 +189,7 @@ describe("the ordering checker", function()
       local c = dev:stream{name = "ck_early"}
       c:join(a)
       a:fill(x, 22)
-      local lr = here(); local err = refused(function() c:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() c:copy(h, x) end)
       assert.matches("stream 'ck_early'.-" .. at(lr) .. ".-stream 'ck_oa'", err)
     end)
 
@@ -217,7 +210,7 @@ describe("the ordering checker", function()
       local early = a:record()
       local lw2 = here(); a:fill(x, 23)
       b:wait(early)
-      local lr = here(); local err = refused(function() b:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_ob", s_at = lr,
                             t = "ck_oa", t_at = lw2, prev = "writing"})
     end)
@@ -231,7 +224,7 @@ describe("the ordering checker", function()
     it("fork before the write does not", function()
       local c = a:fork{name = "ck_forked_early"}
       local lw2 = here(); a:fill(x, 24)
-      local lr = here(); local err = refused(function() c:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() c:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_forked_early",
                             s_at = lr, t = "ck_oa", t_at = lw2, prev = "writing"})
     end)
@@ -258,7 +251,7 @@ describe("the ordering checker", function()
       local early = a:record()
       local lw2 = here(); a:fill(x, 25)
       early:sync()
-      local lr = here(); local err = refused(function() b:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_ob", s_at = lr,
                             t = "ck_oa", t_at = lw2, prev = "writing"})
     end)
@@ -333,7 +326,7 @@ describe("the ordering checker", function()
       local h = gpu.host("i32", N)
       H.busy(dev, a)
       local lr = here(); a:copy(h, x)
-      local lw = here(); local err = refused(function() b:fill(x, 8) end)
+      local lw = here(); local err = H.refused(function() b:fill(x, 8) end)
       assert_conflict(err, {op = "s:fill", what = desc("i32", N), rw = "written", s = "ck_war_w", s_at = lw,
                             t = "ck_war_r", t_at = lr, prev = "reading"})
       -- b may read: both only read
@@ -414,16 +407,16 @@ describe("the ordering checker", function()
       b:join(dev.main)
       local lw = here(); a:fill(x:view(0, 51), 1) -- element 50 is in both
       local v = x:view(50, 50)
-      local lb = here(); local err = refused(function() b:fill(v, 2) end)
+      local lb = here(); local err = H.refused(function() b:fill(v, 2) end)
       assert_conflict(err, {op = "s:fill", what = "slice i32[50] (view at offset 50 of i32[100]) on device 0",
                             rw = "written", s = "ck_ov_b", s_at = lb, t = "ck_ov_a", t_at = lw, prev = "writing"})
       -- the whole slice overlaps too
       local h = gpu.host("i32", 100)
-      lb = here(); err = refused(function() b:copy(h, x) end)
+      lb = here(); err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", 100), rw = "read", s = "ck_ov_b", s_at = lb,
                             t = "ck_ov_a", t_at = lw, prev = "writing"})
       -- and a one-element view at the overlap
-      lb = here(); err = refused(function() return x:view(50, 1):read{stream = b} end)
+      lb = here(); err = H.refused(function() return x:view(50, 1):read{stream = b} end)
       assert_conflict(err, {op = "x:read", what = "slice i32[1] (view at offset 50 of i32[100]) on device 0",
                             rw = "read", s = "ck_ov_b", s_at = lb, t = "ck_ov_a", t_at = lw, prev = "writing"})
       -- past the overlap it is legal
@@ -435,12 +428,12 @@ describe("the ordering checker", function()
     it("use on another stream without ordering is refused, naming where it was allocated", function()
       local a, b = dev:stream{name = "ck_alloc_a"}, dev:stream{name = "ck_alloc_b"}
       local la = here(); local x = dev:alloc("f32", N, {stream = a})
-      local lb = here(); local err = refused(function() b:fill(x, 1) end)
+      local lb = here(); local err = H.refused(function() b:fill(x, 1) end)
       assert_conflict(err, {op = "s:fill", what = desc("f32", N), rw = "written", s = "ck_alloc_b", s_at = lb,
                             t = "ck_alloc_a", t_at = la, prev = "writing"})
       local lz = here(); local z = dev:zeros("f32", N, {stream = a})
       local h = gpu.host("f32", N)
-      lb = here(); err = refused(function() b:copy(h, z) end)
+      lb = here(); err = H.refused(function() b:copy(h, z) end)
       assert_conflict(err, {op = "s:copy src", what = desc("f32", N), rw = "read", s = "ck_alloc_b", s_at = lb,
                             t = "ck_alloc_a", t_at = lz, prev = "writing"})
     end)
@@ -448,7 +441,7 @@ describe("the ordering checker", function()
     it("the default stream is the device's main stream", function()
       local a = dev:stream{name = "ck_alloc_main"}
       local la = here(); local x = dev:alloc("i32", N)
-      local lb = here(); local err = refused(function() a:fill(x, 1) end)
+      local lb = here(); local err = H.refused(function() a:fill(x, 1) end)
       assert_conflict(err, {op = "s:fill", what = desc("i32", N), rw = "written", s = "ck_alloc_main", s_at = lb,
                             t = "main", t_at = la, prev = "writing"})
       a:join(dev.main)
@@ -510,19 +503,19 @@ describe("the ordering checker", function()
       dev.main:sync()
       local k = spin_kernel(dev)
       local la = here(); a:launch(k, CFG, x, y, 2.0, N, SPIN)
-      local lb = here(); local err = refused(function() b:launch(k, CFG, x, y, 3.0, N, SPIN) end)
+      local lb = here(); local err = H.refused(function() b:launch(k, CFG, x, y, 3.0, N, SPIN) end)
       assert_conflict(err, {op = "s:launch of 'ck_spin_scale' argument 2", what = desc("f32", N), rw = "written",
                             s = "ck_kw_b", s_at = lb, t = "ck_kw_a", t_at = la, prev = "writing"})
-      lb = here(); err = refused(function() b:launch(gpu.kernels.fill, CFG, y, 4.0, N) end)
+      lb = here(); err = H.refused(function() b:launch(gpu.kernels.fill, CFG, y, 4.0, N) end)
       assert_conflict(err, {op = "s:launch of 'fill_f32' argument 1", what = desc("f32", N), rw = "written",
                             s = "ck_kw_b", s_at = lb, t = "ck_kw_a", t_at = la, prev = "writing"})
       -- a launch that reads what a kernel on another stream writes is refused
       local z = dev:alloc("f32", N, {stream = b})
-      lb = here(); err = refused(function() b:launch(gpu.kernels.scale, CFG, 1.0, y, z, N) end)
+      lb = here(); err = H.refused(function() b:launch(gpu.kernels.scale, CFG, 1.0, y, z, N) end)
       assert_conflict(err, {op = "s:launch of 'scale_f32' argument 2", what = desc("f32", N), rw = "read",
                             s = "ck_kw_b", s_at = lb, t = "ck_kw_a", t_at = la, prev = "writing"})
       -- and a write of what a kernel on another stream reads (write after read)
-      lb = here(); err = refused(function() b:fill(x, 9) end)
+      lb = here(); err = H.refused(function() b:fill(x, 9) end)
       assert_conflict(err, {op = "s:fill", what = desc("f32", N), rw = "written", s = "ck_kw_b", s_at = lb,
                             t = "ck_kw_a", t_at = la, prev = "reading"})
       -- ordered, all of it is legal, and the data is right
@@ -542,7 +535,7 @@ describe("the ordering checker", function()
       local x = dev:alloc("i32", N, {stream = a})
       local h = gpu.host("i32", N)
       assert.are.equal("strict", gpu.policy())
-      refused(function() b:copy(h, x) end)
+      H.refused(function() b:copy(h, x) end)
       assert.are.equal("strict", gpu.policy("off"))
       assert.are.equal("off", gpu.policy())
       assert.has_no.errors(function() b:copy(h, x) end)
@@ -553,7 +546,7 @@ describe("the ordering checker", function()
       assert.are.equal("auto", gpu.policy("strict"))
       assert.are.equal("strict", gpu.policy())
       local x3 = dev:alloc("i32", N, {stream = a})
-      refused(function() b:copy(h, x3) end)
+      H.refused(function() b:copy(h, x3) end)
       b:sync()
     end)
 
@@ -702,7 +695,7 @@ describe("the ordering checker", function()
       assert.are.equal(0, select("#", gpu.peer(1, 0)))
       -- granted: the device checks pass, and the ordering checks still apply
       -- (x1 was allocated on device 1's main stream)
-      local lb = here(); local err = refused(function() s0:fill(x1, 1) end)
+      local lb = here(); local err = H.refused(function() s0:fill(x1, 1) end)
       assert.matches("stream 'ck_peer_s0' %(device 0%) at [^%s,]*" .. at(lb)
                      .. ".-stream 'main' %(device 1%) may still be writing it", err)
       s0:wait(d1.main:record())
@@ -741,12 +734,12 @@ describe("the ordering checker", function()
       H.busy(dev, a0)
       local lw = here(); a0:fill(x0, 8)
       local y1 = d1:alloc("f32", N, {stream = s1})
-      local lr = here(); local err = refused(function() s1:copy(y1, x0) end)
+      local lr = here(); local err = H.refused(function() s1:copy(y1, x0) end)
       assert_conflict(err, {op = "s:copy src", what = desc("f32", N), rw = "read", s = "ck_ev1", sdev = 1,
                             s_at = lr, t = "ck_ev0", tdev = 0, t_at = lw, prev = "writing"})
       -- and the other way: device 0 writing what device 1 allocated
       local ld = here(); local y1b = d1:alloc("f32", N, {stream = s1})
-      lr = here(); err = refused(function() a0:copy(y1b, x0) end)
+      lr = here(); err = H.refused(function() a0:copy(y1b, x0) end)
       assert_conflict(err, {op = "s:copy dst", what = desc("f32", N, 1), rw = "written", s = "ck_ev0", sdev = 0,
                             s_at = lr, t = "ck_ev1", tdev = 1, t_at = ld, prev = "writing"})
       local e = a0:record()
@@ -879,7 +872,7 @@ describe("the ordering checker", function()
       local lc = here(); a:copy(h, x)
       a:close()
       -- not synced yet: the host does not know the copy is done
-      local err = refused(function() return h[1] end)
+      local err = H.refused(function() return h[1] end)
       assert.matches("stream 'ck_close_keep' of device 0 may still write it %(copy queued at [^)]*" .. at(lc), err)
       assert.is_true(rawequal(dev.main, dev.main:sync()))
       H.check_all(h, 3)
@@ -893,7 +886,7 @@ describe("the ordering checker", function()
       a:close()
       -- a stream that was not ordered after main is still refused, naming the closed stream
       local hb = gpu.host("i32", N)
-      local lr = here(); local err = refused(function() b:copy(hb, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(hb, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_closed_other",
                             s_at = lr, t = "ck_closed", t_at = lw, prev = "writing"})
       local c = dev:stream{name = "ck_closed_after_main"}
@@ -917,7 +910,7 @@ describe("the ordering checker", function()
       a:fill(x, 11)
       local h = gpu.host("i32", N)
       local lc = here(); a:copy(h, x)
-      local lr = here(); local err = refused(function() return h[1] end)
+      local lr = here(); local err = H.refused(function() return h[1] end)
       assert.matches("host buffer i32%[" .. N .. "%]: read from Lua at [^%s]*" .. at(lr)
                      .. " while stream 'ck_h_a' of device 0 may still write it %(copy queued at [^)]*" .. at(lc)
                      .. "%)", err)
@@ -973,7 +966,7 @@ describe("the ordering checker", function()
       local h = gpu.host("i32", N)
       local lw = here(); a:copy(h, x)
       local y = dev:alloc("i32", N, {stream = b})
-      local lr = here(); local err = refused(function() b:copy(y, h) end)
+      local lr = here(); local err = H.refused(function() b:copy(y, h) end)
       assert_conflict(err, {op = "s:copy src", what = "host buffer i32[" .. N .. "]", rw = "read", s = "ck_h_r",
                             s_at = lr, t = "ck_h_w", t_at = lw, prev = "writing"})
       b:join(a)
@@ -1015,7 +1008,7 @@ describe("the ordering checker", function()
       collectgarbage()
       collectgarbage() -- tmp's finalizer waits for its copy (and, today, marks all of a done)
       local h = gpu.host("i32", 64)
-      local lr = here(); local err = refused(function() b:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", 64), rw = "read", s = "ck_gc_b", s_at = lr,
                             t = "ck_gc_a", t_at = lw, prev = "writing"})
     end)
@@ -1047,11 +1040,11 @@ describe("the ordering checker", function()
       local b = dev:stream{name = "ck_waiter"}
       b:wait(e)
       local h = gpu.host("i32", N)
-      local lr = here(); local err = refused(function() b:copy(h, x) end)
+      local lr = here(); local err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_waiter", s_at = lr,
                             t = "ck_new", t_at = lw, prev = "writing"})
       e:sync()
-      lr = here(); err = refused(function() b:copy(h, x) end)
+      lr = here(); err = H.refused(function() b:copy(h, x) end)
       assert_conflict(err, {op = "s:copy src", what = desc("i32", N), rw = "read", s = "ck_waiter", s_at = lr,
                             t = "ck_new", t_at = lw, prev = "writing"})
     end)

@@ -25,6 +25,14 @@ function H.fails(pattern, fn, ...)
   return err
 end
 
+-- Call fn(...) expecting an error, whatever its message; returns the message
+-- (tostring of the error value) and the error value itself.
+function H.refused(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert.is_false(ok, "expected an error, but the call succeeded")
+  return tostring(err), err
+end
+
 -- Escape a plain string for use inside a Lua pattern.
 function H.lit(s)
   return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
