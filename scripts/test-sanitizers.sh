@@ -6,11 +6,11 @@
 #   scripts/test-sanitizers.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib-sanitize.sh
+. "$root/scripts/lib-sanitize.sh"
 build=$root/build-asan
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_MODULE_LINKER_FLAGS="$flags" >/dev/null
-cmake --build "$build" -j"$(nproc)" >/dev/null
+build_sanitized "$build" "$flags"
 cd "$build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest -j"$(nproc)" -E 'lua54|install' --output-on-failure

@@ -27,13 +27,12 @@
 # the sim's, the checker's and the host's own state all are.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib-sanitize.sh
+. "$root/scripts/lib-sanitize.sh"
 build=$root/build-tsan
 limit=${TSAN_TIMEOUT:-900}
 flags="-fsanitize=thread -fno-omit-frame-pointer"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_MODULE_LINKER_FLAGS="$flags" \
-  -DGPULUA_BUSTED_ARGS="--exclude-tags=race,sigint" >/dev/null
-cmake --build "$build" -j"$(nproc)" >/dev/null
+build_sanitized "$build" "$flags" -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DGPULUA_BUSTED_ARGS="--exclude-tags=race,sigint"
 reports=$build/tsan
 rm -rf "$reports"
 mkdir -p "$reports"

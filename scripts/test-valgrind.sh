@@ -22,11 +22,12 @@
 # scripts/test-tsan.sh leaves out are fine under memcheck).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib-sanitize.sh
+. "$root/scripts/lib-sanitize.sh"
 build=$root/build-valgrind
 limit=${VALGRIND_TIMEOUT:-900}
 busted=$(command -v busted)
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)" >/dev/null
+configure_and_build "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 logs=$build/valgrind
 rm -rf "$logs"
 mkdir -p "$logs"
