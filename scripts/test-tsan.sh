@@ -49,14 +49,10 @@ rc=0
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/report" \
   timeout -k 30 "$limit" ctest -j"$(nproc)" --timeout 600 -E 'lua54|install' --output-on-failure || rc=$?
 [ "$rc" -ne 124 ] || echo "test-tsan: ctest ran past ${limit} s"
-n=$(find "$reports" -type f | wc -l)
-if [ "$n" -gt 0 ]; then
-  echo "test-tsan: $n ThreadSanitizer report file(s):"
-  for f in "$reports"/*; do
-    echo "=== $f"
-    cat "$f"
-  done
-  rc=1
-fi
-echo "tsan: $n report files"
+# every file TSan writes there is a report
+# shellcheck disable=SC2034,SC2317 # sets scan_logs's verdict; called by scan_logs
+tsan_judge() { verdict=bad; }
+scan_logs "$reports" '*' tsan_judge "test-tsan: %d ThreadSanitizer report file(s):"
+[ "$scan_bad" -eq 0 ] || rc=1
+echo "tsan: $scan_n report files"
 exit "$rc"

@@ -68,12 +68,12 @@ cat "$logs/specs.out"
 
 # every process's log: any error or definite leak fails; the summaries of the
 # processes started here (not by a traced process) are printed
-procs=0 bad=0 unfinished=0
-for f in "$logs"/vg.*.log; do
-  procs=$((procs + 1))
+# shellcheck disable=SC2317 # called by scan_logs
+vg_judge() {
+  local f=$1 cmd parent
   if ! grep -q "ERROR SUMMARY:" "$f"; then
-    unfinished=$((unfinished + 1)) # exec'd an untraced program (sh -c grep ...), or was killed
-    continue
+    verdict=unfinished # exec'd an untraced program (sh -c grep ...), or was killed
+    return
   fi
   cmd=$(sed -n 's/^==[0-9]*== Command: //p' "$f" | head -n 1)
   parent=$(sed -n 's/^==[0-9]*== Parent PID: //p' "$f" | head -n 1)
@@ -82,12 +82,11 @@ for f in "$logs"/vg.*.log; do
       "$(grep -o -e 'definitely lost:.*' -e 'All heap blocks were freed.*' "$f")"
   fi
   if ! grep -q "ERROR SUMMARY: 0 errors" "$f" || grep -q "definitely lost: [1-9]" "$f"; then
-    bad=$((bad + 1))
-    echo "=== $f: $cmd"
-    cat "$f"
+    verdict=bad note=": $cmd"
   fi
-done
-[ "$bad" -eq 0 ] || rc=1
-echo "valgrind: $procs processes, $bad with errors or definite leaks ($unfinished without a summary:" \
+}
+scan_logs "$logs" 'vg.*.log' vg_judge
+[ "$scan_bad" -eq 0 ] || rc=1
+echo "valgrind: $scan_n processes, $scan_bad with errors or definite leaks ($scan_unfinished without a summary:" \
   "exec'd an untraced program), $((SECONDS - start)) s"
 exit "$rc"
