@@ -5,6 +5,7 @@
  * plus gl_sim_enqueue()/gl_sim_device_of() from sim.h. No external framework:
  * CHECK() records a failure with file:line and carries on; each test function
  * passes when it recorded no failure; the last line is "N passed, M failed".
+ * CHECK and the helpers are in sim_driver_harness.h/.c.
  *
  * Determinism: work is held back with "gates" (host functions, queued with
  * cuLaunchHostFunc, that block until the test thread opens them), and progress
@@ -25,188 +26,19 @@
 #define _GNU_SOURCE
 #endif
 
-#include "driver.h"
-#include "sim.h"
+#include "sim_driver_harness.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define SHORT_WAIT_MS 20
-#define SIM_MEMORY_BYTES ((size_t)64 << 20)
-
-/* ---- harness --------------------------------------------------------- */
-
-static gl_driver d;
-static const char *g_test = "?";
-static int g_failures; /* CHECK failures in the current test */
-
-static const char *rname(CUresult r) {
-  const char *s = NULL;
-  if (d.cuGetErrorName && d.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
-  return "?";
-}
-
-__attribute__((format(printf, 3, 4))) static void fail_at(const char *file, int line,
-                                                          const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "%s:%d: [%s] ", file, line, g_test);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  g_failures++;
-}
-
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) fail_at(__FILE__, __LINE__, "CHECK failed: %s", #cond); \
-  } while (0)
-
-#define CHECK_RC(call, want)                                                          \
-  do {                                                                                \
-    CUresult got_ = (call), want_ = (want);                                           \
-    if (got_ != want_)                                                                \
-      fail_at(__FILE__, __LINE__, "%s returned %s (%d), expected %s (%d)", #call,     \
-              rname(got_), (int)got_, rname(want_), (int)want_);                      \
-  } while (0)
-
-#define OK(call) CHECK_RC(call, CUDA_SUCCESS)
-
-/* ---- helpers: latches, gates, flags, sequence logs -------------------- */
-
-typedef struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int v;
-} latch;
-
-static void latch_init(latch *l) {
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_mutex_init(&l->mu, NULL);
-  pthread_cond_init(&l->cv, &a);
-  pthread_condattr_destroy(&a);
-  l->v = 0;
-}
-
-static void latch_destroy(latch *l) {
-  pthread_cond_destroy(&l->cv);
-  pthread_mutex_destroy(&l->mu);
-}
-
-static void latch_set(latch *l) {
-  pthread_mutex_lock(&l->mu);
-  l->v = 1;
-  pthread_cond_broadcast(&l->cv);
-  pthread_mutex_unlock(&l->mu);
-}
-
-static void latch_wait(latch *l) {
-  pthread_mutex_lock(&l->mu);
-  while (!l->v) pthread_cond_wait(&l->cv, &l->mu);
-  pthread_mutex_unlock(&l->mu);
-}
-
-/* Wait at most `ms` for the latch; returns whether it is set. */
-static int latch_wait_ms(latch *l, int ms) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += ms / 1000;
-  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  pthread_mutex_lock(&l->mu);
-  while (!l->v)
-    if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) == ETIMEDOUT) break;
-  int v = l->v;
-  pthread_mutex_unlock(&l->mu);
-  return v;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-/* Only to assert that something has NOT happened (yet). */
-static void short_wait(void) { sleep_ms(SHORT_WAIT_MS); }
-
-/* A gate: a host function that blocks its stream until the test opens it. */
-typedef struct {
-  latch entered, open;
-} gate;
-
-static void gate_init(gate *g) {
-  latch_init(&g->entered);
-  latch_init(&g->open);
-}
-
-static void gate_destroy(gate *g) {
-  latch_destroy(&g->entered);
-  latch_destroy(&g->open);
-}
-
-static void CUDA_CB gate_fn(void *p) {
-  gate *g = p;
-  latch_set(&g->entered);
-  latch_wait(&g->open);
-}
-
-static void CUDA_CB flag_fn(void *p) { atomic_store((atomic_int *)p, 1); }
-
-typedef struct {
-  int ms;
-  atomic_int flag;
-} sleepy;
-
-static void CUDA_CB sleepy_fn(void *p) {
-  sleepy *s = p;
-  sleep_ms(s->ms);
-  atomic_store(&s->flag, 1);
-}
-
-/* A sequence log: host functions append their id, so the test can check
- * what ran and in which order. */
-#define SEQ_MAX 512
-typedef struct {
-  pthread_mutex_t mu;
-  int n;
-  int ids[SEQ_MAX];
-} seqlog;
-
-static void seq_init(seqlog *l) {
-  pthread_mutex_init(&l->mu, NULL);
-  l->n = 0;
-}
-
-static void seq_destroy(seqlog *l) { pthread_mutex_destroy(&l->mu); }
-
-typedef struct {
-  seqlog *log;
-  int id;
-} mark;
-
-static void CUDA_CB mark_fn(void *p) {
-  mark *m = p;
-  pthread_mutex_lock(&m->log->mu);
-  if (m->log->n < SEQ_MAX) m->log->ids[m->log->n++] = m->id;
-  pthread_mutex_unlock(&m->log->mu);
-}
+/* ---- helpers used by one group of tests ------------------------------ */
 
 static int simmark_fn(void *p) {
   mark_fn(p);
@@ -220,19 +52,6 @@ static int seq_count(seqlog *l) {
   return n;
 }
 
-/* index of `id` in the log, or -1 when it has not run */
-static int seq_pos(seqlog *l, int id) {
-  int r = -1;
-  pthread_mutex_lock(&l->mu);
-  for (int i = 0; i < l->n; i++)
-    if (l->ids[i] == id) {
-      r = i;
-      break;
-    }
-  pthread_mutex_unlock(&l->mu);
-  return r;
-}
-
 static int count_fn(void *p) {
   atomic_fetch_add((atomic_int *)p, 1);
   return 0;
@@ -243,55 +62,7 @@ static int fail_fn(void *p) {
   return 1;
 }
 
-/* ---- helpers: devices, contexts, streams ------------------------------ */
-
-static int g_ndev_expected = 2;
 static CUdevice g_dev[2];
-static CUcontext g_ctx[2];
-
-static void use_ctx(int i) { OK(d.cuCtxSetCurrent(g_ctx[i])); }
-
-/* A stream of device i (makes i's context current and leaves it so). */
-static CUstream mkstream_on(int i) {
-  CUstream s = NULL;
-  use_ctx(i);
-  OK(d.cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, 0));
-  return s;
-}
-
-static CUstream mkstream(void) { return mkstream_on(0); }
-
-typedef struct {
-  CUcontext ctx;   /* made current in the helper thread when non-NULL */
-  CUstream stream; /* for STREAM_SYNC / EVENT_SYNC the object to wait on */
-  CUevent event;
-  enum { DO_STREAM_SYNC, DO_CTX_SYNC, DO_EVENT_SYNC, DO_MEMGETINFO } what;
-  CUresult r;
-  latch returned;
-} helper;
-
-static void *helper_main(void *p) {
-  helper *h = p;
-  if (h->ctx) d.cuCtxSetCurrent(h->ctx);
-  size_t f, t;
-  switch (h->what) {
-  case DO_STREAM_SYNC: h->r = d.cuStreamSynchronize(h->stream); break;
-  case DO_CTX_SYNC: h->r = d.cuCtxSynchronize(); break;
-  case DO_EVENT_SYNC: h->r = d.cuEventSynchronize(h->event); break;
-  case DO_MEMGETINFO: h->r = d.cuMemGetInfo(&f, &t); break;
-  }
-  latch_set(&h->returned);
-  return NULL;
-}
-
-static void helper_start(helper *h, pthread_t *th) {
-  latch_init(&h->returned);
-  h->r = CUDA_ERROR_UNKNOWN;
-  if (pthread_create(th, NULL, helper_main, h) != 0) {
-    perror("pthread_create");
-    exit(2);
-  }
-}
 
 /* Run fn(arg) in a forked child: for calls that may crash the process.
  * Returns 1 when the child exited with status 0. Only fork while every sim
