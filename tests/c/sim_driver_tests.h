@@ -1,0 +1,19 @@
+/*
+ * sim_driver_tests.h -- the test functions of test_sim_driver, one group per
+ * test file, for the table in test_sim_driver.c's main (which runs them in
+ * its own order).
+ */
+#ifndef GPULUA_TEST_SIM_DRIVER_TESTS_H
+#define GPULUA_TEST_SIM_DRIVER_TESTS_H
+
+/* test_sim_devices.c */
+void test_table_filled(void);
+void test_not_initialized(void);
+void test_init(void);
+void test_devices(void);
+void test_invalid_ordinals(void);
+void test_no_context(void);
+void test_primary_ctx(void);
+void test_priority_range(void);
+
+#endif
