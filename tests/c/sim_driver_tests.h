@@ -16,4 +16,12 @@ void test_no_context(void);
 void test_primary_ctx(void);
 void test_priority_range(void);
 
+/* test_sim_streams.c */
+void test_stream_create_destroy(void);
+void test_fifo_order(void);
+void test_stream_query(void);
+void test_stream_sync_waits(void);
+void test_ctx_sync(void);
+void test_destroy_with_work(void);
+
 #endif
