@@ -24,4 +24,11 @@ void test_stream_sync_waits(void);
 void test_ctx_sync(void);
 void test_destroy_with_work(void);
 
+/* test_sim_events.c */
+void test_events_basic(void);
+void test_event_rerecord(void);
+void test_wait_captures_the_record_at_the_wait(void);
+void test_cross_stream_wait(void);
+void test_elapsed_time(void);
+
 #endif
