@@ -31,4 +31,13 @@ void test_wait_captures_the_record_at_the_wait(void);
 void test_cross_stream_wait(void);
 void test_elapsed_time(void);
 
+/* test_sim_memory.c */
+void test_mem_accounting(void);
+void test_out_of_memory(void);
+void test_free_errors(void);
+void test_double_free_after_the_free_ran_is_refused(void);
+void test_free_of_a_foreign_pointer_is_refused(void);
+void test_memcpy(void);
+void test_memset(void);
+
 #endif
