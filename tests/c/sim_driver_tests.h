@@ -40,4 +40,11 @@ void test_free_of_a_foreign_pointer_is_refused(void);
 void test_memcpy(void);
 void test_memset(void);
 
+/* test_sim_modules.c */
+void test_launch_failed(void);
+void test_error_strings(void);
+void test_modules(void);
+void test_set_host_while_queued(void);
+void test_ptx_params(void);
+
 #endif
