@@ -92,6 +92,39 @@ static void test_second_state(void) {
   lua_close(L);
 }
 
+/* Run a chunk expected to fail; returns its message (static copy), or "". */
+static const char *run_fails(lua_State *L, const char *code) {
+  static char msg[1024];
+  msg[0] = '\0';
+  if (luaL_dostring(L, code) == LUA_OK) {
+    lua_settop(L, 0);
+    return msg;
+  }
+  snprintf(msg, sizeof msg, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(not a string)");
+  lua_settop(L, 0);
+  return msg;
+}
+
+/* Two states open at once keep their own runtime: policy, locations, the
+ * checker's records, and closing one leaves the other working. */
+static void test_two_states_at_once(void) {
+  lua_State *A = new_state(), *B = new_state();
+  const char *race = "local d = gpu.device(0); local s, t = d:stream(), d:stream(); "
+                     "local x = d:zeros('f32', 64, {stream = s}); t:fill(x, 1)";
+  run(A, "gpu.policy('off')");
+  CHECK(strcmp(run_fails(A, race), "") == 0, "policy off in A lets the unordered fill through");
+  const char *msg = run_fails(B, race);
+  CHECK(strstr(msg, "s:fill: slice f32[64] on device 0 is written on stream") != NULL,
+        "B is still strict and refuses it: %s", msg);
+  run(A, "a_slice = gpu.device(0):zeros('i32', 8); gpu.device(0).main:fill(a_slice, 7)");
+  lua_close(A);
+  CHECK(run(B, "local x = gpu.device(0):zeros('i32', 4); gpu.device(0).main:fill(x, 5); return x:read()[4]") == 5,
+        "B works after A closed");
+  msg = run_fails(B, "local x = gpu.device(1):zeros('f32', 4); x:free(); x:free()");
+  CHECK(strstr(msg, "already freed (at [string") != NULL, "B's locations are B's: %s", msg);
+  lua_close(B);
+}
+
 static void test_closed_stream_struct_outlives(void) {
   lua_State *L = new_state();
   long long total = run(L, "return gpu.device(0).memory");
@@ -112,6 +145,7 @@ int main(void) {
     {"close_with_live_objects", test_close_with_live_objects},
     {"second_state", test_second_state},
     {"closed_stream_struct_outlives", test_closed_stream_struct_outlives},
+    {"two_states_at_once", test_two_states_at_once},
   };
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
