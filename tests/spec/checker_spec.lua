@@ -12,27 +12,10 @@ local H = require "helpers"
 local N = 4096 -- elements per slice in these specs
 local CFG = {grid = 4, block = 256}
 
--- The line this is called from, to name script locations in messages.
-local function here() return debug.getinfo(2, "l").currentline end
-
--- A pattern for "<this spec file>:<line>" (the whole line number).
-local function at(line) return "checker_spec%.lua:" .. line .. "%f[^%d]" end
-
--- Assert a strict ordering error. c: op (e.g. "s:copy src"), what (the slice or
--- buffer description), rw ("read" or "written"), s and s_at (the refused
--- access: stream name and line), t and t_at (the earlier access), prev
--- ("writing" or "reading"), sdev and tdev (device ordinals, default 0).
-local function assert_conflict(err, c)
-  local parts = {
-    H.lit(c.op .. ": " .. c.what .. " is " .. c.rw),
-    H.lit("stream '" .. c.s .. "' (device " .. (c.sdev or 0) .. ")"),
-    "at [^%s,]*" .. at(c.s_at),
-    H.lit("stream '" .. c.t .. "' (device " .. (c.tdev or 0) .. ")"),
-    H.lit("may still be " .. c.prev .. " it"),
-    "queued at [^%s)]*" .. at(c.t_at),
-  }
-  assert.matches(table.concat(parts, ".-"), err)
-end
+local FILE = "checker_spec.lua" -- this file, as messages name it
+local here, desc, spin_kernel, SPIN = H.here, H.slice_desc, H.spin_kernel, H.SPIN
+local function at(line) return H.at(FILE, line) end
+local function assert_conflict(err, c) H.assert_conflict(err, FILE, c) end
 
 -- Poll fn until it returns true (it must, eventually); at most 30 s.
 local function poll(fn)
@@ -48,59 +31,10 @@ local function spin_host(ms)
   repeat until os.clock() >= t
 end
 
--- A compiled kernel that reads x (const), writes y = a * x, and takes its
--- time on a GPU (`spin` clock cycles per element); on sim its host
--- implementation does the same computation.
-local SPIN_SOURCE = [[
-extern "C" __global__ void ck_spin_scale(const float *x, float *y, float a, unsigned long long n,
-                                         unsigned long long spin) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x) {
-    long long t0 = clock64();
-    while ((unsigned long long)(clock64() - t0) < spin) {
-    }
-    y[i] = a * x[i];
-  }
-}
-]]
-local spin_kernels = {}
-local function spin_kernel(dev)
-  local k = spin_kernels[dev.ordinal]
-  if not k then
-    local m = gpu.compile(SPIN_SOURCE, {name = "ck_spin_scale.cu", device = dev})
-    k = m:kernel("ck_spin_scale", "const f32*, f32*, f32, u64, u64")
-    k:host(function(_, x, y, a, n)
-      for i = 1, n do y[i] = a * x[i] end
-    end)
-    spin_kernels[dev.ordinal] = k
-  end
-  return k
-end
-
-local SPIN = 250000 -- clock cycles per element: about half a millisecond per launch on a GPU
-
 describe("the ordering checker", function()
-  local dev, saved
-  before_each(function()
-    dev = gpu.device(0)
-    saved = gpu.policy("strict")
-    -- nothing pending from earlier specs: a finalizer that waits for old
-    -- copies then has nothing to wait for (see the last describe)
-    gpu.sync()
-  end)
-  after_each(function()
-    gpu.policy(saved)
-    -- leave nothing behind for later specs: closes and frees done by the
-    -- collector queue work on the main streams, so collect, then drain
-    gpu.sync()
-    collectgarbage()
-    collectgarbage()
-    gpu.sync()
-  end)
-
-  local function desc(dtype, n, ordinal)
-    return ("slice %s[%d] on device %d"):format(dtype, n, ordinal or 0)
-  end
+  local dev
+  before_each(function() dev = gpu.device(0) end)
+  H.checker_hooks()
 
   describe("strict: a write on one stream, then an access on another", function()
     it("a read is refused, naming the slice, both streams and both locations", function()

@@ -141,4 +141,90 @@ function H.run_child(script, env)
   return out, tonumber(out:match("exit status (%d+)%s*$"))
 end
 
+-- The line this is called from, to name script locations in messages.
+function H.here() return debug.getinfo(2, "l").currentline end
+
+-- A pattern for "<file>:<line>" (the whole line number), file the name of a
+-- spec file ("checker_spec.lua"), as messages name script locations.
+function H.at(file, line) return H.lit(file) .. ":" .. line .. "%f[^%d]" end
+
+-- The ordering checker's name for a slice: "slice i32[4096] on device 0"
+-- (ordinal defaults to 0).
+function H.slice_desc(dtype, n, ordinal)
+  return ("slice %s[%d] on device %d"):format(dtype, n, ordinal or 0)
+end
+
+-- Assert a strict ordering error, both accesses made in spec file `file` (as
+-- H.at takes it). c: op (e.g. "s:copy src"), what (the slice or buffer
+-- description), rw ("read" or "written"), s and s_at (the refused access:
+-- stream name and line), t and t_at (the earlier access), prev ("writing" or
+-- "reading"), sdev and tdev (device ordinals, default 0).
+function H.assert_conflict(err, file, c)
+  local parts = {
+    H.lit(c.op .. ": " .. c.what .. " is " .. c.rw),
+    H.lit("stream '" .. c.s .. "' (device " .. (c.sdev or 0) .. ")"),
+    "at [^%s,]*" .. H.at(file, c.s_at),
+    H.lit("stream '" .. c.t .. "' (device " .. (c.tdev or 0) .. ")"),
+    H.lit("may still be " .. c.prev .. " it"),
+    "queued at [^%s)]*" .. H.at(file, c.t_at),
+  }
+  assert.matches(table.concat(parts, ".-"), err)
+end
+
+-- The hooks of the ordering checker's specs, registered in the describe that
+-- calls this: each spec runs under policy "strict" with nothing pending, and
+-- leaves the policy in force before and nothing queued behind it.
+function H.checker_hooks()
+  local saved
+  busted.before_each(function()
+    saved = gpu.policy("strict")
+    -- nothing pending from earlier specs: a finalizer that waits for old
+    -- copies then has nothing to wait for (see "garbage collection")
+    gpu.sync()
+  end)
+  busted.after_each(function()
+    gpu.policy(saved)
+    -- leave nothing behind for later specs: closes and frees done by the
+    -- collector queue work on the main streams, so collect, then drain
+    gpu.sync()
+    collectgarbage()
+    collectgarbage()
+    gpu.sync()
+  end)
+end
+
+-- A compiled kernel that reads x (const), writes y = a * x, and takes its
+-- time on a GPU (`spin` clock cycles per element); on sim its host
+-- implementation does the same computation.
+local SPIN_SOURCE = [[
+extern "C" __global__ void ck_spin_scale(const float *x, float *y, float a, unsigned long long n,
+                                         unsigned long long spin) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    long long t0 = clock64();
+    while ((unsigned long long)(clock64() - t0) < spin) {
+    }
+    y[i] = a * x[i];
+  }
+}
+]]
+local spin_kernels = {}
+
+-- The kernel ck_spin_scale(const f32* x, f32* y, f32 a, u64 n, u64 spin) of
+-- device dev (compiled once a device): y = a * x, spin clock cycles an element.
+function H.spin_kernel(dev)
+  local k = spin_kernels[dev.ordinal]
+  if not k then
+    local m = gpu.compile(SPIN_SOURCE, {name = "ck_spin_scale.cu", device = dev})
+    k = m:kernel("ck_spin_scale", "const f32*, f32*, f32, u64, u64")
+    k:host(function(_, x, y, a, n)
+      for i = 1, n do y[i] = a * x[i] end
+    end)
+    spin_kernels[dev.ordinal] = k
+  end
+  return k
+end
+
+H.SPIN = 250000 -- clock cycles per element: about half a millisecond per launch on a GPU
+
 return H
