@@ -145,7 +145,7 @@ end
 function H.here() return debug.getinfo(2, "l").currentline end
 
 -- A pattern for "<file>:<line>" (the whole line number), file the name of a
--- spec file ("checker_spec.lua"), as messages name script locations.
+-- spec file ("checker_order_spec.lua"), as messages name script locations.
 function H.at(file, line) return H.lit(file) .. ":" .. line .. "%f[^%d]" end
 
 -- The ordering checker's name for a slice: "slice i32[4096] on device 0"
@@ -179,7 +179,8 @@ function H.checker_hooks()
   busted.before_each(function()
     saved = gpu.policy("strict")
     -- nothing pending from earlier specs: a finalizer that waits for old
-    -- copies then has nothing to wait for (see "garbage collection")
+    -- copies then has nothing to wait for (see "garbage collection" in
+    -- checker_order_spec.lua)
     gpu.sync()
   end)
   busted.after_each(function()

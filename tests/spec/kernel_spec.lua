@@ -779,7 +779,7 @@ describe("kernels", function()
       check_map(y1:read(), t, function(v) return 2 * v end)
     end)
 
-    -- (slices of device 0 on device 1: checker_spec grants only gpu.peer(1, 0),
+    -- (slices of device 0 on device 1: checker_policy_spec.lua grants only gpu.peer(1, 0),
     -- and a grant lasts for the process)
     H.it_devices(2, "rejects a slice of another device", function()
       local d1 = gpu.device(1)
