@@ -228,4 +228,29 @@ end
 
 H.SPIN = 250000 -- clock cycles per element: about half a millisecond per launch on a GPU
 
+-- The kernel twice, y[i] = 2 * x[i] like tests/data/twice.cu: its CUDA
+-- source, its signature and its host implementation (for k:host).
+H.TWICE_SRC = [[
+extern "C" __global__ void twice(const float *x, float *y, unsigned long long n) {
+  unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+]]
+H.TWICE_SIG = "const f32*, f32*, u64"
+function H.twice_host(_, x, y, n)
+  for i = 1, n do y[i] = 2 * x[i] end
+end
+
+-- A launch configuration covering n elements, in blocks of 128 threads.
+function H.cfg_for(n) return {grid = (n + 127) // 128, block = 128} end
+
+-- Assert that host buffer h holds f(t[i]) for every i of Lua table t.
+function H.check_map(h, t, f)
+  assert.are.equal(#t, #h)
+  for i = 1, #t do
+    local want = f(t[i])
+    if h[i] ~= want then assert.are.equal(want, h[i], ("element %d of %d"):format(i, #t)) end
+  end
+end
+
 return H

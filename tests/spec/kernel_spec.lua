@@ -10,16 +10,7 @@ local SIM = gpu.backend() == "sim"
 local DATA = "tests/data/"
 
 -- y[i] = 2 * x[i], like tests/data/twice.cu
-local TWICE_SRC = [[
-extern "C" __global__ void twice(const float *x, float *y, unsigned long long n) {
-  unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 2.0f * x[i];
-}
-]]
-local TWICE_SIG = "const f32*, f32*, u64"
-local function twice_host(_, x, y, n)
-  for i = 1, n do y[i] = 2 * x[i] end
-end
+local TWICE_SRC, TWICE_SIG, twice_host = H.TWICE_SRC, H.TWICE_SIG, H.twice_host
 
 -- y[i] = FACTOR * x[i]; FACTOR comes from the options
 local TIMES_SRC = [[
@@ -53,16 +44,7 @@ extern "C" __global__ void poke(void *p, unsigned char v, unsigned long long n) 
 -- Inputs: H.values("f32", n, seed, -8, 8), pseudo-random f32 values in
 -- [-8, 8), uploaded with H.upload(s, "f32", t).
 
--- Assert that host buffer h holds f(t[i]) for every i.
-local function check_map(h, t, f)
-  assert.are.equal(#t, #h)
-  for i = 1, #t do
-    local want = f(t[i])
-    if h[i] ~= want then assert.are.equal(want, h[i], ("element %d of %d"):format(i, #t)) end
-  end
-end
-
-local function cfg_for(n) return {grid = (n + 127) // 128, block = 128} end
+local check_map, cfg_for = H.check_map, H.cfg_for
 
 -- name -> inode of the files in folder dir
 local function listing(dir)
