@@ -91,7 +91,7 @@ int gl_device_open(gl_runtime *rt, int ordinal, gl_device **out) {
     gl_drv.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
   }
   d->opened = 1;
-  if (gl_stream_new(d, "main", 0, 1, &d->main) != 0) {
+  if (gl_stream_new(d, "main", 0, 1, &d->main, NULL) != 0) {
     d->opened = 0;
     gl_drv.cuDevicePrimaryCtxRelease(d->cu);
     return -1;

@@ -131,7 +131,7 @@ void gl_kernel_unref(gl_kernel *k) {
   free(k);
 }
 
-int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out) {
+int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, gl_site *site) {
   gl_runtime *rt = m->dev->rt;
   if (gl_device_check(m->dev) != 0) return -1;
   gl_kernel *k = kernel_alloc(m, name);
@@ -144,7 +144,7 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
     rc = gl_fail(rt, "m:kernel: module '%s' has no kernel named '%s' (declare it extern \"C\" __global__)", m->name,
                  name);
   else if (r != CUDA_SUCCESS)
-    rc = gl_fail_cu(rt, m->dev, r, "cuModuleGetFunction", NULL);
+    rc = gl_fail_cu(rt, m->dev, r, "cuModuleGetFunction", site);
   if (rc == 0) {
     read_max_threads(k);
     rc = check_param_info(k);

@@ -59,7 +59,7 @@ void gl_module_reap(gl_runtime *rt, int wait);
 
 /* m:kernel(name, signature): the kernel, checked against the driver's
  * parameter info where it offers it. */
-int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out);
+int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, gl_site *site);
 void gl_kernel_unref(gl_kernel *k);
 
 /* The built-in `b` for dtype dt on dev (compiled and loaded at first use,

@@ -36,7 +36,7 @@ void gl_stream_unref(gl_stream *s) {
   free(s);
 }
 
-int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, gl_stream **out) {
+int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, gl_stream **out, gl_site *site) {
   gl_runtime *rt = dev->rt;
   gl_stream *s = calloc(1, sizeof *s);
   if (!s) return gl_fail_nomem(rt, NULL);
@@ -55,7 +55,7 @@ int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, g
     if (s->cu) gl_drv.cuStreamDestroy(s->cu);
     if (s->tail_ev) gl_drv.cuEventDestroy(s->tail_ev);
     free(s);
-    return gl_fail_cu(rt, dev, r, "cuStreamCreateWithPriority", NULL);
+    return gl_fail_cu(rt, dev, r, "cuStreamCreateWithPriority", site);
   }
   s->next_open = dev->streams;
   if (dev->streams) dev->streams->prev_open = &s->next_open;
@@ -102,7 +102,7 @@ int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site) {
 int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site) {
   gl_stream *t;
   *out = NULL;
-  if (gl_stream_new(s->dev, name, priority, 0, &t) != 0) return -1;
+  if (gl_stream_new(s->dev, name, priority, 0, &t, site) != 0) return -1;
   *out = t;
   gl_trace_wait(t, s, s->seq, 0);
   return gl_stream_order_after(t, s, site); /* on failure t is still the caller's to release */

@@ -38,7 +38,7 @@ struct gl_stream {
 
 /* A new stream on dev (name NULL: "streamN"). The caller holds the one
  * reference. */
-int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, gl_stream **out);
+int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, gl_stream **out, gl_site *site);
 void gl_stream_ref(gl_stream *s);
 void gl_stream_unref(gl_stream *s);
 /* 0 when s is open on a device that can take work. */

@@ -32,7 +32,8 @@ int gl_module_kernel(lua_State *L) {
   if (gl_signature_parse(sigs, &sig, err, sizeof err) != 0)
     return luaL_error(L, "m:kernel: bad signature '%s': %s", sigs, err);
   kernel_ud *u = new_kernel_ud(L);
-  if (gl_kernel_new(m, name, &sig, &u->k) != 0) return gl_raise(L, m->dev->rt);
+  gl_site site = GL_SITE(L);
+  if (gl_kernel_new(m, name, &sig, &u->k, &site) != 0) return gl_raise(L, m->dev->rt);
   return 1;
 }
 

@@ -92,7 +92,8 @@ int gl_dev_stream(lua_State *L) {
   const char *name = check_name(L, 2);
   int prio = check_priority(L, dev, 2);
   gl_stream *s;
-  if (gl_stream_new(dev, name, prio, 0, &s) != 0) return gl_raise(L, dev->rt);
+  gl_site site = GL_SITE(L);
+  if (gl_stream_new(dev, name, prio, 0, &s, &site) != 0) return gl_raise(L, dev->rt);
   gl_push_stream(L, s);
   gl_stream_unref(s); /* the userdata holds it now */
   return 1;

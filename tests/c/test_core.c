@@ -37,7 +37,7 @@ static gl_runtime *new_runtime(void) {
 
 static gl_stream *new_stream(gl_device *d, const char *name) {
   gl_stream *s;
-  if (gl_stream_new(d, name, 0, 0, &s) != 0) {
+  if (gl_stream_new(d, name, 0, 0, &s, NULL) != 0) {
     fprintf(stderr, "gl_stream_new: %s\n", gl_error_message(d->rt));
     exit(1);
   }
