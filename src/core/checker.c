@@ -118,17 +118,26 @@ int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site) {
   return 0;
 }
 
-void gl_access_wait_all(gl_accesses *acc, int learn) {
+int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
   for (int i = 0; i < acc->n; i++) {
     gl_stream *s = acc->v[i].s;
-    if (s->done_seq >= last_seq(&acc->v[i]) || !s->dev->opened || gl_device_poisoned(s->dev)) continue;
+    if (s->done_seq >= last_seq(&acc->v[i]) || !s->dev->opened) continue;
+    if (gl_device_poisoned(s->dev)) {
+      if (learn) return gl_device_check(s->dev);
+      continue;
+    }
     gl_set_ctx(s->dev);
     uint64_t seq = s->seq;
     CUresult r = s->cu ? gl_drv.cuStreamSynchronize(s->cu)
                        : s->final_ev ? gl_drv.cuEventSynchronize(s->final_ev) : CUDA_SUCCESS;
-    if (r == CUDA_SUCCESS && learn) gl_clock_host_reached(s, seq);
+    if (r != CUDA_SUCCESS) {
+      if (learn) return gl_fail_cu(s->dev->rt, s->dev, r, s->cu ? "cuStreamSynchronize" : "cuEventSynchronize", site);
+      continue;
+    }
+    if (learn) gl_clock_host_reached(s, seq);
   }
   if (learn) prune(acc);
+  return 0;
 }
 
 int gl_access_finished(gl_accesses *acc) {

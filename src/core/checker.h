@@ -51,10 +51,11 @@ void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, 
 /* Order `waiter` after every recorded access (for a free). */
 int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site);
 /* Block the host until every recorded access has finished. With learn, the
- * host's knowledge of those streams is raised (an explicit wait); without,
- * it stays as it was (a finalizer: when garbage collection runs must not
- * change what the checker allows). */
-void gl_access_wait_all(gl_accesses *acc, int learn);
+ * host's knowledge of those streams is raised (an explicit wait), and a
+ * fault is an error (a poisoned device: its poison); without, it stays as
+ * it was (a finalizer or teardown: when garbage collection runs must not
+ * change what the checker allows) and faults are not reported. */
+int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site);
 /* Have all recorded accesses finished? Asks the driver without blocking and
  * without raising the host's knowledge. (On sim, asking runs the host
  * kernels the streams wait for.) */

@@ -46,10 +46,7 @@ int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site 
   uint64_t lo = gl_hostbuf_lo(h) + first * sz;
   gl_conflict c;
   if (!gl_access_conflict_host(&m->acc, lo, lo + n * sz, write, &c) || rt->policy == GL_POLICY_OFF) return 0;
-  if (rt->policy == GL_POLICY_AUTO) {
-    gl_access_wait_all(&m->acc, 1);
-    return 0;
-  }
+  if (rt->policy == GL_POLICY_AUTO) return gl_access_wait_all(&m->acc, 1, site);
   gl_buf d = GL_BUF_INIT;
   gl_hostbuf_describe(h, &d);
   gl_fail(rt, "%s: %s from Lua at %s while stream '%s' of device %d may still %s it (copy queued at %s); "
@@ -102,7 +99,7 @@ static void hostmem_unref(gl_hostmem *m) {
 void gl_hostmem_reap(gl_runtime *rt, int wait) {
   for (gl_hostmem **pp = &rt->deferred; *pp;) {
     gl_hostmem *m = *pp;
-    if (wait) gl_access_wait_all(&m->acc, 0);
+    if (wait) gl_access_wait_all(&m->acc, 0, NULL);
     if (wait || gl_access_finished(&m->acc)) {
       *pp = m->next;
       hostmem_release(m);

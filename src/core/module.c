@@ -67,7 +67,7 @@ void gl_module_unref(gl_module *m) {
 void gl_module_reap(gl_runtime *rt, int wait) {
   for (gl_module **pp = &rt->deferred_modules; *pp;) {
     gl_module *m = *pp;
-    if (wait) gl_access_wait_all(&m->uses, 0);
+    if (wait) gl_access_wait_all(&m->uses, 0, NULL);
     if (wait || gl_access_finished(&m->uses)) {
       *pp = m->next_deferred;
       unload(m);

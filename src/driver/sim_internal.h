@@ -34,6 +34,8 @@ struct CUctx_st {
   int ordinal;
   int retained;
   struct CUstream_st *streams; /* live streams of this context */
+  CUresult sticky;             /* a fault on any of its streams: as CUDA's, every later call
+                                  on the context returns it and its queued work is skipped */
 };
 
 typedef struct sim_device {
@@ -56,6 +58,7 @@ typedef struct sim_mark {
 struct CUevent_st {
   unsigned flags;
   sim_mark *latest;    /* the most recent record, NULL before the first */
+  struct CUctx_st *ctx; /* the context of the stream it was last recorded on */
 };
 
 enum sim_op_kind {
@@ -94,7 +97,7 @@ struct CUstream_st {
   sim_op *head, *tail;
   uint64_t enq, done;
   int destroying;
-  CUresult error; /* sticky error of a failed operation */
+  CUresult error; /* the error of a failed operation on this stream (its context's sticky too) */
 };
 
 typedef struct sim_block { /* header in front of every sim allocation */
@@ -122,6 +125,10 @@ extern _Thread_local struct CUctx_st *sim_cur_ctx;
 #define NEED_INIT() do { if (!sim_S.initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 #define NEED_DEV(d) do { NEED_INIT(); if ((d) < 0 || (d) >= sim_S.ndev) return CUDA_ERROR_INVALID_DEVICE; } while (0)
 #define NEED_CTX() do { NEED_INIT(); if (!sim_cur_ctx) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+/* The context's fault, if any (read under the lock); sim_stream.c. */
+CUresult sim_ctx_sticky(struct CUctx_st *ctx);
+#define NEED_HEALTHY(ctx) do { CUresult f_ = sim_ctx_sticky(ctx); if (f_ != CUDA_SUCCESS) return f_; } while (0)
 
 /* Host kernels that must run on the main (Lua) thread: a worker that reaches
  * one queues a request and waits; the main thread runs requests whenever it

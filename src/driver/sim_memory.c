@@ -69,6 +69,7 @@ static sim_block *block_of(CUdeviceptr p) {
 
 CUresult sim_cuMemGetInfo(size_t *free_, size_t *total) {
   NEED_CTX();
+  NEED_HEALTHY(sim_cur_ctx);
   pthread_mutex_lock(&sim_S.mu);
   sim_device *d = &sim_S.dev[sim_cur_ctx->ordinal];
   if (free_) *free_ = d->total - d->used;
@@ -83,6 +84,7 @@ CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st) {
   NEED_INIT();
   if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  NEED_HEALTHY(st->ctx);
   sim_device *d = &sim_S.dev[st->ctx->ordinal];
   if (bytes > d->total) return CUDA_ERROR_OUT_OF_MEMORY;
   size_t rounded = (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN;

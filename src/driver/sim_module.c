@@ -44,6 +44,7 @@ int sim_run_kernel(sim_op *op) {
 CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
   NEED_CTX();
   if (!m || !image) return CUDA_ERROR_INVALID_VALUE;
+  NEED_HEALTHY(sim_cur_ctx);
   const unsigned char *p = image;
   struct CUmod_st *mod = calloc(1, sizeof *mod);
   if (!mod) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -65,6 +65,14 @@ static void mark_unref_locked(sim_mark *m) {
   if (m && --m->refs == 0) free(m);
 }
 
+/* A failed kernel: like a fault on a GPU, it ends its whole context. */
+static void fault(struct CUstream_st *st) {
+  pthread_mutex_lock(&sim_S.mu);
+  st->error = CUDA_ERROR_LAUNCH_FAILED;
+  if (!st->ctx->sticky) st->ctx->sticky = CUDA_ERROR_LAUNCH_FAILED;
+  pthread_mutex_unlock(&sim_S.mu);
+}
+
 static void run_op(struct CUstream_st *st, sim_op *op) {
   switch (op->kind) {
   case OP_COPY:
@@ -93,18 +101,10 @@ static void run_op(struct CUstream_st *st, sim_op *op) {
     op->hostfn(op->user);
     break;
   case OP_KERNEL:
-    if (sim_run_kernel(op) != 0) {
-      pthread_mutex_lock(&sim_S.mu);
-      st->error = CUDA_ERROR_LAUNCH_FAILED;
-      pthread_mutex_unlock(&sim_S.mu);
-    }
+    if (sim_run_kernel(op) != 0) fault(st);
     break;
   case OP_SIMFN:
-    if (op->simfn(op->user) != 0) {
-      pthread_mutex_lock(&sim_S.mu);
-      st->error = CUDA_ERROR_LAUNCH_FAILED;
-      pthread_mutex_unlock(&sim_S.mu);
-    }
+    if (op->simfn(op->user) != 0) fault(st);
     break;
   case OP_FREE: {
     sim_block *b = op->dst;
@@ -115,6 +115,13 @@ static void run_op(struct CUstream_st *st, sim_op *op) {
   case OP_WAIT:
     break; /* handled under the lock */
   }
+}
+
+CUresult sim_ctx_sticky(struct CUctx_st *ctx) {
+  pthread_mutex_lock(&sim_S.mu);
+  CUresult r = ctx->sticky;
+  pthread_mutex_unlock(&sim_S.mu);
+  return r;
 }
 
 static void *worker(void *arg) {
@@ -132,12 +139,13 @@ static void *worker(void *arg) {
       continue;
     }
     if (op->kind != OP_RECORD && op->kind != OP_WAIT) {
+      /* After a fault the context's later work is skipped (frees still
+       * happen); records and waits still complete so nobody waits forever,
+       * and every wait reports the fault. */
+      int run = (st->error == CUDA_SUCCESS && st->ctx->sticky == CUDA_SUCCESS) || op->kind == OP_FREE;
       pthread_mutex_unlock(&sim_S.mu);
       if (sim_S.delay_us) usleep(sim_S.delay_us);
-      /* After a failed operation the stream's later work is skipped, like a
-       * context after a sticky fault; records and waits still complete so
-       * nobody waits forever. */
-      if (st->error == CUDA_SUCCESS || op->kind == OP_FREE) run_op(st, op);
+      if (run) run_op(st, op);
       pthread_mutex_lock(&sim_S.mu);
     } else if (op->kind == OP_RECORD) {
       op->mark->done = 1;
@@ -164,6 +172,7 @@ static void *worker(void *arg) {
 CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority) {
   NEED_CTX();
   if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  NEED_HEALTHY(sim_cur_ctx);
   sim_install_fork_handlers(); /* before the first worker */
   struct CUstream_st *st = calloc(1, sizeof *st);
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -207,16 +216,18 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
   op->next = NULL;
   op->mark = NULL;
   pthread_mutex_lock(&sim_S.mu);
-  if (st->destroying) {
+  CUresult refused = st->destroying ? CUDA_ERROR_INVALID_HANDLE : op->kind != OP_FREE ? st->ctx->sticky : CUDA_SUCCESS;
+  if (refused != CUDA_SUCCESS) {
     pthread_mutex_unlock(&sim_S.mu);
     free(op);
     free(fresh);
-    return CUDA_ERROR_INVALID_HANDLE;
+    return refused;
   }
   if (op->kind == OP_RECORD) { /* the event now stands for this record */
     mark_unref_locked(ev->latest);
     fresh->refs = 2;
     ev->latest = fresh;
+    ev->ctx = st->ctx;
     op->mark = fresh;
   } else if (op->kind == OP_WAIT) { /* captures the latest record, if any */
     if (!ev->latest || ev->latest->done) {
@@ -261,7 +272,7 @@ CUresult sim_cuStreamSynchronize(CUstream st) {
   pthread_mutex_lock(&sim_S.mu);
   uint64_t target = st->enq;
   while (st->done < target) host_wait_locked();
-  CUresult r = st->error;
+  CUresult r = st->error ? st->error : st->ctx->sticky;
   pthread_mutex_unlock(&sim_S.mu);
   return r;
 }
@@ -271,7 +282,9 @@ CUresult sim_cuStreamQuery(CUstream st) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
   service_locked();
-  CUresult r = st->error ? st->error : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  CUresult r = st->error         ? st->error
+               : st->ctx->sticky ? st->ctx->sticky
+               : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
@@ -290,6 +303,7 @@ CUresult sim_cuCtxSynchronize(void) {
   }
   for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
     if (st->error) r = st->error;
+  if (sim_cur_ctx->sticky) r = sim_cur_ctx->sticky;
   pthread_mutex_unlock(&sim_S.mu);
   return r;
 }
@@ -334,8 +348,9 @@ CUresult sim_cuEventSynchronize(CUevent e) {
     while (!m->done) host_wait_locked();
     mark_unref_locked(m);
   }
+  CUresult r = e->ctx ? e->ctx->sticky : CUDA_SUCCESS;
   pthread_mutex_unlock(&sim_S.mu);
-  return CUDA_SUCCESS;
+  return r;
 }
 
 CUresult sim_cuEventQuery(CUevent e) {
@@ -343,7 +358,8 @@ CUresult sim_cuEventQuery(CUevent e) {
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
   service_locked();
-  CUresult r = !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  CUresult r = e->ctx && e->ctx->sticky            ? e->ctx->sticky
+               : !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
@@ -356,6 +372,8 @@ CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   pthread_mutex_lock(&sim_S.mu);
   if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
   else if (!a->latest || !b->latest) r = CUDA_ERROR_INVALID_HANDLE;
+  else if (a->ctx != b->ctx) r = CUDA_ERROR_INVALID_HANDLE; /* as CUDA: events of two contexts */
+  else if (a->ctx && a->ctx->sticky) r = a->ctx->sticky;
   else if (!a->latest->done || !b->latest->done) r = CUDA_ERROR_NOT_READY;
   else *ms = (float)(b->latest->t_ms - a->latest->t_ms);
   pthread_mutex_unlock(&sim_S.mu);

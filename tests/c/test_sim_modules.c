@@ -48,26 +48,35 @@ void test_launch_failed(void) {
   CHECK(atomic_load(&after_sim) == 0);
   CHECK(atomic_load(&after_host) == 0);
   CHECK(host_out == 0xAAAAAAAA); /* the copy back was skipped */
-  /* records still complete, so nobody waits forever */
-  OK(d.cuEventSynchronize(e));
-  OK(d.cuEventQuery(e));
-  OK(d.cuStreamWaitEvent(ok_s, e, 0));
+  /* as on a GPU, the fault ends the whole context: records still complete,
+   * so nobody waits forever, but every wait and every later call on the
+   * context reports the fault, on any of its streams */
+  CHECK_RC(d.cuEventSynchronize(e), CUDA_ERROR_LAUNCH_FAILED);
+  CHECK_RC(d.cuEventQuery(e), CUDA_ERROR_LAUNCH_FAILED);
+  CHECK_RC(d.cuStreamWaitEvent(ok_s, e, 0), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(gl_sim_enqueue(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
-
-  /* another stream is unaffected */
   atomic_int ok_count = 0;
-  OK(gl_sim_enqueue(ok_s, count_fn, &ok_count));
-  OK(d.cuStreamSynchronize(ok_s));
-  OK(d.cuStreamQuery(ok_s));
-  CHECK(atomic_load(&ok_count) == 1);
-
-  /* frees still happen on the failed stream */
+  CHECK_RC(gl_sim_enqueue(ok_s, count_fn, &ok_count), CUDA_ERROR_LAUNCH_FAILED);
+  CHECK_RC(d.cuStreamSynchronize(ok_s), CUDA_ERROR_LAUNCH_FAILED);
+  CHECK_RC(d.cuStreamQuery(ok_s), CUDA_ERROR_LAUNCH_FAILED);
   size_t f;
+  CHECK_RC(d.cuMemGetInfo(&f, NULL), CUDA_ERROR_LAUNCH_FAILED);
+  CHECK(atomic_load(&ok_count) == 0);
+
+  /* frees are still accepted on the failed stream */
   OK(d.cuMemFreeAsync(p, s));
   CHECK_RC(d.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
-  OK(d.cuMemGetInfo(&f, NULL));
-  CHECK(f == SIM_MEMORY_BYTES);
+
+  /* another context (device 0) is unaffected */
+  use_ctx(0);
+  CUstream other = mkstream_on(0);
+  atomic_int other_count = 0;
+  OK(gl_sim_enqueue(other, count_fn, &other_count));
+  OK(d.cuStreamSynchronize(other));
+  CHECK(atomic_load(&other_count) == 1);
+  OK(d.cuStreamDestroy(other));
+  use_ctx(1);
 
   OK(d.cuEventDestroy(e));
   OK(d.cuStreamDestroy(s));

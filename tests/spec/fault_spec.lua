@@ -57,6 +57,41 @@ describe("device faults #fault", function()
     assert.matches("\nend\n", out)
   end)
 
+  -- After a fault, no wait returns what the faulted stream should have
+  -- produced: each wait below is the first one after the fault (its own
+  -- child), and it must raise the fault.
+  local FAULTED = [[
+    local s = dev:stream{name = "A"}
+    local x = dev:zeros("f32", 64)
+    dev.main:fill(x, 5)
+    dev.main:sync()
+    s:join(dev.main)
+    s:launch(bad, {grid = 1, block = 32}, y, 64)
+    s:fill(x, 7) -- after the fault: never runs
+  ]]
+  local waits = {
+    {"x:read on the faulted stream", "local h = x:read{stream = s}; print('DATA', h[1])"},
+    {"e:sync of an event after the fault", "local e = s:record(); e:sync(); print('DATA')"},
+    {"e:query of an event after the fault",
+     "local e = s:record(); for _ = 1, 1e7 do if e:query() then break end end; print('DATA')"},
+    {"s:sync", "s:sync(); print('DATA')"},
+    {"dev:sync", "dev:sync(); print('DATA')"},
+    {"gpu.sync", "gpu.sync(); print('DATA')"},
+    {"a host read that auto makes wait for its copy",
+     "gpu.policy('auto'); local h = gpu.host('f32', 64); s:copy(h, x); print('DATA', h[1])"},
+    {"a wait auto inserts between streams",
+     "gpu.policy('auto'); local t = dev:stream(); local z = dev:zeros('f32', 64, {stream = t}); " ..
+     "t:copy(z, x); local h = z:read{stream = t}; print('DATA', h[1])"},
+  }
+  for _, w in ipairs(waits) do
+    it("are reported by " .. w[1] .. ", which returns no data", function()
+      local out, status = H.run_child(PRELUDE .. FAULTED .. "print(pcall(function() " .. w[2] .. " end))\n")
+      assert.are.equal(0, status, "the child failed:\n" .. out)
+      assert.is_nil(out:find("DATA", 1, true), "the wait returned data after the fault:\n" .. out)
+      assert.matches("false\t[^\n]*poisoned by a fault", out)
+    end)
+  end
+
   it("end the process with a non-zero status when not caught, without hanging", function()
     local out, status = H.run_child(PRELUDE .. [[
       dev.main:launch(trap, {grid = 1, block = 32}, y)
