@@ -62,6 +62,16 @@ void gl_setmetatable(lua_State *L, const gl_type *t);
 
 /* ---- arguments and errors (l_args.c) ------------------------------------ */
 
+/* Inside a sim host kernel only its own argument views may be touched: any
+ * other gpulua call raises (in the host kernel, which then fails like a
+ * faulting kernel), naming the call: prefix ("dev:", "gpu.") and the called
+ * function's name. */
+#define GL_NOT_IN_HOST_KERNEL(L, rt, prefix)                         \
+  do {                                                               \
+    if ((rt)->host_kernel_depth > 0) gl_refuse_in_host_kernel((L), (prefix), NULL); \
+  } while (0)
+int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what);
+
 /* The calling script's location, for the core (site.h). */
 int gl_lua_loc(gl_runtime *rt, void *L);
 #define GL_SITE(L) {gl_lua_loc, (L), GL_LOC_UNRESOLVED}

@@ -29,6 +29,16 @@ int gl_lua_loc(gl_runtime *rt, void *ctx) {
   return gl_intern(rt, "?");
 }
 
+int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what) {
+  lua_Debug ar;
+  const char *name = "?";
+  if (!what && lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name) name = ar.name;
+  if (what) return luaL_error(L, "%s cannot be called from inside a host kernel (k:host): a host kernel may only read "
+                                 "and write its own argument views", what);
+  return luaL_error(L, "%s%s cannot be called from inside a host kernel (k:host): a host kernel may only read and "
+                       "write its own argument views", prefix, name);
+}
+
 int gl_raise(lua_State *L, gl_runtime *rt) {
   luaL_where(L, 1);
   lua_pushstring(L, gl_error_message(rt));

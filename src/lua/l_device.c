@@ -9,11 +9,17 @@
 
 int gl_dev_stream(lua_State *L); /* l_stream.c */
 
-gl_device *gl_check_device(lua_State *L, int idx) {
+static gl_device *to_device(lua_State *L, int idx) {
   gl_device **ud = gl_testudata(L, idx, &gl_device_type);
   if (!ud) luaL_typeerror(L, idx, "gpulua device");
   if (!(*ud)->opened) luaL_error(L, "gpulua has been shut down");
   return *ud;
+}
+
+gl_device *gl_check_device(lua_State *L, int idx) {
+  gl_device *d = to_device(L, idx);
+  GL_NOT_IN_HOST_KERNEL(L, d->rt, "dev:");
+  return d;
 }
 
 static int d_sync(lua_State *L) {
@@ -33,7 +39,7 @@ static int d_free_memory(lua_State *L) {
 }
 
 static int d_field(lua_State *L) {
-  gl_device *d = gl_check_device(L, 1);
+  gl_device *d = to_device(L, 1); /* fields may be read anywhere, a host kernel included */
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "ordinal") == 0) lua_pushinteger(L, d->ordinal);
   else if (strcmp(k, "name") == 0) lua_pushstring(L, d->name);

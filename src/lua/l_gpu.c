@@ -111,6 +111,7 @@ static const char *range_message(lua_State *L, const char *fname, const char *wh
 }
 
 static int l_device(lua_State *L) {
+  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
   int isint;
   lua_Integer i = lua_tointegerx(L, 1, &isint);
   if (!isint)
@@ -123,6 +124,7 @@ static int l_device(lua_State *L) {
 
 static int l_sync(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
+  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
   gl_site site = GL_SITE(L);
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened && gl_device_sync(&rt->devs[i], &site) != 0) return gl_raise(L, rt);
@@ -141,6 +143,7 @@ static int l_policy(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   lua_pushstring(L, gl_policy_name(rt->policy));
   if (!lua_isnoneornil(L, 1)) {
+    GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
     const char *p = luaL_checkstring(L, 1);
     int v = gl_policy_parse(p);
     if (v < 0) return luaL_argerror(L, 1, lua_pushfstring(L, "expected strict, auto or off, got '%s'", p));
@@ -152,6 +155,7 @@ static int l_policy(lua_State *L) {
 /* gpu.peer(a, b): let work on device b use memory of device a. */
 static int l_peer(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
+  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
   lua_Integer a = luaL_checkinteger(L, 1), b = luaL_checkinteger(L, 2);
   for (int i = 0; i < 2; i++) {
     lua_Integer o = i ? b : a;

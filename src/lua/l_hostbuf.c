@@ -15,6 +15,8 @@ gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
   gl_runtime *rt = h->m ? h->m->rt : gl_rt(L); /* the hot path needs no registry lookup */
   if (gl_hostbuf_check(rt, h) != 0) gl_raise(L, rt);
+  if (rt->host_kernel_depth > 0 && !h->m->borrowed)
+    gl_refuse_in_host_kernel(L, NULL, "a host buffer that is not one of the kernel's argument views");
   return h;
 }
 
@@ -49,6 +51,7 @@ static const char *const host_options[] = {"pinned", NULL};
 
 /* gpu.host(dtype, n or {values}, {pinned = true}) */
 int gl_host_new(lua_State *L) {
+  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
   gl_dtype dt = gl_check_dtype(L, 1);
   int pinned = 1;
   if (gl_check_options(L, 3, "gpu.host", host_options)) {

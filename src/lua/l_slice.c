@@ -20,6 +20,7 @@ void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
 gl_slice *gl_check_slice(lua_State *L, int idx) {
   gl_slice *x = gl_test_slice(L, idx);
   if (!x) luaL_typeerror(L, idx, "gpulua slice");
+  if (x->a) GL_NOT_IN_HOST_KERNEL(L, x->a->dev->rt, "x:");
   gl_check_slice_alive(L, x, idx);
   return x;
 }
@@ -121,6 +122,7 @@ static int x_release(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
   if (!x->a) return 0;
   gl_runtime *rt = x->a->dev->rt;
+  if (gl_release_how(L) != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "x:");
   gl_site site = GL_SITE(L);
   if (gl_slice_release(x, gl_release_how(L), &site) != 0) return gl_raise(L, rt);
   return 0;

@@ -11,6 +11,7 @@
 
 int gl_trace_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
+  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
   if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) { /* gpu.trace(false): write and stop */
     if (!rt->trace) return 0;
     const char *file = gl_trace_file(rt);

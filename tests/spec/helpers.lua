@@ -123,17 +123,18 @@ end
 function H.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- Run a Lua script in a child process of the same interpreter and backend,
--- with the environment variables of table env added; returns its output
--- (stdout and stderr) and its exit status.
-function H.run_child(script, env)
+-- with the environment variables of table env added, killed after `secs`
+-- seconds (default 120; then the status is 124); returns its output (stdout
+-- and stderr) and its exit status.
+function H.run_child(script, env, secs)
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))
   f:write(script)
   f:close()
   local vars = {}
   for k, v in pairs(env or {}) do vars[#vars + 1] = k .. "=" .. H.quote(tostring(v)) end
-  local cmd = ("GPULUA_BACKEND=%s %s timeout 120 %s %s 2>&1; echo \"exit status $?\""):format(
-    gpu.backend(), table.concat(vars, " "), H.quote(H.interpreter()), H.quote(path))
+  local cmd = ("GPULUA_BACKEND=%s %s timeout %d %s %s 2>&1; echo \"exit status $?\""):format(
+    gpu.backend(), table.concat(vars, " "), secs or 120, H.quote(H.interpreter()), H.quote(path))
   local p = assert(io.popen(cmd))
   local out = p:read("a")
   p:close()

@@ -1,0 +1,75 @@
+-- A sim host kernel (k:host) may read and write its own views and run any
+-- Lua that does not touch gpulua. A gpulua call from inside it (queue, sync,
+-- allocate, create or free an object, touch another buffer) is an error
+-- naming the call, raised in the host kernel: the launch fails and poisons
+-- the device like any failing kernel, and nothing hangs. Each case runs in
+-- a child process (a poisoned device stays poisoned).
+local gpu = require "gpulua"
+local H = require "helpers"
+
+local PRELUDE = [[
+local gpu = require "gpulua"
+local dev = gpu.device(0)
+local m = gpu.load("tests/data/twice.ptx")
+local k = m:kernel("twice", "const f32*, f32*, u64")
+local x, y = dev:zeros("f32", 8), dev:zeros("f32", 8)
+local other = gpu.host("f32", 8)
+local s = dev:stream{name = "A"}
+]]
+
+describe("host kernels", function()
+  if gpu.backend() ~= "sim" then
+    pending("sim only: host kernels (k:host) run on the sim backend alone")
+    return
+  end
+  if type(arg) ~= "table" then
+    pending("needs the interpreter's arg table to start a child process")
+    return
+  end
+
+  local calls = {
+    {"dev:sync", "dev:sync()"},
+    {"gpu.sync", "gpu.sync()"},
+    {"x:read", "x:read()"},
+    {"s:fill", "s:fill(y, 1)"},
+    {"s:copy", "s:copy(y, xv)"},
+    {"dev:alloc", "dev:alloc('f32', 4)"},
+    {"dev:stream", "dev:stream()"},
+    {"x:free", "x:free()"},
+    {"gpu.host", "gpu.host('f32', 4)"},
+    {"h[i] of another buffer", "return other[1]"},
+    {"s:record", "s:record()"},
+  }
+  for _, c in ipairs(calls) do
+    it("refuse " .. c[1] .. ": the launch fails naming the call, nothing hangs", function()
+      local out, status = H.run_child(PRELUDE .. ([[
+        k:host(function(_, xv, yv, n)
+          %s
+        end)
+        dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
+        print("sync:", pcall(dev.main.sync, dev.main))
+      ]]):format(c[2]), nil, 30)
+      assert.are_not.equal(124, status, "the child hung:\n" .. out)
+      assert.are.equal(0, status, "the child failed:\n" .. out)
+      local msg = assert(out:match("sync:\tfalse\t([^\n]*)"), out)
+      assert.matches("host kernel 'twice'", msg)
+      assert.matches("cannot be called from inside a host kernel", msg)
+    end)
+  end
+
+  it("may read and write their views, and views made from them, during the call", function()
+    local out, status = H.run_child(PRELUDE .. [[
+      dev.main:fill(x, 3)
+      k:host(function(_, xv, yv, n)
+        local w = yv:view(2, 4)
+        for i = 1, #w do w[i] = xv[i] + i end
+        yv[1] = #xv + n
+      end)
+      dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
+      local h = y:read()
+      print("y:", h[1], h[3], h[6], h[7])
+    ]], nil, 30)
+    assert.are.equal(0, status, out)
+    assert.matches("y:\t16%.0\t4%.0\t7%.0\t0%.0", out)
+  end)
+end)
