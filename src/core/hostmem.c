@@ -40,8 +40,11 @@ int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h) {
 
 int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site) {
   gl_hostmem *m = h->m;
-  if (m->acc.n == 0) return 0;
   gl_runtime *rt = m->rt;
+  if (write && m->readonly)
+    return gl_fail(rt, "a host view of a slice (%s[%zu]) of a const argument is read-only: the kernel declared it "
+                       "const", gl_dtypes[h->dtype].name, h->count);
+  if (m->acc.n == 0 || n == 0) return 0; /* an empty range touches nothing */
   size_t sz = gl_dtypes[h->dtype].size;
   uint64_t lo = gl_hostbuf_lo(h) + first * sz;
   gl_conflict c;
@@ -267,7 +270,7 @@ int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_sit
   return 0;
 }
 
-int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, gl_hostbuf *h) {
+int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, int readonly, gl_hostbuf *h) {
   gl_hostmem *m = calloc(1, sizeof *m);
   if (!m) return gl_fail_nomem(rt, NULL);
   m->rt = rt;
@@ -275,6 +278,7 @@ int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, gl_h
   m->ptr = ptr;
   m->bytes = count * gl_dtypes[dt].size;
   m->borrowed = 1;
+  m->readonly = readonly;
   m->freed_at = GL_LOC_NONE;
   m->next = rt->borrows;
   rt->borrows = m;
@@ -291,6 +295,7 @@ void gl_hostmem_end_borrows(gl_runtime *rt) {
       m->borrower->m = NULL;
       m->borrower->expired = 1;
     }
+    m->ptr = NULL; /* and for the views made from it, which keep m */
     hostmem_unref(m);
   }
 }

@@ -30,6 +30,7 @@ struct gl_hostmem {
   int pinned;
   int mapped;           /* pageable memory from mmap (large buffers): munmap it */
   int borrowed;         /* a view of (sim) device memory: not ours to free */
+  int readonly;         /* ... of a const T* argument: Lua may only read it */
   int freed;            /* h:free() on the buffer that allocated it ... */
   int freed_at;         /* ... there (a location) */
   gl_hostmem *next;     /* on the deferred list or the borrow list */
@@ -70,8 +71,9 @@ static inline void *gl_hostbuf_ptr(const gl_hostbuf *h) { return (char *)h->m->p
 void gl_hostmem_reap(gl_runtime *rt, int wait);
 
 /* A host view of count elements of (sim) device memory at ptr, into the
- * zeroed handle h: valid until gl_hostmem_end_borrows. */
-int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, gl_hostbuf *h);
+ * zeroed handle h (readonly: of a const T* argument): valid, with every view
+ * made from it, until gl_hostmem_end_borrows. */
+int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, int readonly, gl_hostbuf *h);
 void gl_hostmem_end_borrows(gl_runtime *rt);
 
 #endif

@@ -30,7 +30,7 @@ typedef struct host_launch {
   struct {
     gl_dtype dt;
     size_t count;
-    int is_ptr;
+    int is_ptr, is_const;
   } arg[GL_MAX_PARAMS];
 } host_launch;
 
@@ -49,7 +49,8 @@ static int call_host_kernel(lua_State *L) {
       gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
       memset(h, 0, sizeof *h);
       gl_setmetatable(L, &gl_host_type);
-      if (gl_hostbuf_borrow(hl->rt, hl->arg[i].dt, p, hl->arg[i].count, h) != 0) gl_raise(L, hl->rt);
+      if (gl_hostbuf_borrow(hl->rt, hl->arg[i].dt, p, hl->arg[i].count, hl->arg[i].is_const, h) != 0)
+        gl_raise(L, hl->rt);
     } else {
       gl_dtype_push(L, hl->arg[i].dt, l->params[i]);
     }
@@ -131,6 +132,7 @@ void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, g
   hl->nargs = k->sig.n;
   for (int i = 0; i < k->sig.n; i++) {
     hl->arg[i].is_ptr = k->sig.p[i].is_ptr;
+    hl->arg[i].is_const = k->sig.p[i].is_const;
     hl->arg[i].dt = slices[i] ? slices[i]->dtype : (gl_dtype)k->sig.p[i].dtype;
     hl->arg[i].count = slices[i] ? slices[i]->count : 0;
   }

@@ -57,6 +57,41 @@ describe("host kernels", function()
     end)
   end
 
+  it("views made from their views expire with them: no read or write after the call", function()
+    local out, status = H.run_child(PRELUDE .. [[
+      local kept
+      k:host(function(_, xv, yv, n) kept = yv:view(0) end)
+      dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
+      dev.main:sync()
+      print("read:", pcall(function() return kept[1] end))
+      print("write:", pcall(function() kept[1] = 5 end))
+      y:free()
+      print("after free:", pcall(function() kept[1] = 5 end))
+    ]], nil, 30)
+    assert.are.equal(0, status, out)
+    for _, what in ipairs{"read", "write", "after free"} do
+      assert.matches(what .. ":\tfalse\t[^\n]*only valid during the host kernel call", out)
+    end
+  end)
+
+  it("views of const T* arguments are read-only", function()
+    local out, status = H.run_child(PRELUDE .. [[
+      k:host(function(_, xv, yv, n)
+        local ok, err = pcall(function() xv[1] = 1 end)
+        local ok2, err2 = pcall(function() xv:view(1):fill(2) end)
+        print("write:", ok, err)
+        print("fill:", ok2, err2)
+        yv[1] = xv[1]
+      end)
+      dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
+      print("sync:", pcall(dev.main.sync, dev.main))
+    ]], nil, 30)
+    assert.are.equal(0, status, out)
+    assert.matches("write:\tfalse\t[^\n]*read%-only", out)
+    assert.matches("fill:\tfalse\t[^\n]*read%-only", out)
+    assert.matches("sync:\ttrue", out)
+  end)
+
   it("may read and write their views, and views made from them, during the call", function()
     local out, status = H.run_child(PRELUDE .. [[
       dev.main:fill(x, 3)
