@@ -48,7 +48,8 @@ int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int writ
 int gl_access_reserve(gl_accesses *acc, int k);
 /* Record an access queued on s (at s->seq), after gl_access_reserve. */
 void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, int write, int loc);
-/* Order `waiter` after every recorded access (for a free). */
+/* Order `waiter` after every recorded access (for a free): real waits, from
+ * which the checker learns nothing. */
 int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site);
 /* Block the host until every recorded access has finished. With learn, the
  * host's knowledge of those streams is raised (an explicit wait), and a

@@ -121,7 +121,9 @@ int gl_device_sync(gl_device *d, gl_site *site) {
   gl_set_ctx(d);
   CUresult r = gl_drv.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuCtxSynchronize", site);
-  for (gl_stream *s = d->streams; s; s = s->next_open) gl_stream_mark_synced(s);
+  gl_runtime *rt = d->rt; /* every stream of d, the closed ones that records still name included */
+  for (int i = 0; i < rt->nids; i++)
+    if (rt->by_id[i] && rt->by_id[i]->dev == d) gl_stream_mark_synced(rt->by_id[i]);
   return 0;
 }
 

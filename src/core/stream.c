@@ -74,10 +74,10 @@ int gl_stream_check(gl_stream *s) {
 
 void gl_stream_mark_synced(gl_stream *s) { gl_clock_host_reached(s, s->seq); }
 
-int gl_stream_order_after(gl_stream *waiter, gl_stream *s, gl_site *site) {
+int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *site) {
   if (waiter == s) return 0;
   gl_runtime *rt = s->dev->rt;
-  if (gl_clock_join(waiter, s) != 0) return gl_fail_nomem(rt, NULL);
+  if (learn && gl_clock_join(waiter, s) != 0) return gl_fail_nomem(rt, NULL);
   if (s->done_seq >= s->seq) return 0;
   CUevent ev = s->final_ev;
   if (s->cu) {
@@ -96,7 +96,7 @@ int gl_stream_order_after(gl_stream *waiter, gl_stream *s, gl_site *site) {
 
 int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site) {
   gl_trace_wait(s, t, t->seq, inserted);
-  return gl_stream_order_after(s, t, site);
+  return gl_stream_order_after(s, t, 1, site);
 }
 
 int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site) {
@@ -105,7 +105,7 @@ int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out
   if (gl_stream_new(s->dev, name, priority, 0, &t, site) != 0) return -1;
   *out = t;
   gl_trace_wait(t, s, s->seq, 0);
-  return gl_stream_order_after(t, s, site); /* on failure t is still the caller's to release */
+  return gl_stream_order_after(t, s, 1, site); /* on failure t is still the caller's to release */
 }
 
 int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
@@ -151,7 +151,7 @@ int gl_stream_wait_host(gl_stream *s, gl_site *site) {
   return 0;
 }
 
-int gl_stream_close(gl_stream *s, int loc) {
+int gl_stream_close(gl_stream *s, int loc, int learn) {
   if (!s->cu || s->is_main) return 0;
   gl_device *dev = s->dev;
   gl_set_ctx(dev);
@@ -162,7 +162,7 @@ int gl_stream_close(gl_stream *s, int loc) {
     r = gl_drv.cuStreamWaitEvent(dev->main->cu, s->final_ev, 0);
     call = "cuStreamWaitEvent";
     if (r == CUDA_SUCCESS) {
-      gl_clock_join(dev->main, s); /* out of memory here only loses knowledge */
+      if (learn) gl_clock_join(dev->main, s); /* out of memory here only loses knowledge */
       gl_trace_wait(dev->main, s, s->seq, 0);
       dev->main->seq++;
     }

@@ -44,12 +44,16 @@ void gl_stream_unref(gl_stream *s);
 /* 0 when s is open on a device that can take work. */
 int gl_stream_check(gl_stream *s);
 /* Close s (not the main stream): dev.main waits for its work, then the
- * driver's stream is destroyed. `loc` says where (a location). */
-int gl_stream_close(gl_stream *s, int loc);
+ * driver's stream is destroyed. `loc` says where (a location); `learn`:
+ * the checker counts main as ordered after s (an explicit close; never for a
+ * finalizer's, so that verdicts do not depend on when the collector runs). */
+int gl_stream_close(gl_stream *s, int loc, int learn);
 
 /* `waiter`'s later work waits for all work queued on s so far (s open or
- * closed), through s's tail event. */
-int gl_stream_order_after(gl_stream *waiter, gl_stream *s, gl_site *site);
+ * closed), through s's tail event. With learn, the checker counts waiter as
+ * ordered after s (a join, a fork, auto's waits); without, the wait is
+ * gpulua's own bookkeeping (a free's ordering) and changes no verdict. */
+int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *site);
 /* s:join(t), and the waits `auto` inserts (inserted = 1, for the trace). */
 int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site);
 /* s:fork{}: a new stream whose work starts after s's queued work. *out is

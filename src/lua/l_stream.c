@@ -163,7 +163,7 @@ static int s_release(lua_State *L) {
   gl_runtime *rt = s->dev->rt;
   if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "s:");
   if (how == GL_RELEASE_GC) { /* close if still open, then drop the reference */
-    if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection")) != 0)
+    if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection"), 0) != 0)
       gl_device_keep_error(s->dev);
     u->s = NULL;
     gl_stream_unref(s);
@@ -177,7 +177,7 @@ static int s_release(lua_State *L) {
     return luaL_error(L, "stream '%s' of device %d is already closed (closed at %s)", s->name, s->dev->ordinal,
                       gl_loc_text(rt, s->closed_at));
   }
-  if (gl_stream_close(s, gl_lua_loc(rt, L)) != 0) return gl_raise(L, rt);
+  if (gl_stream_close(s, gl_lua_loc(rt, L), 1) != 0) return gl_raise(L, rt);
   return 0;
 }
 

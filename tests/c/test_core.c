@@ -123,7 +123,7 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
         total);
   CHECK(gl_hostbuf_release(rt, &h, GL_RELEASE_METHOD, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_hostbuf_release(rt, &r, GL_RELEASE_GC, NULL) == 0, "a buffer's finalizer");
-  CHECK(gl_stream_close(a, GL_LOC_NONE) == 0 && gl_stream_close(b, GL_LOC_NONE) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_close(a, GL_LOC_NONE, 1) == 0 && gl_stream_close(b, GL_LOC_NONE, 1) == 0, "%s", gl_error_message(rt));
   CHECK(gl_stream_check(a) == -1 && strstr(gl_error_message(rt), "is closed"), "%s", gl_error_message(rt));
   gl_stream_unref(a);
   gl_stream_unref(b);
@@ -198,10 +198,10 @@ static void test_out_of_host_memory(gl_runtime *rt, gl_device *dev) {
   CHECK(gl_device_sync(dev, NULL) == 0, "%s", gl_error_message(rt));
   gl_slice_release(&x, GL_RELEASE_GC, NULL);
   for (int i = 0; i < 8; i++) {
-    gl_stream_close(s[i], GL_LOC_NONE);
+    gl_stream_close(s[i], GL_LOC_NONE, 1);
     gl_stream_unref(s[i]);
   }
-  gl_stream_close(a, GL_LOC_NONE);
+  gl_stream_close(a, GL_LOC_NONE, 1);
   gl_stream_unref(a);
 }
 

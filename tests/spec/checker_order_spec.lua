@@ -242,6 +242,49 @@ describe("the ordering checker", function()
       assert_conflict(err, {op = "s:copy src", what = desc("i32", 64), rw = "read", s = "ck_gc_b", s_at = lr,
                             t = "ck_gc_a", t_at = lw, prev = "writing"})
     end)
+
+    it("collecting an unreachable stream (main waits for it) does not order main after it", function()
+      local t = dev:stream{name = "ck_gc_dropped"}
+      local x = dev:zeros("f32", N, {stream = t})
+      local lw = here(); t:fill(x, 1)
+      t = nil -- luacheck: ignore 311
+      collectgarbage()
+      collectgarbage() -- t's finalizer closes it: main really waits for its work
+      local h = gpu.host("f32", N)
+      local lr = here(); local err = H.refused(function() dev.main:copy(h, x) end)
+      assert_conflict(err, {op = "s:copy src", what = desc("f32", N), rw = "read", s = "main", s_at = lr,
+                            t = "ck_gc_dropped", t_at = lw, prev = "writing"})
+    end)
+
+    it("collecting an unrelated slice (its free waits for its users) does not order its stream", function()
+      local a, home = dev:stream{name = "ck_gc_user"}, dev:stream{name = "ck_gc_home"}
+      local y = dev:zeros("f32", N)
+      a:join(dev.main)
+      home:join(dev.main)
+      local lw = here(); a:fill(y, 2)
+      local z = dev:zeros("f32", 16, {stream = home})
+      a:join(home)
+      a:fill(z, 1)
+      z = nil -- luacheck: ignore 311
+      collectgarbage()
+      collectgarbage() -- z's free on its home stream waits for a's fill of z
+      local lr = here(); local err = H.refused(function() home:fill(y, 3) end)
+      assert_conflict(err, {op = "s:fill", what = desc("f32", N), rw = "written", s = "ck_gc_home", s_at = lr,
+                            t = "ck_gc_user", t_at = lw, prev = "writing"})
+    end)
+
+    it("the collection an allocation's retry runs does not change a verdict", function()
+      local t = dev:stream{name = "ck_gc_oom"}
+      local x = dev:zeros("f32", N, {stream = t})
+      local lw = here(); t:fill(x, 1)
+      t = nil -- luacheck: ignore 311
+      -- more than the device has left: the retry collects garbage (closing t) and syncs the device
+      pcall(dev.alloc, dev, "u8", dev:free_memory() + 1)
+      local h = gpu.host("f32", N)
+      local lr = here(); local err = H.refused(function() dev.main:copy(h, x) end)
+      assert_conflict(err, {op = "s:copy src", what = desc("f32", N), rw = "read", s = "main", s_at = lr,
+                            t = "ck_gc_oom", t_at = lw, prev = "writing"})
+    end)
   end)
 
   describe("stream ids reused after a stream is gone", function()
