@@ -70,6 +70,14 @@ int gl_copy(gl_stream *s, gl_ref dst, gl_ref src, gl_site *site) {
     return gl_fail(rt, "s:copy: the %s is on device %d, but stream '%s' is on device %d; copy between host "
                        "and a device on a stream of that device",
                    dst.x ? "dst slice" : "src slice", dx->a->dev->ordinal, s->name, dev->ordinal);
+  if (dst.x && src.x && dst.x->a->dev != dev && src.x->a->dev != dev) {
+    int a = dst.x->a->dev->ordinal, b = src.x->a->dev->ordinal;
+    if (a == b)
+      return gl_fail(rt, "s:copy: dst and src are both on device %d, but stream '%s' is on device %d; queue a copy on "
+                         "a stream of the device of one of its ends", a, s->name, dev->ordinal);
+    return gl_fail(rt, "s:copy: dst is on device %d and src on device %d, but stream '%s' is on device %d; queue a "
+                       "copy on a stream of the device of one of its ends", a, b, s->name, dev->ordinal);
+  }
   gl_operand o[2];
   operand(dst, 1, "s:copy dst", &o[0]);
   operand(src, 0, "s:copy src", &o[1]);

@@ -157,6 +157,13 @@ describe("copies and fills", function()
       H.fails("s:copy: the src slice is on device 0, but stream 's1' is on device 1",
               function() return s1:copy(gpu.host("f32", 4), x) end)
     end)
+
+    H.it_devices(2, "rejects a copy between two slices of another device", function()
+      local a, b = gpu.device(1):zeros("f32", 4), gpu.device(1):zeros("f32", 4)
+      gpu.device(1):sync()
+      H.fails("s:copy: dst and src are both on device 1, but stream 'main' is on device 0; queue a copy on a " ..
+              "stream of the device of one of its ends", function() return dev.main:copy(b, a) end)
+    end)
   end)
 
   describe("s:fill", function()
