@@ -27,16 +27,43 @@ local gpu = require "gpulua"
 
 local pipeline = {}
 
-local function fail(msg) error("pipeline.run: " .. msg, 3) end
+local here = debug.getinfo(1, "S").source
+
+-- Raise msg at the line of the script that called pipeline.run (the first
+-- frame outside this file), as gpulua's own errors are.
+local function fail(msg)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, "S")
+    if not info or info.source ~= here then break end
+    level = level + 1
+  end
+  error("pipeline.run: " .. msg, level)
+end
+
+-- Is v a gpulua object of the type named `name` ("gpulua.Device")?
+local function is_a(v, name)
+  local mt = type(v) == "userdata" and getmetatable(v)
+  return type(mt) == "table" and mt.__name == name
+end
 
 local function as_device(d)
   if math.type(d) == "integer" then return gpu.device(d) end
-  if type(d) == "userdata" and d.ordinal ~= nil then return d end
+  if is_a(d, "gpulua.Device") then return d end
   fail("expected a device or a device ordinal, got " .. tostring(d))
 end
 
+local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage"}
+
 local function check_opts(opts)
   if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end
+  for k in pairs(opts) do
+    local known = false
+    for _, name in ipairs(OPTIONS) do known = known or k == name end
+    if not known then
+      fail(("unknown option '%s' (the options are: %s)"):format(tostring(k), table.concat(OPTIONS, ", ")))
+    end
+  end
   if type(opts.stage) ~= "function" then fail("option 'stage' expected a function, got " .. type(opts.stage)) end
   local b = opts.batches
   if math.type(b) ~= "integer" or b < 0 then
@@ -66,6 +93,9 @@ local function streams_of(opts, dev, ndevices)
     if ndevices > 1 then fail("a list of streams needs a single device; give a count with 'devices'") end
     if #want < 1 then fail("option 'streams' is an empty list") end
     for i, s in ipairs(want) do
+      if not is_a(s, "gpulua.Stream") then
+        fail(("option 'streams': entry %d expected a stream, got %s"):format(i, tostring(s)))
+      end
       if s.device ~= dev then fail(("stream '%s' is not on device %d"):format(s.name, dev.ordinal)) end
       list[i] = s
     end
@@ -114,7 +144,9 @@ function pipeline.run(opts)
   local lasts = {}
   for k, s in ipairs(streams) do lasts[k] = s:record{timing = true} end
   for d, dev in ipairs(devs) do
-    for _, s in ipairs(per_dev[d]) do dev.main:join(s) end
+    for _, s in ipairs(per_dev[d]) do
+      if s ~= dev.main then dev.main:join(s) end -- dev.main may be one of the streams
+    end
     stops[d] = dev.main:record{timing = true}
   end
   local wall_ms = (gpu.clock() - t0) * 1e3

@@ -194,6 +194,7 @@ static void init_handle(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count)
   h->m = m;
   h->count = count;
   h->dtype = dt;
+  h->pinned = m->pinned;
   h->released_at = GL_LOC_NONE;
 }
 
@@ -226,6 +227,7 @@ void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v) 
   v->count = count;
   v->dtype = h->dtype;
   v->is_view = 1;
+  v->pinned = h->pinned;
   v->released_at = GL_LOC_NONE;
 }
 

@@ -43,6 +43,7 @@ struct gl_hostbuf {
   size_t offset, count;
   gl_dtype dtype;
   int is_view;
+  int pinned;           /* the memory's, kept for when the handle no longer has it */
   int released;         /* by h:free() or <close> ... */
   int released_at;      /* ... there (a location) */
   int expired;          /* a host kernel's view after the call */

@@ -43,9 +43,12 @@ typedef struct gl_type {
   const luaL_Reg *methods;   /* NULL-terminated; may be NULL */
   const luaL_Reg *meta;      /* metamethods other than __index; may be NULL */
   int (*field)(lua_State *L); /* the field of the object at 1 named by the key at 2: pushes it and
-                                returns 1, or returns 0 (nil); may raise */
+                                returns 1 (nil for a released object), or returns 0: no such
+                                field, an error naming the key, the fields and the methods */
   lua_CFunction release;     /* a closeable handle: its method, __gc and __close (gl_release_how as upvalue 1) */
   const char *release_method;
+  const char *fields;        /* the fields' names, for that message ("name, device") */
+  const char *hint;          /* what to say of a number key (x[1]), or NULL */
 } gl_type;
 
 extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,

@@ -168,7 +168,7 @@ static int h_field(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[h->dtype].name);
     else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_hostbuf_bytes(h));
-    else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, gl_check_hostbuf(L, 1)->m->pinned);
+    else if (strcmp(k, "pinned") == 0) lua_pushboolean(L, h->pinned);
     else goto no_such_key;
     return 1;
   }
@@ -196,8 +196,10 @@ static int h_newindex(lua_State *L) {
   return 0;
 }
 
-static int h_len(lua_State *L) {
-  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+static int h_len(lua_State *L) { /* answers for a freed buffer too, like the fields */
+  gl_hostbuf *h = gl_test_hostbuf(L, 1);
+  if (!h) return luaL_typeerror(L, 1, "gpulua host buffer");
+  if (h->expired || (h->m && h->m->borrowed && !h->m->ptr)) gl_check_hostbuf(L, 1); /* a host kernel's, after it */
   lua_pushinteger(L, (lua_Integer)h->count);
   return 1;
 }
@@ -230,4 +232,5 @@ static const luaL_Reg host_methods[] = {{"totable", h_totable}, {"fill", h_fill}
 static const luaL_Reg host_meta[] = {
   {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
 
-const gl_type gl_host_type = {"gpulua.HostBuffer", host_methods, host_meta, h_field, h_release, "free"};
+const gl_type gl_host_type = {"gpulua.HostBuffer", host_methods, host_meta, h_field, h_release, "free",
+                              "dtype, bytes, pinned", NULL};

@@ -72,13 +72,15 @@ static void push_signature(lua_State *L, const kernel_ud *u) {
 
 static int k_field(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
-  const char *key = luaL_checkstring(L, 2);
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   const gl_builtin *b = u->family ? u->family : u->k ? u->k->builtin : NULL;
-  if (!u->family && !u->k) return 0;
-  if (strcmp(key, "name") == 0) lua_pushstring(L, u->family ? u->family->name : u->k->name);
-  else if (strcmp(key, "signature") == 0) push_signature(L, u);
-  else if (strcmp(key, "doc") == 0 && b) lua_pushstring(L, b->doc);
-  else return 0;
+  int name = strcmp(key, "name") == 0, sig = strcmp(key, "signature") == 0, doc = strcmp(key, "doc") == 0;
+  if (!name && !sig && !doc) return 0;
+  if (!u->family && !u->k) lua_pushnil(L); /* released: its finalizer ran */
+  else if (name) lua_pushstring(L, u->family ? u->family->name : u->k->name);
+  else if (sig) push_signature(L, u);
+  else if (b) lua_pushstring(L, b->doc);
+  else lua_pushnil(L); /* doc: the built-ins' only */
   return 1;
 }
 
@@ -112,4 +114,5 @@ void gl_push_builtins(lua_State *L) {
 static const luaL_Reg kernel_methods[] = {{"host", k_host}, {NULL, NULL}};
 static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
 
-const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL};
+const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL,
+                                "name, signature, doc", NULL};

@@ -176,11 +176,12 @@ static int m_gc(lua_State *L) {
 
 static int m_field(lua_State *L) {
   gl_module **u = gl_checkudata(L, 1, &gl_module_type);
-  const char *key = luaL_checkstring(L, 2);
-  if (!*u) return 0;
-  if (strcmp(key, "name") == 0) lua_pushstring(L, (*u)->name);
-  else if (strcmp(key, "device") == 0) gl_push_device(L, (*u)->dev);
-  else return 0;
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  int name = strcmp(key, "name") == 0, device = strcmp(key, "device") == 0;
+  if (!name && !device) return 0;
+  if (!*u) lua_pushnil(L); /* released: its finalizer ran */
+  else if (name) lua_pushstring(L, (*u)->name);
+  else gl_push_device(L, (*u)->dev);
   return 1;
 }
 
@@ -194,7 +195,8 @@ static int m_tostring(lua_State *L) {
 static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, NULL}};
 static const luaL_Reg module_meta[] = {{"__gc", m_gc}, {"__tostring", m_tostring}, {NULL, NULL}};
 
-const gl_type gl_module_type = {"gpulua.Module", module_methods, module_meta, m_field, NULL, NULL};
+const gl_type gl_module_type = {"gpulua.Module", module_methods, module_meta, m_field, NULL, NULL, "name, device",
+                                NULL};
 
 /* compile, load and kernels into the gpu table on the stack top */
 void gl_kernel_functions(lua_State *L) {

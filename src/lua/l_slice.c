@@ -130,11 +130,11 @@ static int x_release(lua_State *L) {
 
 static int x_field(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
-  const char *k = luaL_checkstring(L, 2);
-  if (!x->a) return 0;
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[x->dtype].name);
   else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)gl_slice_bytes(x));
-  else if (strcmp(k, "device") == 0) gl_push_device(L, x->a->dev);
+  else if (strcmp(k, "device") == 0 && x->a) gl_push_device(L, x->a->dev);
+  else if (strcmp(k, "device") == 0) lua_pushnil(L); /* released: its finalizer ran */
   else return 0;
   return 1;
 }
@@ -161,4 +161,7 @@ static int x_tostring(lua_State *L) {
 static const luaL_Reg slice_methods[] = {{"view", x_view}, {"split", x_split}, {"read", x_read}, {NULL, NULL}};
 static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostring}, {NULL, NULL}};
 
-const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free"};
+const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free",
+                               "dtype, bytes, device",
+                               "a slice's elements are in device memory: read them into a host buffer with "
+                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)"};

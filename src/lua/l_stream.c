@@ -191,11 +191,12 @@ static int s_tostring(lua_State *L) {
 
 static int s_field(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
-  const char *k = luaL_checkstring(L, 2);
-  if (!u->s) return 0;
-  if (strcmp(k, "name") == 0) lua_pushstring(L, u->s->name);
-  else if (strcmp(k, "device") == 0) gl_push_device(L, u->s->dev);
-  else return 0;
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  int name = strcmp(k, "name") == 0, device = strcmp(k, "device") == 0;
+  if (!name && !device) return 0;
+  if (!u->s) lua_pushnil(L); /* released: its finalizer ran */
+  else if (name) lua_pushstring(L, u->s->name);
+  else gl_push_device(L, u->s->dev);
   return 1;
 }
 
@@ -206,4 +207,5 @@ static const luaL_Reg stream_methods[] = {
 
 static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
 
-const gl_type gl_stream_type = {"gpulua.Stream", stream_methods, stream_meta, s_field, s_release, "close"};
+const gl_type gl_stream_type = {"gpulua.Stream", stream_methods, stream_meta, s_field, s_release, "close",
+                                "name, device", NULL};

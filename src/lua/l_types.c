@@ -7,6 +7,36 @@
  */
 #include "bindings.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* Indexing an object with a field it does not have is an error: the key,
+ * then the type's fields and methods (or what to do instead of x[1]). */
+static int no_field(lua_State *L, const gl_type *t) {
+  if (lua_type(L, 2) == LUA_TNUMBER && t->hint) return luaL_error(L, "%s: [%s]: %s", t->name, lua_tostring(L, 2), t->hint);
+  const char *names[64]; /* the methods' names stay in the methods table */
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, lua_upvalueindex(1))) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING && n < 64) names[n++] = lua_tostring(L, -1);
+  }
+  qsort(names, (size_t)n, sizeof names[0], by_name);
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_tolstring(L, 2, NULL);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, t->fields && *t->fields ? t->fields : "none");
+  luaL_addstring(&b, "; methods: ");
+  for (int i = 0; i < n; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, names[i]);
+  }
+  luaL_pushresult(&b);
+  return luaL_error(L, "%s has no field '%s' (fields: %s)", t->name, key, lua_tostring(L, -1));
+}
+
 /* __index: methods first (one raw lookup for s:launch), then the fields. */
 static int type_index(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
@@ -16,8 +46,7 @@ static int type_index(lua_State *L) {
   }
   const gl_type *t = lua_touserdata(L, lua_upvalueindex(2));
   if (t->field && t->field(L) > 0) return 1;
-  lua_pushnil(L);
-  return 1;
+  return no_field(L, t);
 }
 
 static void set_release(lua_State *L, const gl_type *t) {

@@ -87,7 +87,7 @@ end
 -- A new slice of dtype holding the values of Lua table t, allocated on and
 -- copied in by stream `on` (a stream; or a device, for its main stream).
 function H.upload(on, dtype, t)
-  local s = on.main or on
+  local s = getmetatable(on).__name == "gpulua.Device" and on.main or on
   local x = s.device:alloc(dtype, #t, {stream = s})
   s:copy(x, gpu.host(dtype, t))
   return x

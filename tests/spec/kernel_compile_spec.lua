@@ -292,7 +292,8 @@ describe("kernels", function()
       assert.are.equal("twice", k.name)
       assert.are.equal("const f32*, f32*, u64", k.signature)
       assert.are.equal("gpulua.Kernel(twice(const f32*, f32*, u64))", tostring(k))
-      assert.is_nil(k.no_such_field)
+      H.fails("gpulua.Kernel has no field 'no_such_field' %(fields: name, signature, doc; methods: host%)",
+              function() return k.no_such_field end)
     end)
 
     it("takes C spellings and any spacing, and prints the canonical signature", function()

@@ -63,6 +63,30 @@ describe("pipelines", function()
     H.fails("give 'device' or 'devices', not both", pipeline.run,
       {device = 0, devices = {0}, batches = 1, stage = function() end})
     H.fails("pipeline%.buffers: buffer 'a' expected {dtype, count", pipeline.buffers, {a = {"f32"}})
+    H.fails("pipeline%.run: unknown option 'batchs' %(the options are: device, devices, streams, batches, setup, " ..
+            "stage%)", pipeline.run, {batchs = 1, stage = print})
+  end)
+
+  it("takes dev.main among its streams", function()
+    local s2 = dev:stream{name = "p_with_main"}
+    local out = dev:zeros("i32", 4)
+    dev.main:sync()
+    local stats = pipeline.run{device = dev, streams = {dev.main, s2}, batches = 4,
+      stage = function(b, s) s:fill(out:view(b - 1, 1), b) end}
+    assert.are.same({2, 2}, {stats.streams[1].batches, stats.streams[2].batches})
+    assert.are.same({1, 2, 3, 4}, out:read():totable())
+    s2:close()
+  end)
+
+  it("names the caller's line in its option errors, not a line of pipeline.lua", function()
+    local bad = {{batches = 1}, {batches = -1, stage = print}, {device = "gpu", batches = 1, stage = print},
+                 {device = dev.main, batches = 1, stage = print}, {streams = {5}, batches = 1, stage = print}}
+    local line = H.here() + 2
+    for _, opts in ipairs(bad) do
+      local ok, err = pcall(function() local r = pipeline.run(opts); return r end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*pipeline_spec%.lua:" .. line .. ": pipeline%.run: ", err)
+    end
   end)
 
   H.it_devices(2, "spreads batches over devices, then over each device's streams", function()

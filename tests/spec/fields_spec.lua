@@ -1,0 +1,48 @@
+-- Indexing a gpulua object with a field it does not have is an error that
+-- names the key, the object's fields and its methods (x[1] on a slice says
+-- to read it with x:read()); a released object's fields still answer.
+local gpu = require "gpulua"
+local H = require "helpers"
+
+describe("fields", function()
+  local dev
+  before_each(function() dev = gpu.device(0) end)
+
+  it("a field an object does not have is an error naming it, the fields and the methods", function()
+    local x = dev:zeros("f32", 4)
+    H.fails(H.lit("gpulua.Slice has no field 'lenght' (fields: dtype, bytes, device; methods: free, read, split, "
+                  .. "view)"), function() return x.lenght end)
+    H.fails(H.lit("gpulua.Stream has no field 'nmae' (fields: name, device; methods: close, copy, fill, fork, join, "
+                  .. "launch, query, record, sync, wait)"), function() return dev.main.nmae end)
+    H.fails(H.lit("gpulua.Device has no field 'memroy' (fields: ordinal, name, memory, cc, sms, main; methods:"),
+            function() return dev.memroy end)
+    H.fails(H.lit("gpulua.Event has no field 'seq' (fields: none; methods: elapsed, query, sync)"),
+            function() return dev.main:record().seq end)
+    H.fails(H.lit("gpulua.Module has no field 'kernels' (fields: name, device; methods: kernel)"),
+            function() return gpu.load("tests/data/twice.ptx").kernels end)
+  end)
+
+  it("x[1] on a slice says to read it into a host buffer", function()
+    local x = dev:zeros("f32", 4)
+    H.fails(H.lit("gpulua.Slice: [1]: a slice's elements are in device memory: read them into a host buffer with "
+                  .. "x:read() (x:read()[1])"), function() return x[1] end)
+    assert.are.equal(0, x:read()[1])
+  end)
+
+  it("the fields every object has answer as before", function()
+    local x = dev:zeros("f32", 4)
+    assert.are.same({"f32", 16, true}, {x.dtype, x.bytes, rawequal(dev, x.device)})
+    assert.are.same({"main", true}, {dev.main.name, rawequal(dev, dev.main.device)})
+    assert.is_string(gpu.kernels.axpy.doc)
+    assert.is_nil(gpu.load("tests/data/twice.ptx"):kernel("twice", "const f32*, f32*, u64").doc)
+  end)
+
+  it("a freed host buffer's fields stay readable", function()
+    local h = gpu.host("f32", 8, {pinned = false})
+    local v = h:view(2, 3)
+    h:free()
+    assert.are.same({8, "f32", 32, false}, {#h, h.dtype, h.bytes, h.pinned})
+    assert.are.same({3, "f32", 12, false}, {#v, v.dtype, v.bytes, v.pinned})
+    H.fails("is freed", function() return h[1] end)
+  end)
+end)
