@@ -112,7 +112,7 @@ const char *gl_dtype_store_integer(gl_dtype dt, long long i, void *out) {
   case GL_I32: lo = INT32_MIN; hi = INT32_MAX; break;
   case GL_U32: lo = 0; hi = UINT32_MAX; break;
   case GL_I64: lo = INT64_MIN; hi = INT64_MAX; break;
-  default: lo = 0; hi = INT64_MAX; break; /* u64 */
+  default: lo = INT64_MIN; hi = INT64_MAX; break; /* u64: any integer, modulo 2^64, as it reads back */
   }
   if (i < lo || i > hi) return "out of range";
   switch (gl_dtypes[dt].size) {

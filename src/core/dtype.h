@@ -26,7 +26,10 @@ extern const gl_dtype_info gl_dtypes[GL_NDTYPES];
 int gl_dtype_parse(const char *name);
 /* Store a number (an integer) as one element of dt at out: NULL, or why it
  * does not fit ("out of range", "expected an integer value", ...). Floats
- * round to the nearest (even) value of their type; integers must be exact. */
+ * round to the nearest (even) value of their type; integers must be exact.
+ * u64 takes any integer modulo 2^64: values from 2^63 up read back as
+ * negative integers (as string.unpack("J") gives them) and are written back
+ * in that form. */
 const char *gl_dtype_store_number(gl_dtype dt, double d, void *out);
 const char *gl_dtype_store_integer(gl_dtype dt, long long i, void *out);
 
