@@ -53,6 +53,27 @@ if [ -f /usr/local/cuda/lib64/stubs/libcuda.so ]; then
   check stub-library 'CUDA_ERROR_STUB_LIBRARY.*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(gpu.backend())'
   check cuda-demanded 'GPULUA_BACKEND=cuda, but cuInit failed: CUDA_ERROR_STUB_LIBRARY' env GPULUA_BACKEND=cuda GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(1)'
 fi
+check no-double-prefix '^gpulua: GPULUA_BACKEND must be cuda or sim' env GPULUA_BACKEND=tpu "$g" -e 'print(1)'
+check trace-unwritable 'cannot write /nonexistent/dir/t\.json: No such file or directory' \
+  "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
+status trace-unwritable-exit 1 "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
+# the timeline shows every kind of work a row holds (a short kernel before a
+# long fill), and says "1 op"
+cat >"$tmp/tl.lua" <<'LUA'
+local dev = gpu.device(0)
+local x, y = dev:zeros("f32", 1 << 22), dev:zeros("f32", 16)
+local s = dev:stream{name = "mixed"}
+s:join(dev.main)
+s:launch(gpu.kernels.scale, {grid = 1, block = 32}, 2.0, y, y, 16)
+for _ = 1, 4 do s:fill(x, 1) end
+local one = dev:stream{name = "single"}
+one:join(s)
+one:fill(y, 3)
+gpu.sync()
+LUA
+check timeline-kernel 'mixed #[0-9]+ +\|[^|]*K[^|]*\| 5 ops' "$g" --timeline "$tmp/tl.lua"
+check timeline-fill 'mixed #[0-9]+ +\|[^|]*F[^|]*\| 5 ops' "$g" --timeline "$tmp/tl.lua"
+check timeline-one-op 'single #[0-9]+ +\|[^|]*\| 1 op$' "$g" --timeline "$tmp/tl.lua"
 check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
 # one SIGINT, as Ctrl-C sends (timeout(1) signals the process group too: twice)
 busy='local n = 0 while true do n = n + 1 end'

@@ -73,7 +73,11 @@ gl_runtime *gl_runtime_new(gl_buf *why) {
   rt->ndev = n;
   rt->policy = (gl_policy)policy;
   const char *file = gl_trace_option();
-  if (file || gl_timeline_option()) gl_trace_start(rt, file, gl_timeline_option()); /* a failure: no trace */
+  if ((file || gl_timeline_option()) && gl_trace_start(rt, "gpulua: --trace (or GPULUA_TRACE)", file, gl_timeline_option()) != 0) {
+    gl_buf_printf(why, "%s", gl_error_message(rt)); /* a trace that cannot be written stops the run now */
+    gl_runtime_free(rt);
+    return NULL;
+  }
   track(rt);
   return rt;
 }

@@ -95,7 +95,7 @@ int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *s
 }
 
 int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site) {
-  gl_trace_wait(s, t, t->seq, inserted);
+  gl_trace_wait(s, t, t->seq, inserted ? "auto wait" : "join");
   return gl_stream_order_after(s, t, 1, site);
 }
 
@@ -104,7 +104,7 @@ int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out
   *out = NULL;
   if (gl_stream_new(s->dev, name, priority, 0, &t, site) != 0) return -1;
   *out = t;
-  gl_trace_wait(t, s, s->seq, 0);
+  gl_trace_wait(t, s, s->seq, "fork");
   return gl_stream_order_after(t, s, 1, site); /* on failure t is still the caller's to release */
 }
 
@@ -114,7 +114,7 @@ int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
   CUresult r = gl_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuStreamWaitEvent", site);
   int lost = gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);
-  gl_trace_wait(s, e->s, e->seq, 0);
+  gl_trace_wait(s, e->s, e->seq, "wait");
   s->seq++;
   return lost ? gl_fail_nomem(rt, "s:wait") : 0;
 }
@@ -163,7 +163,7 @@ int gl_stream_close(gl_stream *s, int loc, int learn) {
     call = "cuStreamWaitEvent";
     if (r == CUDA_SUCCESS) {
       if (learn) gl_clock_join(dev->main, s); /* out of memory here only loses knowledge */
-      gl_trace_wait(dev->main, s, s->seq, 0);
+      gl_trace_wait(dev->main, s, s->seq, "close");
       dev->main->seq++;
     }
   }

@@ -10,6 +10,7 @@
  */
 #include "trace.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ typedef struct {
   long from;             /* index of the op the wait is for, or -1 */
   gl_stream *to;         /* a reference */
   uint64_t to_seq;       /* the waiting stream's position at the wait */
-  int inserted;
+  const char *kind;      /* "wait", "join", "fork", "auto wait", "close" */
 } flow_rec;
 
 typedef struct {
@@ -156,7 +157,7 @@ void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes)
   }
 }
 
-void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, int inserted) {
+void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, const char *kind) {
   gl_trace *T = s->dev->rt->trace;
   if (!T || s == t) return;
   long from = -1;
@@ -178,7 +179,7 @@ void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, int inserted) {
   f->to = s;
   gl_stream_ref(s);
   f->to_seq = s->seq;
-  f->inserted = inserted;
+  f->kind = kind;
 }
 
 static void json_string(FILE *f, const char *s) {
@@ -212,12 +213,10 @@ static int distinct_streams(const gl_trace *T, gl_stream ***out) {
   return n;
 }
 
+/* Write the trace to path; -1 with errno set when it cannot. */
 static int write_json(const gl_trace *T, const char *path) {
   FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "gpulua: cannot write the trace to %s\n", path);
-    return -1;
-  }
+  if (!f) return -1;
   fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
@@ -237,7 +236,9 @@ static int write_json(const gl_trace *T, const char *path) {
     op_rec one = {.s = seen[i]}, *o = &one;
     fprintf(f, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", SEP(),
             o->s->dev->ordinal, o->s->id);
-    json_string(f, o->s->name);
+    char track[GL_STREAM_NAME_MAX + 16];
+    snprintf(track, sizeof track, "%s #%d", o->s->name, o->s->id); /* streams may share a name */
+    json_string(f, track);
     fprintf(f, "}}");
   }
   free(seen);
@@ -268,7 +269,7 @@ static int write_json(const gl_trace *T, const char *path) {
         break;
       }
     if (!to) continue;
-    const char *nm = fl->inserted ? "auto wait" : "wait";
+    const char *nm = fl->kind;
     fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"s\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", SEP(),
             nm, id, from->s->dev->ordinal, from->s->id, from->ts + from->dur);
     fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}",
@@ -277,6 +278,71 @@ static int write_json(const gl_trace *T, const char *path) {
 #undef SEP
   fprintf(f, "\n]}\n");
   return fclose(f) == 0 ? 0 : -1;
+}
+
+enum { TL_W = 72, TL_KINDS = 5 }; /* columns; kinds of work: H D C F K */
+static const char tl_mark[TL_KINDS] = {'H', 'D', 'C', 'F', 'K'};
+
+static int tl_kind(gl_op_kind k) {
+  switch (k) {
+  case GL_OP_H2D: return 0;
+  case GL_OP_D2H: return 1;
+  case GL_OP_D2D:
+  case GL_OP_PEER: return 2;
+  case GL_OP_FILL: return 3;
+  default: return 4;
+  }
+}
+
+/* One stream's row: each column shows the kind of work that took most of
+ * its time; then every kind the row holds gets at least one column (the one
+ * where it took most time, among columns whose kind shows elsewhere too),
+ * so that a short kernel between long copies never disappears. */
+static void timeline_row(const gl_trace *T, const gl_stream *s, double lo, double span, char row[TL_W + 1],
+                         long *ops) {
+  double t[TL_W][TL_KINDS];
+  memset(t, 0, sizeof t);
+  *ops = 0;
+  for (long k = 0; k < T->n; k++) {
+    const op_rec *o = &T->ops[k];
+    if (o->s != s) continue;
+    (*ops)++;
+    int kind = tl_kind(o->kind);
+    double a = (o->ts - lo) / span * TL_W, b = (o->ts + o->dur - lo) / span * TL_W;
+    int c0 = (int)a, c1 = (int)b;
+    if (c0 >= TL_W) c0 = TL_W - 1;
+    if (c1 >= TL_W) c1 = TL_W - 1;
+    for (int c = c0; c <= c1; c++) {
+      double from = a > c ? a : c, to = b < c + 1 ? b : c + 1;
+      t[c][kind] += to > from ? to - from : 1e-9; /* an instant still counts */
+    }
+  }
+  int shown[TL_KINDS] = {0}, held[TL_KINDS] = {0};
+  for (int c = 0; c < TL_W; c++) {
+    int best = -1;
+    for (int k = 0; k < TL_KINDS; k++) {
+      if (t[c][k] > 0) held[k] = 1;
+      if (t[c][k] > 0 && (best < 0 || t[c][k] >= t[c][best])) best = k;
+    }
+    row[c] = best < 0 ? '.' : tl_mark[best];
+    if (best >= 0) shown[best]++;
+  }
+  for (int k = 0; k < TL_KINDS; k++) {
+    if (!held[k] || shown[k]) continue;
+    int at = -1;
+    for (int c = 0; c < TL_W; c++) {
+      if (t[c][k] <= 0) continue;
+      int cur = -1;
+      for (int m = 0; m < TL_KINDS; m++) if (row[c] == tl_mark[m]) cur = m;
+      int spare = cur < 0 || shown[cur] > 1;
+      if (spare && (at < 0 || t[c][k] > t[at][k])) at = c;
+    }
+    if (at < 0) continue; /* every column is the only one of its kind: the row is too short */
+    for (int m = 0; m < TL_KINDS; m++) if (row[at] == tl_mark[m]) shown[m]--;
+    row[at] = tl_mark[k];
+    shown[k]++;
+  }
+  row[TL_W] = '\0';
 }
 
 static void write_timeline(const gl_trace *T, FILE *out) {
@@ -289,29 +355,17 @@ static void write_timeline(const gl_trace *T, FILE *out) {
     if (T->ops[i].ts < lo) lo = T->ops[i].ts;
     if (T->ops[i].ts + T->ops[i].dur > hi) hi = T->ops[i].ts + T->ops[i].dur;
   }
-  enum { W = 72 };
   double span = hi > lo ? hi - lo : 1;
   fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel\n",
-          span / 1e3, span / W);
+          span / 1e3, span / TL_W);
   gl_stream **seen = NULL;
   int nseen = distinct_streams(T, &seen);
   for (int r = 0; r < nseen; r++) { /* one row per stream, in order of first use */
-    gl_stream *s = seen[r];
-    char row[W + 1];
-    memset(row, '.', W);
-    row[W] = '\0';
-    long busy = 0;
-    for (long k = 0; k < T->n; k++) {
-      op_rec *o = &T->ops[k];
-      if (o->s != s) continue;
-      static const char mark[] = {'H', 'D', 'C', 'C', 'F', 'K'};
-      int c0 = (int)((o->ts - lo) / span * W), c1 = (int)((o->ts + o->dur - lo) / span * W);
-      if (c0 >= W) c0 = W - 1;
-      if (c1 >= W) c1 = W - 1;
-      for (int c = c0; c <= c1; c++) row[c] = mark[o->kind];
-      busy++;
-    }
-    fprintf(out, "dev%d %-14.14s |%s| %ld ops\n", s->dev->ordinal, s->name, row, busy);
+    char row[TL_W + 1], label[GL_STREAM_NAME_MAX + 16];
+    long ops;
+    timeline_row(T, seen[r], lo, span, row, &ops);
+    snprintf(label, sizeof label, "%s #%d", seen[r]->name, seen[r]->id);
+    fprintf(out, "dev%d %-14.14s |%s| %ld op%s\n", seen[r]->dev->ordinal, label, row, ops, ops == 1 ? "" : "s");
   }
   free(seen);
 }
@@ -332,10 +386,27 @@ static int begin(gl_runtime *rt, int timeline) {
   return 0;
 }
 
-int gl_trace_start(gl_runtime *rt, const char *file, int timeline) {
+/* Forget the records (after they were written): a new trace starts. */
+static void drop_records(gl_trace *T) {
+  for (long i = 0; i < T->n; i++) gl_stream_unref(T->ops[i].s);
+  for (long k = 0; k < T->nflows; k++) gl_stream_unref(T->flows[k].to);
+  T->n = T->harvested = T->nflows = 0;
+}
+
+int gl_trace_start(gl_runtime *rt, const char *what, const char *file, int timeline) {
   if (file && (!*file || strlen(file) >= sizeof rt->trace->file))
-    return gl_fail(rt, "gpu.trace: '%s' is not a usable file name", file);
-  if (!rt->trace && begin(rt, timeline) != 0) return -1;
+    return gl_fail(rt, "%s: '%s' is not a usable file name", what, file);
+  if (file) { /* it must be writable now, not only at exit */
+    FILE *probe = fopen(file, "a");
+    if (!probe) return gl_fail(rt, "%s: cannot write %s: %s", what, file, strerror(errno));
+    fclose(probe);
+  }
+  gl_trace *T = rt->trace;
+  if (T && T->file[0] && file) { /* the running trace is written first */
+    if (gl_trace_write(rt) != 0) return -1;
+    drop_records(T);
+  }
+  if (!T && begin(rt, timeline) != 0) return -1;
   if (file) snprintf(rt->trace->file, sizeof rt->trace->file, "%s", file);
   return 0;
 }
@@ -348,7 +419,7 @@ int gl_trace_write(gl_runtime *rt) {
   gl_trace *T = rt->trace;
   if (!T || !T->file[0]) return gl_fail(rt, "gpu.trace: no trace file (start one with gpu.trace(\"run.json\"))");
   for (long i = 0; i < T->n; i++) harvest(T, &T->ops[i], 1);
-  if (write_json(T, T->file) != 0) return gl_fail(rt, "gpu.trace: cannot write %s", T->file);
+  if (write_json(T, T->file) != 0) return gl_fail(rt, "gpu.trace: cannot write %s: %s", T->file, strerror(errno));
   return 0;
 }
 
@@ -356,11 +427,11 @@ void gl_trace_finish(gl_runtime *rt) {
   gl_trace *T = rt->trace;
   if (!T) return;
   for (long i = 0; i < T->n; i++) harvest(T, &T->ops[i], 1);
-  if (T->file[0]) write_json(T, T->file);
+  if (T->file[0] && write_json(T, T->file) != 0) /* at exit: nothing left to raise to */
+    fprintf(stderr, "gpulua: cannot write the trace to %s: %s\n", T->file, strerror(errno));
   if (T->timeline) write_timeline(T, stderr);
   rt->trace = NULL;
-  for (long i = 0; i < T->n; i++) gl_stream_unref(T->ops[i].s);
-  for (long k = 0; k < T->nflows; k++) gl_stream_unref(T->flows[k].to);
+  drop_records(T);
   for (int d = 0; d < T->ndev; d++) {
     dev_state *ds = &T->dev[d];
     if (!ds->ready || !rt->devs[d].opened) continue;

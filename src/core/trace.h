@@ -15,13 +15,15 @@
 /* Around one queued operation on s: begin before queueing it, end after. */
 void gl_trace_begin(gl_stream *s);
 void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes);
-/* s's later work waits for stream t's work up to position seq (inserted:
- * by the auto policy). */
-void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, int inserted);
+/* s's later work waits for stream t's work up to position seq; kind names
+ * the flow: "wait" (s:wait), "join", "fork", "auto wait", "close". */
+void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, const char *kind);
 
-/* Start tracing (file may be NULL: the timeline only), or, already tracing,
- * write to `file` from now on. */
-int gl_trace_start(gl_runtime *rt, const char *file, int timeline);
+/* Start tracing (file may be NULL: the timeline only). A file that cannot be
+ * written is an error now, with the system's reason (`what` names the caller
+ * in it). Already tracing into a file: that trace is written first, then a
+ * new one starts into `file`. */
+int gl_trace_start(gl_runtime *rt, const char *what, const char *file, int timeline);
 /* The trace file, or NULL when not tracing or tracing without one. */
 const char *gl_trace_file(const gl_runtime *rt);
 /* Wait for the traced operations' times and write the file now. */

@@ -158,7 +158,10 @@ static void print_usage (const char *badoption) {
 ** (if present)
 */
 void l_message (const char *pname, const char *msg) {
-  if (pname) fprintf(stderr, "%s: ", pname);
+  /* gpulua's own start-up errors already say "gpulua: ": not twice */
+  size_t n = pname ? strlen(pname) : 0;
+  if (pname && !(strncmp(msg, pname, n) == 0 && msg[n] == ':' && msg[n + 1] == ' '))
+    fprintf(stderr, "%s: ", pname);
   fprintf(stderr, "%s\n", msg);
   fflush(stderr);
 }

@@ -26,10 +26,7 @@ int gl_trace_lua(lua_State *L) {
   }
   const char *file = luaL_checkstring(L, 1);
   if (!*file || strlen(file) >= 1024) return luaL_argerror(L, 1, "expected a file name");
-  FILE *probe = fopen(file, "a");
-  if (!probe) return luaL_error(L, "gpu.trace: cannot write %s", file);
-  fclose(probe);
-  if (gl_trace_start(rt, file, 0) != 0) return gl_raise(L, rt);
+  if (gl_trace_start(rt, "gpu.trace", file, 0) != 0) return gl_raise(L, rt);
   lua_pushstring(L, file);
   return 1;
 }

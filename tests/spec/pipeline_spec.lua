@@ -131,10 +131,11 @@ describe("the trace", function()
       if e.ph == "s" then flows = flows + 1 end
     end
     local got = {}
-    for tid in pairs(tracks) do got[#got + 1] = names[tid] end
+    for tid in pairs(tracks) do got[#got + 1] = names[tid]:gsub(" #%d+$", "") end
     table.sort(got)
     assert.are.same({"tr_a", "tr_b"}, got)
     assert.is_not_nil(kinds["fill"])
+    assert.is_not_nil(kinds["dev:zeros"], "the zero fill of dev:zeros is traced")
     assert.are.equal(4096, kinds["copy d2d"].args.bytes)
     assert.are.equal("scale_f32", kinds["scale_f32"].args.kernel)
     assert.is_true(flows >= 1, "the join shows as a flow")
@@ -144,6 +145,88 @@ describe("the trace", function()
 
   it("says what is wrong", function()
     H.fails("gpu%.trace: no trace file", gpu.trace)
-    H.fails("cannot write", gpu.trace, "/nonexistent/dir/trace.json")
+    H.fails("gpu%.trace: cannot write /nonexistent/dir/trace%.json: No such file or directory", gpu.trace,
+            "/nonexistent/dir/trace.json")
+  end)
+
+  -- the events of a decoded trace file, and the names of its tracks by tid
+  local function read_trace(path)
+    local json = require "dkjson"
+    local f = assert(io.open(path))
+    local doc = assert(json.decode(f:read("a")), "not JSON: " .. path)
+    f:close()
+    os.remove(path)
+    local names = {}
+    for _, e in ipairs(doc.traceEvents) do
+      if e.ph == "M" and e.name == "thread_name" then names[e.tid] = e.args.name end
+    end
+    return doc.traceEvents, names
+  end
+
+  it("names each flow by what ordered the streams, and tells apart streams of one name", function()
+    local path = os.tmpname()
+    gpu.trace(path)
+    local dev = gpu.device(0)
+    local a, b = dev:stream{name = "same"}, dev:stream{name = "same"}
+    local x = dev:zeros("f32", 256, {stream = a})
+    a:fill(x, 1)
+    b:join(a)
+    b:fill(x, 2)
+    a:wait(b:record())
+    a:fill(x, 3)
+    local c = a:fork{name = "forked"}
+    c:fill(x, 4)
+    a:join(c)
+    a:fill(x, 5)
+    gpu.policy("auto")
+    b:fill(x, 6) -- auto makes b wait for a
+    gpu.policy("strict")
+    b:close() -- main waits for b
+    dev.main:fill(x, 7)
+    gpu.trace(false)
+    local events, names = read_trace(path)
+    local flows, tracks = {}, {}
+    for _, e in ipairs(events) do
+      if e.ph == "s" then flows[e.name] = true end
+      if e.ph == "X" then tracks[names[e.tid]] = true end
+    end
+    for _, kind in ipairs{"join", "wait", "fork", "auto wait", "close"} do
+      assert.is_true(flows[kind], "no flow named '" .. kind .. "'")
+    end
+    local same = {}
+    for name in pairs(tracks) do
+      if name:match("^same #%d+$") then same[#same + 1] = name end
+    end
+    assert.are.equal(2, #same, "two streams named 'same' get two tracks")
+    a:close()
+    c:close()
+  end)
+
+  it("a second gpu.trace(file) writes the running trace first, then traces into the new file", function()
+    local first, second = os.tmpname(), os.tmpname()
+    gpu.trace(first)
+    local dev = gpu.device(0)
+    local x = dev:zeros("f32", 64)
+    dev.main:fill(x, 1)
+    gpu.trace(second)
+    dev.main:fill(x, 2)
+    dev.main:launch(gpu.kernels.scale, {grid = 1, block = 64}, 2.0, x, x, 64)
+    gpu.trace(false)
+    local count = function(events, name)
+      local n = 0
+      for _, e in ipairs(events) do if e.ph == "X" and e.name == name then n = n + 1 end end
+      return n
+    end
+    local e1, e2 = read_trace(first), read_trace(second)
+    assert.are.same({1, 1, 0}, {count(e1, "dev:zeros"), count(e1, "fill"), count(e1, "scale_f32")})
+    assert.are.same({0, 1, 1}, {count(e2, "dev:zeros"), count(e2, "fill"), count(e2, "scale_f32")})
+  end)
+
+  it("a trace file that cannot be written is an error when tracing starts, not at exit", function()
+    if type(arg) ~= "table" then return pending("needs the interpreter's arg table to start a child process") end
+    local out, status = H.run_child("require 'gpulua'; print('ran')", {GPULUA_TRACE = "/nonexistent/dir/t.json"})
+    assert.are_not.equal(0, status, out)
+    assert.is_nil(out:find("ran", 1, true), "the script ran:\n" .. out)
+    assert.matches("cannot write /nonexistent/dir/t%.json: No such file or directory", out)
   end)
 end)
