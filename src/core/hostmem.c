@@ -237,9 +237,17 @@ void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v) 
 int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site) {
   gl_hostmem *m = h->m;
   const char *dt = gl_dtypes[h->dtype].name;
-  if (m && m->borrowed && how != GL_RELEASE_METHOD) { /* the borrow list owns it */
-    if (how == GL_RELEASE_GC) m->borrower = NULL;
-    else h->expired = 1;
+  if (m && m->borrowed && how != GL_RELEASE_METHOD) {
+    if (m->borrower == h) { /* the borrow list owns it */
+      if (how == GL_RELEASE_GC) m->borrower = NULL;
+      else h->expired = 1;
+    } else { /* a view made from it holds a reference of its own */
+      if (how == GL_RELEASE_CLOSE) {
+        h->released = 1;
+        h->released_at = gl_site_loc(rt, site);
+      }
+      hostmem_unref(m);
+    }
     h->m = NULL;
     return 0;
   }
