@@ -15,7 +15,7 @@
 
 static int check_end(gl_runtime *rt, gl_ref e, int arg) {
   if (e.x) {
-    int rc = gl_slice_check(e.x, arg);
+    int rc = gl_slice_check(e.x, NULL, arg);
     if (rc == -2) return gl_fail(rt, "bad argument #%d: slice is not initialised", arg);
     return rc;
   }
@@ -103,7 +103,7 @@ int gl_copy(gl_stream *s, gl_ref dst, gl_ref src, gl_site *site) {
 int gl_fill(gl_stream *s, gl_slice *x, const void *value, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
-  if (gl_slice_check(x, 1) != 0) return -1;
+  if (gl_slice_check(x, NULL, 1) != 0) return -1;
   if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev))
     return gl_fail(rt, "s:fill: the slice is on device %d, but stream '%s' is on device %d (grant access with "
                        "gpu.peer(%d, %d) where the devices support it)",

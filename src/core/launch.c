@@ -57,8 +57,8 @@ int gl_launch_check_limits(const gl_kernel *k, const gl_device *d, const gl_laun
 int gl_launch_check_slice(gl_stream *s, const gl_kernel *k, int i, const gl_slice *x) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
-  int rc = gl_slice_check(x, i + 1);
-  if (rc == -2) return gl_fail(rt, "bad argument #%d: slice is not initialised", i + 1);
+  int rc = gl_slice_check(x, k->name, i + 1);
+  if (rc == -2) return gl_fail(rt, "s:launch: kernel '%s': argument %d: slice is not initialised", k->name, i + 1);
   if (rc != 0) return -1;
   const gl_param *p = &k->sig.p[i];
   if (p->dtype >= 0 && x->dtype != (gl_dtype)p->dtype)

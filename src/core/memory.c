@@ -78,19 +78,18 @@ void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v) {
   v->released_at = GL_LOC_NONE;
 }
 
-int gl_slice_check(const gl_slice *x, int arg) {
+int gl_slice_check(const gl_slice *x, const char *kernel, int arg) {
   gl_alloc *a = x->a;
   if (!a) return -2; /* not initialised, or released by its finalizer: nothing to name */
   gl_runtime *rt = a->dev->rt;
   if (x->released || a->freed) {
     gl_buf d = GL_BUF_INIT;
+    if (kernel) gl_buf_printf(&d, "s:launch: kernel '%s': argument %d", kernel, arg);
+    else gl_buf_printf(&d, "bad argument #%d", arg);
+    gl_buf_printf(&d, ": use of a freed ");
     gl_slice_describe(x, &d);
-    if (x->released)
-      gl_fail(rt, "bad argument #%d: use of a freed %s (freed at %s)", arg, gl_buf_str(&d),
-              gl_loc_text(rt, x->released_at));
-    else
-      gl_fail(rt, "bad argument #%d: use of a freed %s (its memory was freed at %s)", arg, gl_buf_str(&d),
-              gl_loc_text(rt, a->freed_at));
+    if (x->released) gl_fail(rt, "%s (freed at %s)", gl_buf_str(&d), gl_loc_text(rt, x->released_at));
+    else gl_fail(rt, "%s (its memory was freed at %s)", gl_buf_str(&d), gl_loc_text(rt, a->freed_at));
     gl_buf_free(&d);
     return -1;
   }

@@ -49,8 +49,10 @@ struct gl_slice {
 int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x);
 /* v (zeroed) becomes a view of count elements of x from offset. */
 void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
-/* 0 when x may be used (argument `arg` of the call, for the message). */
-int gl_slice_check(const gl_slice *x, int arg);
+/* 0 when x may be used; -2 when it is not initialised (no message). The
+ * message names argument `arg` of kernel `kernel`'s launch, or (kernel NULL)
+ * bad argument #arg of the call. */
+int gl_slice_check(const gl_slice *x, const char *kernel, int arg);
 /* x:free(), __close and __gc. */
 int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
 

@@ -12,7 +12,7 @@
 gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_slice_type); }
 
 void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
-  int rc = gl_slice_check(x, arg);
+  int rc = gl_slice_check(x, NULL, arg);
   if (rc == -2) luaL_error(L, "bad argument #%d: slice is not initialised", arg);
   if (rc != 0) gl_raise(L, x->a->dev->rt);
 }

@@ -112,7 +112,7 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   CHECK(gl_slice_release(&lo_half, GL_RELEASE_GC, NULL) == 0, "a view's finalizer");
   CHECK(gl_slice_release(&hi_half, GL_RELEASE_METHOD, &at_free) == 0, "%s", gl_error_message(rt));
   CHECK(gl_slice_release(&x, GL_RELEASE_METHOD, &at_free) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_slice_check(&x, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
+  CHECK(gl_slice_check(&x, NULL, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
         "use after free names where: %s", gl_error_message(rt));
   CHECK(gl_slice_release(&x, GL_RELEASE_METHOD, &at_free) == -1, "a second free is an error");
   CHECK(gl_slice_release(&x, GL_RELEASE_CLOSE, NULL) == 0, "a <close> after a free is not");
