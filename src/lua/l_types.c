@@ -69,6 +69,13 @@ void gl_register(lua_State *L, const gl_type *t) {
   lua_newtable(L); /* methods */
   if (t->methods) luaL_setfuncs(L, t->methods, 0);
   if (t->release) set_release(L, t);
+  /* package.loaded[t->name] = the methods, so that an error raised in a
+   * method called as a plain function (pcall(s.sync, s)) names it
+   * 'gpulua.Stream.sync' rather than '?' (luaL finds it there) */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, t->name);
+  lua_pop(L, 1);
   lua_pushlightuserdata(L, (void *)t);
   lua_pushcclosure(L, type_index, 2);
   lua_setfield(L, -2, "__index");

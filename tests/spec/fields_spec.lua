@@ -4,6 +4,13 @@
 local gpu = require "gpulua"
 local H = require "helpers"
 
+-- pcall(f, ...)'s error, raised again: the message as luaL made it for a
+-- function called by pcall, which has no name of its own at the call
+local function pcall_error(f, ...)
+  local ok, err = pcall(f, ...)
+  if not ok then error(err, 0) end
+end
+
 describe("fields", function()
   local dev
   before_each(function() dev = gpu.device(0) end)
@@ -44,5 +51,17 @@ describe("fields", function()
     assert.are.same({8, "f32", 32, false}, {#h, h.dtype, h.bytes, h.pinned})
     assert.are.same({3, "f32", 12, false}, {#v, v.dtype, v.bytes, v.pinned})
     H.fails("is freed", function() return h[1] end)
+  end)
+
+  it("a method called as a plain function is named in its argument errors", function()
+    local s = dev.main
+    H.fails(H.lit("bad argument #1 to 'gpulua.Stream.sync' (gpulua stream expected, got no value)"), pcall_error,
+            s.sync)
+    H.fails(H.lit("bad argument #3 to 'gpulua.Device.alloc' (element count must be positive, got -1)"), pcall_error,
+            dev.alloc, dev, "f32", -1)
+    H.fails(H.lit("to 'gpulua.Slice.view'"), pcall_error, dev:zeros("f32", 4).view)
+    H.fails(H.lit("to 'gpulua.HostBuffer.view'"), pcall_error, gpu.host("f32", 4).view)
+    -- called through a field, they are named by it as before
+    H.fails(H.lit("bad argument #1 to 'sync' (gpulua stream expected, got number)"), function() return s.sync(1) end)
   end)
 end)
