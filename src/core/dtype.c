@@ -18,6 +18,11 @@ int gl_dtype_parse(const char *name) {
   return -1;
 }
 
+const char *gl_dtype_article(gl_dtype dt) {
+  char c = gl_dtypes[dt].name[0];
+  return c == 'f' || c == 'i' ? "an" : "a"; /* "eff", "eye"; "you", "bee" */
+}
+
 /* IEEE half precision, round to nearest even; overflow goes to infinity. */
 uint16_t gl_f32_to_f16(float f) {
   uint32_t x;

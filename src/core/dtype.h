@@ -24,6 +24,8 @@ extern const gl_dtype_info gl_dtypes[GL_NDTYPES];
 
 /* -1 when `name` is not a dtype */
 int gl_dtype_parse(const char *name);
+/* "a" or "an" as spoken before the dtype's name: an f32, an i8, a u64, a bf16 */
+const char *gl_dtype_article(gl_dtype dt);
 /* Store a number (an integer) as one element of dt at out: NULL, or why it
  * does not fit ("out of range", "expected an integer value", ...). Floats
  * round to the nearest (even) value of their type; integers must be exact.

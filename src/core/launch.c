@@ -62,8 +62,9 @@ int gl_launch_check_slice(gl_stream *s, const gl_kernel *k, int i, const gl_slic
   if (rc != 0) return -1;
   const gl_param *p = &k->sig.p[i];
   if (p->dtype >= 0 && x->dtype != (gl_dtype)p->dtype)
-    return gl_fail(rt, "s:launch: kernel '%s': argument %d expected a %s slice, got a %s slice", k->name, i + 1,
-                   gl_dtypes[p->dtype].name, gl_dtypes[x->dtype].name);
+    return gl_fail(rt, "s:launch: kernel '%s': argument %d expected %s %s slice, got %s %s slice", k->name, i + 1,
+                   gl_dtype_article((gl_dtype)p->dtype), gl_dtypes[p->dtype].name, gl_dtype_article(x->dtype),
+                   gl_dtypes[x->dtype].name);
   if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev))
     return gl_fail(rt, "s:launch: kernel '%s': argument %d is a slice of device %d, but stream '%s' is on "
                        "device %d (grant access with gpu.peer(%d, %d) where the devices support it)",

@@ -78,6 +78,8 @@ int gl_check_options(lua_State *L, int idx, const char *fname, const char *const
 const char *gl_given(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Number v = lua_tonumber(L, idx);
+    if (v != v) return lua_pushliteral(L, "number NaN"); /* tostring's "-nan" or "nan" says a sign NaN lacks */
     lua_pushvalue(L, idx);
     return lua_pushfstring(L, "number %s", lua_tostring(L, -1)); /* from a copy: the original stays a number */
   }

@@ -6,6 +6,7 @@
  */
 #include "bindings.h"
 
+#include <math.h>
 #include <string.h>
 
 gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_host_type); }
@@ -99,11 +100,22 @@ int gl_host_new(lua_State *L) {
   return 1;
 }
 
+/* h[i]'s 0-based element: i is an integer (or an integral float) from 1 to #h */
 static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
-  lua_Integer i = lua_tointeger(L, idx);
+  int ok;
+  lua_Integer i = lua_tointegerx(L, idx, &ok);
+  const char *dt = gl_dtypes[h->dtype].name;
+  if (!ok) {
+    lua_Number f = lua_tonumber(L, idx);
+    if (f != f || f != floor(f)) /* NaN, or with a fraction (infinities are whole, out of range) */
+      luaL_error(L, "host buffer %s[%I]: an index must be an integer, got %s", dt, (LUAI_UACINT)h->count,
+                 gl_given(L, idx));
+    luaL_error(L, "host buffer %s[%I]: index %s is out of range (1 to %I)", dt, (LUAI_UACINT)h->count,
+               lua_tostring(L, idx), (LUAI_UACINT)h->count);
+  }
   if (i < 1 || (size_t)i > h->count)
-    luaL_error(L, "host buffer %s[%I]: index %I is out of range (1 to %I)", gl_dtypes[h->dtype].name,
-               (LUAI_UACINT)h->count, (LUAI_UACINT)i, (LUAI_UACINT)h->count);
+    luaL_error(L, "host buffer %s[%I]: index %I is out of range (1 to %I)", dt, (LUAI_UACINT)h->count,
+               (LUAI_UACINT)i, (LUAI_UACINT)h->count);
   return (size_t)i - 1;
 }
 
@@ -145,20 +157,12 @@ static int h_view(lua_State *L) {
   return 1;
 }
 
-static int integral_index(lua_State *L, int idx) {
-  if (lua_isinteger(L, idx)) return 1;
-  lua_Number f = lua_tonumber(L, idx);
-  if (f != (lua_Number)(lua_Integer)f) return luaL_error(L, "host buffer index must be an integer, got %f", (LUAI_UACNUMBER)f);
-  return 1;
-}
-
 /* h[i] and the fields (the methods were looked up first) */
 static int h_field(lua_State *L) {
   gl_hostbuf *h = gl_test_hostbuf(L, 1);
   if (!h) return luaL_typeerror(L, 1, "gpulua host buffer");
   if (lua_type(L, 2) != LUA_TSTRING) gl_check_hostbuf(L, 1); /* fields stay reachable once freed */
   if (lua_type(L, 2) == LUA_TNUMBER) {
-    integral_index(L, 2);
     size_t i = check_index(L, h, 2);
     host_access(L, h, i, 1, 0);
     gl_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
@@ -184,7 +188,6 @@ static int h_newindex(lua_State *L) {
   if (lua_type(L, 2) != LUA_TNUMBER)
     return luaL_error(L, "host buffer: cannot set field '%s' (only elements 1 to #h can be assigned)",
                       luaL_tolstring(L, 2, NULL));
-  integral_index(L, 2);
   size_t i = check_index(L, h, 2);
   unsigned char v[8];
   const char *why = gl_dtype_encode(L, 3, h->dtype, v);

@@ -101,8 +101,16 @@ describe("host buffers", function()
       H.fails(range("%-1"), function() return h[-1] end)
       H.fails(range("0"), function() h[0] = 1 end)
       H.fails(range("5"), function() h[#h + 1] = 1 end)
-      H.fails("host buffer index must be an integer, got 1%.5", function() return h[1.5] end)
-      H.fails("host buffer index must be an integer, got 1%.5", function() h[1.5] = 1 end)
+      H.fails("host buffer f32%[4%]: an index must be an integer, got number 1%.5", function() return h[1.5] end)
+      H.fails("host buffer f32%[4%]: an index must be an integer, got number 1%.5", function() h[1.5] = 1 end)
+      H.fails("host buffer f32%[4%]: an index must be an integer, got number NaN$", function() return h[0 / 0] end)
+      H.fails("host buffer f32%[4%]: an index must be an integer, got number NaN$", function() h[-(0 / 0)] = 1 end)
+      -- whole floats outside the integers are out of range, not read as some other index
+      H.fails(range("inf"), function() return h[math.huge] end)
+      H.fails(range("%-inf"), function() h[-math.huge] = 1 end)
+      H.fails(range(H.lit(tostring(2.0 ^ 70))), function() return h[2.0 ^ 70] end)
+      H.fails(range(H.lit(tostring(2.0 ^ 64 + 2.0 ^ 12))), function() h[2.0 ^ 64 + 2.0 ^ 12] = 1 end)
+      assert.are.equal(h[1], h[1.0])
       H.fails("host buffer f32%[4%]: no element or field string x", function() return h.x end)
       H.fails("host buffer f32%[4%]: no element or field string 1 ", function() return h["1"] end)
       H.fails("no element or field boolean true", function() return h[true] end)
@@ -124,7 +132,8 @@ describe("host buffers", function()
         {"u32", 1 << 32, "out of range for u32, got number 4294967296"},
         {"i32", 1.5, "expected an integer value for i32, got number 1%.5"},
         {"u8", 0.25, "expected an integer value for u8, got number 0%.25"},
-        {"i64", 0 / 0, "NaN is not an integer for i64"},
+        {"i64", 0 / 0, "NaN is not an integer for i64, got number NaN$"},
+        {"i32", -(0 / 0), "NaN is not an integer for i32, got number NaN$"},
         {"i32", math.huge, "out of range for i32, got number inf"},
         {"i64", 2.0 ^ 63, "out of range for i64"},
         {"u64", 2.0 ^ 64, "out of range for u64"},
