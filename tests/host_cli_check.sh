@@ -75,6 +75,11 @@ check timeline-kernel 'mixed #[0-9]+ +\|[^|]*K[^|]*\| 5 ops' "$g" --timeline "$t
 check timeline-fill 'mixed #[0-9]+ +\|[^|]*F[^|]*\| 5 ops' "$g" --timeline "$tmp/tl.lua"
 check timeline-one-op 'single #[0-9]+ +\|[^|]*\| 1 op$' "$g" --timeline "$tmp/tl.lua"
 check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
+# the REPL's locations count its input lines, continuation lines included
+printf 'x = gpu.device(0):zeros("f32", 4)\n\nfor i = 1, 1 do\n  x:free()\nend\nprint(pcall(x.read, x))\nerror("line 7")\n' \
+  >"$tmp/repl.in"
+check repl-freed-at 'use of a freed slice f32\[4\] on device 0 \(freed at stdin:4\)' sh -c "'$g' -i <'$tmp/repl.in'"
+check repl-error-line '^(> )*stdin:7: line 7$' sh -c "'$g' -i <'$tmp/repl.in'"
 # one SIGINT, as Ctrl-C sends (timeout(1) signals the process group too: twice)
 busy='local n = 0 while true do n = n + 1 end'
 # ThreadSanitizer (scripts/test-tsan.sh) defers an asynchronous signal until

@@ -162,6 +162,28 @@ static int incomplete (lua_State *L, int status) {
 }
 
 
+/* Lines read so far, and the first line of the statement being read: a
+** statement is compiled as if it began on that line of "stdin", so that
+** error messages and gpulua's locations name the REPL's input lines
+** (stdin:12), not stdin:1 for every line as lua.c does. */
+static int lines_read = 0;
+static int statement_line = 1;
+
+/* luaL_loadbuffer of s, as the chunk "=stdin" starting at statement_line */
+static int load_statement (lua_State *L, const char *s, size_t len) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i < statement_line; i++) luaL_addchar(&b, '\n');
+  luaL_addlstring(&b, s, len);
+  luaL_pushresult(&b);
+  size_t n;
+  const char *chunk = lua_tolstring(L, -1, &n);
+  int status = luaL_loadbuffer(L, chunk, n, "=stdin");
+  lua_remove(L, -2);  /* the chunk's text */
+  return status;
+}
+
+
 /*
 ** Prompt the user, read a line, and push it into the Lua stack.
 ** Returns 0 (and pushes nothing) when there is no more input.
@@ -175,6 +197,7 @@ static int pushline (lua_State *L, int firstline) {
   lua_pop(L, 1);  /* remove prompt */
   if (readstatus == 0)
     return 0;  /* no input */
+  lines_read++;
   l = strlen(b);
   if (l > 0 && b[l-1] == '\n')  /* line ends with newline? */
     b[--l] = '\0';  /* remove it */
@@ -194,7 +217,7 @@ static int pushline (lua_State *L, int firstline) {
 static int addreturn (lua_State *L) {
   const char *line = lua_tostring(L, -1);  /* original line */
   const char *retline = lua_pushfstring(L, "return %s;", line);
-  int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
+  int status = load_statement(L, retline, strlen(retline));
   if (status == LUA_OK) {
     lua_remove(L, -2);  /* remove modified line */
     if (line[0] != '\0')  /* non empty? */
@@ -213,7 +236,7 @@ static int multiline (lua_State *L) {
   for (;;) {  /* repeat until gets a complete statement */
     size_t len;
     const char *line = lua_tolstring(L, 1, &len);  /* get what it has */
-    int status = luaL_loadbuffer(L, line, len, "=stdin");  /* try it */
+    int status = load_statement(L, line, len);  /* try it */
     if (!incomplete(L, status)) {
       lua_saveline(L, line);  /* keep history */
       return status;  /* should not try to add continuation line */
@@ -221,7 +244,7 @@ static int multiline (lua_State *L) {
     if (!pushline(L, 0)) {  /* no more input for an incomplete statement? */
       lua_saveline(L, line);  /* keep history */
       /* reload it to get the syntax error message back on the stack */
-      return luaL_loadbuffer(L, line, len, "=stdin");
+      return load_statement(L, line, len);
     }
     lua_pushliteral(L, "\n");  /* add newline... */
     lua_insert(L, -2);  /* ...between the two lines */
@@ -239,6 +262,7 @@ static int multiline (lua_State *L) {
 static int loadline (lua_State *L) {
   int status;
   lua_settop(L, 0);
+  statement_line = lines_read + 1;
   if (!pushline(L, 1))
     return -1;  /* no input */
   if ((status = addreturn(L)) != LUA_OK)  /* 'return ...' did not work? */
