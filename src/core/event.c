@@ -99,6 +99,10 @@ int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {
   if (!a->timing || !b->timing)
     return gl_fail(rt, "event:elapsed: both events must be recorded with timing = true (%s was not)",
                    !a->timing ? "the first" : "the second");
+  if (a->s->dev != b->s->dev) /* CUDA times events of one context only: refused on both backends */
+    return gl_fail(rt, "event:elapsed: the events are on two devices (the first on device %d, the second on "
+                       "device %d): CUDA times only events of one device",
+                   a->s->dev->ordinal, b->s->dev->ordinal);
   if (gl_event_sync(a, site) != 0 || gl_event_sync(b, site) != 0) return -1;
   *ms = 0;
   CUresult r = gl_drv.cuEventElapsedTime(ms, a->ev, b->ev);

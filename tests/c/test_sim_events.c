@@ -252,6 +252,19 @@ void test_elapsed_time(void) {
   OK(d.cuEventElapsedTime(&ms, start, end));
   CHECK(ms >= 4.5f);
 
+  /* events of two contexts (devices) are refused, as CUDA refuses them */
+  CUstream s1 = mkstream_on(1);
+  CUevent other;
+  OK(d.cuEventCreate(&other, 0));
+  OK(d.cuEventRecord(other, s1));
+  OK(d.cuStreamSynchronize(s1));
+  CHECK_RC(d.cuEventElapsedTime(&ms, start, other), CUDA_ERROR_INVALID_HANDLE);
+  CHECK_RC(d.cuEventElapsedTime(&ms, other, start), CUDA_ERROR_INVALID_HANDLE);
+  OK(d.cuEventElapsedTime(&ms, other, other));
+  OK(d.cuEventDestroy(other));
+  OK(d.cuStreamDestroy(s1));
+  use_ctx(0);
+
   OK(d.cuStreamSynchronize(s));
   OK(d.cuEventDestroy(start));
   OK(d.cuEventDestroy(end));
