@@ -24,8 +24,9 @@ static const char thread_key = 'T';
 typedef struct host_launch {
   lua_State *T;          /* the state's host-kernel thread */
   gl_runtime *rt;
-  int fn_ref, cfg_ref;   /* the function and the cfg table, in the registry */
+  int fn_ref, cfg_ref;   /* the function and a copy of the cfg table, in the registry */
   int name;              /* the kernel's name, interned (for messages) */
+  int launched_at;       /* the launch's script location, interned */
   int nargs;
   struct {
     gl_dtype dt;
@@ -86,8 +87,8 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   int rc = 0;
   if (status != LUA_OK) {
     gl_buf_reset(&rt->host_kernel_error);
-    gl_buf_printf(&rt->host_kernel_error, "host kernel '%s' raised: %s", gl_loc_text(rt, hl->name),
-                  lua_tostring(T, -1) ? lua_tostring(T, -1) : "(an error object)");
+    gl_buf_printf(&rt->host_kernel_error, "host kernel '%s' (launched at %s) raised: %s", gl_loc_text(rt, hl->name),
+                  gl_loc_text(rt, hl->launched_at), lua_tostring(T, -1) ? lua_tostring(T, -1) : "(an error object)");
     rc = 1;
   }
   lua_settop(T, top);
@@ -121,14 +122,50 @@ void gl_host_kernel_install(lua_State *L, kernel_ud *u) {
   if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gl_raise(L, k->dev->rt);
 }
 
+/* A copy of the launch's cfg table at idx (already checked by the launch):
+ * grid, block (their tables copied too) and shared, so that the host kernel
+ * sees the configuration it was launched with, whatever the script does to
+ * the table before the stream reaches the launch. */
+static void push_cfg_copy(lua_State *L, int idx) {
+  static const char *const fields[] = {"grid", "block", "shared"};
+  lua_createtable(L, 0, 3);
+  for (int f = 0; f < 3; f++) {
+    if (lua_getfield(L, idx, fields[f]) == LUA_TTABLE) {
+      lua_Integer n = luaL_len(L, -1); /* 1 to 3: the launch checked */
+      lua_createtable(L, (int)n, 0);
+      for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, -2, i);
+        lua_seti(L, -2, i);
+      }
+      lua_remove(L, -2);
+    }
+    lua_setfield(L, -2, fields[f]);
+  }
+}
+
 void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, gl_slice *const *slices) {
   gl_kernel *k = u->k;
   gl_runtime *rt = k->dev->rt;
+  /* what may raise first, then the record: a raise never leaks it */
+  lua_State *T = host_thread(L);
+  gl_site site = GL_SITE(L);
+  int at = gl_site_loc(rt, &site);
+  lua_getiuservalue(L, kidx, 1);
+  int fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  push_cfg_copy(L, lua_absindex(L, cfg_idx));
+  int cfg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   host_launch *hl = malloc(sizeof *hl);
-  if (!hl) luaL_error(L, "s:launch: out of host memory");
-  hl->T = host_thread(L);
+  if (!hl) {
+    luaL_unref(L, LUA_REGISTRYINDEX, fn_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, cfg_ref);
+    luaL_error(L, "s:launch: out of host memory");
+  }
+  hl->T = T;
   hl->rt = rt;
+  hl->fn_ref = fn_ref;
+  hl->cfg_ref = cfg_ref;
   hl->name = k->name_id;
+  hl->launched_at = at;
   hl->nargs = k->sig.n;
   for (int i = 0; i < k->sig.n; i++) {
     hl->arg[i].is_ptr = k->sig.p[i].is_ptr;
@@ -136,10 +173,6 @@ void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, g
     hl->arg[i].dt = slices[i] ? slices[i]->dtype : (gl_dtype)k->sig.p[i].dtype;
     hl->arg[i].count = slices[i] ? slices[i]->count : 0;
   }
-  lua_getiuservalue(L, kidx, 1);
-  hl->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushvalue(L, cfg_idx);
-  hl->cfg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   memcpy(k->params[k->sig.n], &hl, sizeof hl);
 }
 

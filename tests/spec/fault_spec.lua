@@ -44,7 +44,7 @@ describe("device faults #fault", function()
     if gpu.backend() == "cuda" then
       assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", sync)
     else
-      assert.matches("host kernel 'bad_write' raised: .*illegal address", sync)
+      assert.matches("host kernel 'bad_write' %(launched at [^)]*:%d+%) raised: .*illegal address", sync)
     end
     assert.matches("seen at [^\n]*:%d+", sync)
     -- the driver does not say which kernel faulted: the launches not known to

@@ -107,4 +107,23 @@ describe("host kernels", function()
     assert.are.equal(0, status, out)
     assert.matches("y:\t16%.0\t4%.0\t7%.0\t0%.0", out)
   end)
+
+  it("that fail in their computation fault the device, naming the kernel, its launch line and the error", function()
+    local out, status = H.run_child(PRELUDE .. [[
+      local big = gpu.compile("extern \"C\" __global__ void big(unsigned long long *y) { y[0] = 0; }",
+                              {name = "big.cu"}):kernel("big", "u64*")
+      big:host(function(_, yv)
+        yv[1] = 2.0 ^ 64 -- out of range for a u64
+      end)
+      local u = dev:zeros("u64", 4)
+      dev.main:launch(big, {grid = 1, block = 1}, u) -- LAUNCH
+      print("sync:", pcall(dev.main.sync, dev.main))
+    ]], nil, 30)
+    assert.are.equal(0, status, out)
+    local msg = assert(out:match("sync:\tfalse\t([^\n]*)"), out)
+    local before = select(2, PRELUDE:gsub("\n", "")) -- the child's lines before the test's own
+    assert.matches("device 0 is poisoned by a fault", msg)
+    assert.matches("host kernel 'big' %(launched at [^)]*:" .. (before + 7) .. "%) raised: [^\n]*:" ..
+                   (before + 4) .. ": host buffer u64%[4%]: element 1: out of range for u64", msg)
+  end)
 end)

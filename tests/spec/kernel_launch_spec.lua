@@ -60,7 +60,7 @@ describe("kernels", function()
           "code: give one with k:host%(function%(cfg, %.%.%.%) end%)", main.launch, main, k, cfg_for(8), x, y, 8)
       end)
 
-      it("the host function gets cfg as given, views for pointers and numbers for scalars", function()
+      it("the host function gets a copy of cfg taken at launch, views for pointers and numbers for scalars", function()
         local p = gpu.compile([[
           extern "C" __global__ void mix(const float *x, float *y, float a, double b, int c,
                                          unsigned long long n) {
@@ -83,10 +83,11 @@ describe("kernels", function()
         local y = dev:zeros("f32", 10)
         local cfg = {grid = {2, 1, 1}, block = 64, shared = 16}
         main:launch(km, cfg, x:view(3, 10), y, 0.1, 0.1, -7, 12345)
+        -- changed after the launch, before the kernel runs: the kernel sees the cfg it was launched with
+        cfg.block, cfg.grid[1], cfg.shared = 128, 9, nil
         local out = y:read()
-        assert.is_true(rawequal(cfg, seen.cfg), "cfg is not the table given to launch")
-        assert.are.same({2, 1, 1}, seen.cfg.grid)
-        assert.are.equal(64, seen.cfg.block)
+        assert.is_false(rawequal(cfg, seen.cfg), "the host kernel got the table given to launch")
+        assert.are.same({grid = {2, 1, 1}, block = 64, shared = 16}, seen.cfg)
         assert.are.equal(7, seen.nargs)
         assert.are.equal(10, seen.xlen) -- the view's length, not the allocation's
         assert.are.equal(10, seen.ylen)
