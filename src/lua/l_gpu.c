@@ -213,8 +213,19 @@ static void pin_library(void) {
     dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+/* Each type's metatable, made once per state (a later call publishes the
+ * methods in package.loaded again: see gl_register). */
+static void register_types(lua_State *L) {
+  static const gl_type *const types[] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
+                                         &gl_host_type,   &gl_module_type, &gl_kernel_type};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) gl_register(L, types[i]);
+}
+
 int luaopen_gpulua(lua_State *L) {
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) return 1;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) { /* a second require, after an unload */
+    register_types(L);
+    return 1;
+  }
   lua_pop(L, 1);
   pin_library();
   gl_buf why = GL_BUF_INIT;
@@ -224,9 +235,7 @@ int luaopen_gpulua(lua_State *L) {
     return luaL_error(L, "%s", lua_tostring(L, -1));
   }
   create_runtime(L);
-  static const gl_type *const types[] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
-                                         &gl_host_type,   &gl_module_type, &gl_kernel_type};
-  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) gl_register(L, types[i]);
+  register_types(L);
   add_lua_path(L);
 
   static const luaL_Reg funcs[] = {

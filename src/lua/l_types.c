@@ -59,9 +59,25 @@ static void set_release(lua_State *L, const gl_type *t) {
   }
 }
 
+/* package.loaded[t->name] = the methods table on top, so that an error
+ * raised in a method called as a plain function (pcall(s.sync, s)) names it
+ * 'gpulua.Stream.sync' rather than '?' (luaL looks for it there). Done at
+ * every luaopen: a test runner that unloads modules (busted's insulation)
+ * drops the entry with the module. */
+static void publish_methods(lua_State *L, const gl_type *t) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, t->name);
+  lua_pop(L, 1);
+}
+
 void gl_register(lua_State *L, const gl_type *t) {
-  if (!luaL_newmetatable(L, t->name)) { /* this state has it already */
-    lua_pop(L, 1);
+  if (!luaL_newmetatable(L, t->name)) { /* this state has it already: publish its methods again */
+    if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION && lua_getupvalue(L, -1, 1)) {
+      publish_methods(L, t);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
     return;
   }
   lua_pushvalue(L, -1);
@@ -69,13 +85,7 @@ void gl_register(lua_State *L, const gl_type *t) {
   lua_newtable(L); /* methods */
   if (t->methods) luaL_setfuncs(L, t->methods, 0);
   if (t->release) set_release(L, t);
-  /* package.loaded[t->name] = the methods, so that an error raised in a
-   * method called as a plain function (pcall(s.sync, s)) names it
-   * 'gpulua.Stream.sync' rather than '?' (luaL finds it there) */
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, t->name);
-  lua_pop(L, 1);
+  publish_methods(L, t);
   lua_pushlightuserdata(L, (void *)t);
   lua_pushcclosure(L, type_index, 2);
   lua_setfield(L, -2, "__index");

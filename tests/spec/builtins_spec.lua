@@ -284,9 +284,9 @@ describe("built-in kernels", function()
       it("take the dtype from the first slice: another dtype after it is an error", function()
         local other = dt == "f32" and "f64" or "f32"
         local x, y = dev:zeros(dt, 10), dev:zeros(other, 10)
-        H.fails(("s:launch: kernel 'axpy_%s': argument 3 expected a %s slice, got a %s slice"):format(dt, dt, other),
+        H.fails(("s:launch: kernel 'axpy_%s': argument 3 expected an %s slice, got an %s slice"):format(dt, dt, other),
           main.launch, main, K.axpy, CFG, 1, x, y, 10)
-        H.fails(("kernel 'sum_%s': argument 2 expected a %s slice, got a %s slice"):format(dt, dt, other),
+        H.fails(("kernel 'sum_%s': argument 2 expected an %s slice, got an %s slice"):format(dt, dt, other),
           main.launch, main, K.sum, CFG, x, y, 10)
       end)
     end)
