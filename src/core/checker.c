@@ -1,5 +1,6 @@
 /*
- * checker.c -- access records (see checker.h).
+ * checker.c -- access records (see checker.h): per stream a lane of
+ * disjoint spans sorted by byte range.
  */
 #include "checker.h"
 
@@ -8,127 +9,286 @@
 
 #include "clock.h"
 #include "device.h"
+#include "runtime.h"
 #include "stream.h"
 
-static uint64_t last_seq(const gl_access *r) { return r->wseq > r->rseq ? r->wseq : r->rseq; }
+static uint64_t max2(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t span_last(const gl_span *p) { return max2(p->wseq, p->rseq); }
+static uint64_t lane_last(const gl_lane *l) { return max2(max2(l->wmax, l->rmax), l->blind); }
 
-/* r conflicts: fill the record (the write, when it is the write that conflicts). */
-static int found(const gl_access *r, int bad_write, gl_conflict *c) {
-  c->other = r->s;
+/* Is t's access at position seq ordered before s's next work (s NULL: the
+ * host; has it seen it finish)? A position of 0 is no access. */
+static int known(const gl_stream *s, const gl_stream *t, uint64_t seq) {
+  if (!seq) return 1;
+  return s ? gl_ordered_before(s, t, seq) : t->done_seq >= seq;
+}
+
+static void drop_lane(gl_accesses *acc, int i) {
+  gl_stream_unref(acc->lanes[i].s);
+  free(acc->lanes[i].v);
+  acc->lanes[i] = acc->lanes[--acc->n];
+}
+
+/* Forget the lanes the host has seen finish. */
+static void prune(gl_accesses *acc) {
+  for (int i = 0; i < acc->n;) {
+    if (acc->lanes[i].s->done_seq >= lane_last(&acc->lanes[i])) drop_lane(acc, i);
+    else i++;
+  }
+}
+
+/* The first span of l that ends after byte lo (l->n when none). */
+static int first_after(const gl_lane *l, uint64_t lo) {
+  int a = 0, b = l->n;
+  while (a < b) {
+    int m = (a + b) / 2;
+    if (l->v[m].hi <= lo) a = m + 1;
+    else b = m;
+  }
+  return a;
+}
+
+static int found(gl_stream *t, int bad_write, int loc, gl_conflict *c) {
+  c->other = t;
   c->other_writes = bad_write;
-  c->other_loc = bad_write ? r->wloc : r->rloc;
+  c->other_loc = loc;
   return 1;
 }
 
-static void drop(gl_accesses *acc, int i) {
-  gl_stream_unref(acc->v[i].s);
-  acc->v[i] = acc->v[--acc->n];
-}
-
-/* Forget records the host has seen complete. */
-static void prune(gl_accesses *acc) {
-  for (int i = 0; i < acc->n;) {
-    if (acc->v[i].s->done_seq >= last_seq(&acc->v[i])) drop(acc, i);
-    else i++;
+/* Does an access of [lo, hi) by s (NULL: the host) conflict with lane l? */
+static int lane_conflict(const gl_lane *l, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
+                         gl_conflict *c) {
+  const gl_stream *t = l->s;
+  if (!known(s, t, l->blind)) return found(l->s, 1, l->blind_loc, c);
+  if (known(s, t, l->wmax) && (!write || known(s, t, l->rmax))) return 0; /* the whole lane */
+  for (int i = first_after(l, lo); i < l->n && l->v[i].lo < hi; i++) {
+    const gl_span *p = &l->v[i];
+    int bad_w = !known(s, t, p->wseq);
+    int bad_r = write && !known(s, t, p->rseq);
+    if (bad_w || bad_r) return found(l->s, bad_w, bad_w ? p->wloc : p->rloc, c);
   }
+  return 0;
 }
 
 int gl_access_conflict(const gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
                        gl_conflict *c) {
   if (lo == hi) return 0;
-  for (int i = 0; i < acc->n; i++) {
-    const gl_access *r = &acc->v[i];
-    if (r->s == s || r->hi <= lo || hi <= r->lo) continue;
-    int bad_w = r->wseq && !gl_ordered_before(s, r->s, r->wseq);
-    int bad_r = write && r->rseq && !gl_ordered_before(s, r->s, r->rseq);
-    if (bad_w || bad_r) return found(r, bad_w, c);
-  }
+  for (int i = 0; i < acc->n; i++)
+    if (acc->lanes[i].s != s && lane_conflict(&acc->lanes[i], s, lo, hi, write, c)) return 1;
   return 0;
 }
 
 int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int write, gl_conflict *c) {
-  if (acc->n == 0) return 0;
+  if (acc->n == 0 || lo == hi) return 0;
   prune(acc);
-  for (int i = 0; i < acc->n; i++) {
-    const gl_access *r = &acc->v[i];
-    if (r->hi <= lo || hi <= r->lo) continue;
-    int bad_w = r->wseq && r->s->done_seq < r->wseq;
-    int bad_r = write && r->rseq && r->s->done_seq < r->rseq;
-    if (bad_w || bad_r) return found(r, bad_w, c);
-  }
+  for (int i = 0; i < acc->n; i++)
+    if (lane_conflict(&acc->lanes[i], NULL, lo, hi, write, c)) return 1;
   return 0;
 }
 
 int gl_access_reserve(gl_accesses *acc, int k) {
+  if (acc->n) prune(acc);
   if (acc->n + k <= acc->cap) return 0;
-  prune(acc);
-  if (acc->n + k <= acc->cap) return 0;
-  int cap = acc->cap ? acc->cap : 4;
+  int cap = acc->cap ? acc->cap : 2;
   while (cap < acc->n + k) cap *= 2;
-  gl_access *v = realloc(acc->v, (size_t)cap * sizeof *v);
+  gl_lane *v = realloc(acc->lanes, (size_t)cap * sizeof *v);
   if (!v) return -1;
-  acc->v = v;
+  acc->lanes = v;
   acc->cap = cap;
   return 0;
+}
+
+static gl_lane *lane_of(gl_accesses *acc, gl_stream *s) {
+  for (int i = 0; i < acc->n; i++)
+    if (acc->lanes[i].s == s) return &acc->lanes[i];
+  gl_lane *l = &acc->lanes[acc->n++]; /* gl_access_reserve made room */
+  memset(l, 0, sizeof *l);
+  l->s = s;
+  gl_stream_ref(s);
+  l->blind_loc = GL_LOC_NONE;
+  return l;
+}
+
+/* Forget the spans the host has seen finish. */
+static void sweep(gl_lane *l) {
+  uint64_t done = l->s->done_seq;
+  int w = 0;
+  for (int k = 0; k < l->n; k++)
+    if (span_last(&l->v[k]) > done) l->v[w++] = l->v[k];
+  l->n = w;
+  l->swept = w;
+  l->last = 0;
+}
+
+/* May touching spans a and b of one stream be kept as one? When they agree;
+ * or when they have the same kinds of access (a write, a read) and all their
+ * positions are past the latest one anything has learned of the stream
+ * (captured): no one, now or later, can then tell them apart (clock.h), and
+ * the later position of each kind stands for both. */
+static int mergeable(const gl_span *a, const gl_span *b, uint64_t captured) {
+  if (a->wseq == b->wseq && a->rseq == b->rseq && a->wloc == b->wloc && a->rloc == b->rloc) return 1;
+  if (!a->wseq != !b->wseq || !a->rseq != !b->rseq) return 0;
+  return (!a->wseq || (a->wseq > captured && b->wseq > captured)) &&
+         (!a->rseq || (a->rseq > captured && b->rseq > captured));
+}
+
+/* a absorbs b (mergeable, touching on either side) */
+static void absorb(gl_span *a, const gl_span *b) {
+  if (b->lo < a->lo) a->lo = b->lo;
+  if (b->hi > a->hi) a->hi = b->hi;
+  if (b->wseq > a->wseq) a->wseq = b->wseq, a->wloc = b->wloc;
+  if (b->rseq > a->rseq) a->rseq = b->rseq, a->rloc = b->rloc;
+}
+
+/* Append piece p to the list, merged into the last one when they touch and may be one. */
+static void add_piece(gl_span *out, int *np, gl_span p, uint64_t captured) {
+  if (p.lo == p.hi) return;
+  if (*np && out[*np - 1].hi == p.lo && mergeable(&out[*np - 1], &p, captured)) absorb(&out[*np - 1], &p);
+  else out[(*np)++] = p;
+}
+
+/* The spans of l that replace spans i..j-1 once an access of [lo, hi)
+ * (seq, loc) by l's stream is recorded. A write supersedes the stream's own
+ * earlier records of the range: whatever is ordered after it is ordered
+ * after them, and whatever is not conflicts with the write itself. A read
+ * keeps each piece's write and gives all of them its own position. */
+static int pieces(const gl_lane *l, int i, int j, uint64_t lo, uint64_t hi, int write, uint64_t seq, int loc,
+                  gl_span *out) {
+  uint64_t cap = l->s->captured;
+  int np = 0;
+  if (i < j && l->v[i].lo < lo) { /* what lies before lo */
+    gl_span left = l->v[i];
+    left.hi = lo;
+    add_piece(out, &np, left, cap);
+  }
+  if (write) {
+    add_piece(out, &np, (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE}, cap);
+  } else {
+    uint64_t at = lo;
+    for (int k = i; k < j; k++) {
+      const gl_span *p = &l->v[k];
+      uint64_t a = max2(p->lo, lo), b = p->hi < hi ? p->hi : hi;
+      add_piece(out, &np, (gl_span){at, a, 0, seq, GL_LOC_NONE, loc}, cap); /* a gap: no write */
+      add_piece(out, &np, (gl_span){a, b, p->wseq, seq, p->wloc, loc}, cap);
+      at = b;
+    }
+    add_piece(out, &np, (gl_span){at, hi, 0, seq, GL_LOC_NONE, loc}, cap);
+  }
+  if (i < j && l->v[j - 1].hi > hi) { /* what lies after hi */
+    gl_span right = l->v[j - 1];
+    right.lo = hi;
+    add_piece(out, &np, right, cap);
+  }
+  return np;
+}
+
+/* Record an access of [lo, hi) in l's spans; -1 when out of memory (the
+ * spans are then unchanged). */
+static int lane_put(gl_lane *l, uint64_t lo, uint64_t hi, int write, uint64_t seq, int loc) {
+  gl_span *c = l->last < l->n ? &l->v[l->last] : NULL;
+  if (c && c->lo == lo && c->hi == hi) { /* the same range as the last record: the usual case */
+    if (write) *c = (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE};
+    else c->rseq = seq, c->rloc = loc;
+    return 0;
+  }
+  if (l->n >= 64 && l->n >= 2 * l->swept) sweep(l);
+  int i = first_after(l, lo), j = i;
+  while (j < l->n && l->v[j].lo < hi) j++;
+  gl_span small[16], *out = small;
+  int most = 2 * (j - i) + 3;
+  if (most > (int)(sizeof small / sizeof small[0]) && !(out = malloc((size_t)most * sizeof *out))) return -1;
+  int np = pieces(l, i, j, lo, hi, write, seq, loc, out);
+  /* merge with the neighbours the pieces touch */
+  uint64_t cap = l->s->captured;
+  if (i > 0 && l->v[i - 1].hi == out[0].lo && mergeable(&l->v[i - 1], &out[0], cap)) absorb(&out[0], &l->v[--i]);
+  if (j < l->n && out[np - 1].hi == l->v[j].lo && mergeable(&out[np - 1], &l->v[j], cap))
+    absorb(&out[np - 1], &l->v[j++]);
+  int n = l->n - (j - i) + np;
+  if (n > l->cap) {
+    int cap = l->cap ? 2 * l->cap : 4;
+    while (cap < n) cap *= 2;
+    gl_span *v = realloc(l->v, (size_t)cap * sizeof *v);
+    if (!v) {
+      if (out != small) free(out);
+      return -1;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  memmove(&l->v[i + np], &l->v[j], (size_t)(l->n - j) * sizeof *l->v);
+  memcpy(&l->v[i], out, (size_t)np * sizeof *out);
+  l->n = n;
+  l->last = i;
+  for (int k = i; k < i + np; k++)
+    if (l->v[k].lo == lo && l->v[k].hi == hi) l->last = k;
+  if (out != small) free(out);
+  return 0;
+}
+
+/* A write of [lo, hi) by s supersedes the other streams' spans it covers
+ * that s is ordered after: whatever is ordered after the write is ordered
+ * after them, and whatever is not conflicts with the write. Spans are
+ * dropped or trimmed, never split (which could need memory); a lane left
+ * with nothing is dropped (the streams ordered after it stand for it in
+ * frees and host waits). */
+static void cover_others(gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi) {
+  for (int li = 0; li < acc->n;) {
+    gl_lane *l = &acc->lanes[li];
+    if (l->s == s || l->n == 0) {
+      li++;
+      continue;
+    }
+    int i = first_after(l, lo), w = i, k = i;
+    for (; k < l->n && l->v[k].lo < hi; k++) {
+      gl_span p = l->v[k];
+      if (gl_ordered_before(s, l->s, span_last(&p))) {
+        if (p.lo >= lo && p.hi <= hi) continue; /* covered: dropped */
+        if (p.lo < lo && p.hi > hi) {
+        } else if (p.lo < lo) {
+          p.hi = lo;
+        } else {
+          p.lo = hi;
+        }
+      }
+      l->v[w++] = p;
+    }
+    if (w != k) {
+      memmove(&l->v[w], &l->v[k], (size_t)(l->n - k) * sizeof *l->v);
+      l->n -= k - w;
+      l->last = 0;
+      if (l->swept > l->n) l->swept = l->n;
+    }
+    if (l->n == 0 && !l->blind && gl_ordered_before(s, l->s, lane_last(l))) drop_lane(acc, li);
+    else li++;
+  }
 }
 
 void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, int write, int loc) {
   if (lo == hi) return;
   uint64_t seq = s->seq;
-  gl_access *same = NULL;
-  for (int i = 0; i < acc->n;) {
-    gl_access *r = &acc->v[i];
-    if (r->s == s && r->lo == lo && r->hi == hi) {
-      same = r;
-      i++;
-      continue;
-    }
-    /* a write over a whole record supersedes it when it is ordered after it:
-     * anything ordered after this write is ordered after that record too */
-    if (write && lo <= r->lo && r->hi <= hi && gl_ordered_before(s, r->s, last_seq(r))) {
-      drop(acc, i);
-      if (same == &acc->v[acc->n]) same = &acc->v[i]; /* moved by drop */
-      continue;
-    }
-    i++;
-  }
-  if (!same) { /* gl_access_reserve made room */
-    same = &acc->v[acc->n++];
-    memset(same, 0, sizeof *same);
-    same->s = s;
-    gl_stream_ref(s);
-    same->lo = lo;
-    same->hi = hi;
-    same->wloc = same->rloc = -1;
-  }
-  if (write) {
-    same->wseq = seq;
-    same->wloc = loc;
-  } else {
-    same->rseq = seq;
-    same->rloc = loc;
+  if (write && s->dev->rt->policy != GL_POLICY_OFF && acc->n > 1) cover_others(acc, s, lo, hi);
+  gl_lane *l = lane_of(acc, s);
+  if (write) l->wmax = seq;
+  else l->rmax = seq;
+  if (s->dev->rt->policy == GL_POLICY_OFF || lane_put(l, lo, hi, write, seq, loc) != 0) {
+    l->blind = seq; /* off reads no ranges; without memory, the whole memory stands for the range */
+    l->blind_loc = loc;
   }
 }
 
 int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site) {
-  gl_stream *done[16]; /* the streams waited for already (the checker learns nothing here) */
-  int ndone = 0;
   for (int i = 0; i < acc->n; i++) {
-    gl_access *a = &acc->v[i];
-    if (gl_ordered_before(waiter, a->s, last_seq(a))) continue;
-    int seen = 0;
-    for (int j = 0; j < ndone && !seen; j++) seen = done[j] == a->s;
-    if (seen) continue;
-    if (gl_stream_order_after(waiter, a->s, 0, site) != 0) return -1;
-    if (ndone < (int)(sizeof done / sizeof done[0])) done[ndone++] = a->s;
+    gl_lane *l = &acc->lanes[i];
+    if (gl_ordered_before(waiter, l->s, lane_last(l))) continue;
+    if (gl_stream_order_after(waiter, l->s, 0, site) != 0) return -1;
   }
   return 0;
 }
 
 int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
   for (int i = 0; i < acc->n; i++) {
-    gl_stream *s = acc->v[i].s;
-    if (s->done_seq >= last_seq(&acc->v[i]) || !s->dev->opened) continue;
+    gl_stream *s = acc->lanes[i].s;
+    if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened) continue;
     if (gl_device_poisoned(s->dev)) {
       if (learn) return gl_device_check(s->dev);
       continue;
@@ -149,8 +309,8 @@ int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
 
 int gl_access_finished(gl_accesses *acc) {
   for (int i = 0; i < acc->n; i++) {
-    gl_stream *s = acc->v[i].s;
-    if (s->done_seq >= last_seq(&acc->v[i]) || !s->dev->opened || gl_device_poisoned(s->dev)) continue;
+    gl_stream *s = acc->lanes[i].s;
+    if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened || gl_device_poisoned(s->dev)) continue;
     gl_set_ctx(s->dev);
     CUresult r = s->cu ? gl_drv.cuStreamQuery(s->cu) : s->final_ev ? gl_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;
     if (r == CUDA_ERROR_NOT_READY) return 0;
@@ -160,13 +320,19 @@ int gl_access_finished(gl_accesses *acc) {
 
 int gl_access_known_finished(const gl_accesses *acc) {
   for (int i = 0; i < acc->n; i++)
-    if (acc->v[i].s->done_seq < last_seq(&acc->v[i])) return 0;
+    if (acc->lanes[i].s->done_seq < lane_last(&acc->lanes[i])) return 0;
   return 1;
 }
 
 void gl_access_clear(gl_accesses *acc) {
-  for (int i = 0; i < acc->n; i++) gl_stream_unref(acc->v[i].s);
-  free(acc->v);
-  acc->v = NULL;
+  while (acc->n) drop_lane(acc, acc->n - 1);
+  free(acc->lanes);
+  acc->lanes = NULL;
   acc->n = acc->cap = 0;
+}
+
+int gl_access_spans(const gl_accesses *acc) {
+  int n = 0;
+  for (int i = 0; i < acc->n; i++) n += acc->lanes[i].n;
+  return n;
 }

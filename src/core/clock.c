@@ -81,14 +81,20 @@ int gl_clock_merge(gl_stream *s, const uint64_t *clock, const uint32_t *gens, in
   return rc;
 }
 
+void gl_clock_capture(gl_stream *t, uint64_t seq) {
+  if (seq > t->captured) t->captured = seq;
+}
+
 int gl_clock_join(gl_stream *s, gl_stream *t) {
   if (s == t) return 0;
+  gl_clock_capture(t, t->seq);
   int rc = gl_clock_merge(s, t->clock, NULL, t->nclock);
   return clock_raise(s, t->id, t->seq) != 0 ? -1 : rc;
 }
 
 uint64_t *gl_clock_snapshot(gl_stream *s, uint32_t **gens, int *n) {
   gl_runtime *rt = s->dev->rt;
+  gl_clock_capture(s, s->seq);
   int len = s->nclock > s->id + 1 ? s->nclock : s->id + 1;
   uint64_t *c = calloc((size_t)len, sizeof *c);
   uint32_t *g = calloc((size_t)len, sizeof *g);
@@ -115,6 +121,7 @@ void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const
 }
 
 void gl_clock_host_reached(gl_stream *s, uint64_t seq) {
+  gl_clock_capture(s, seq);
   if (seq != s->seq) { /* a part of the stream: only its own position is known */
     if (seq > s->done_seq) s->done_seq = seq;
     return;

@@ -60,6 +60,7 @@ int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   e->s = s;
   gl_stream_ref(s);
   e->seq = s->seq;
+  gl_clock_capture(s, s->seq); /* (the snapshot does too, unless out of memory) */
   e->timing = timing;
   e->snap = gl_clock_snapshot(s, &e->snap_gen, &e->nsnap);
   return 0;

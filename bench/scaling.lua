@@ -1,0 +1,87 @@
+-- bench/scaling.lua: host cost that must stay flat as the work grows. Each
+-- workload runs at a small and a large size in one process, and the figure
+-- is the large run's cost per operation over the small run's (1.0: flat).
+-- Prints "RESULT name value unit"; with --check=R exits 1 when a ratio
+-- exceeds R (the suite's bench.scaling test, on sim).
+--
+--   gpulua bench/scaling.lua [--check=R] [--quick]
+--
+-- pipeline: a 4-stream pipeline (gpulua.pipeline), each batch filling its
+--   own 16-element view of one output and copying it out to its own view of
+--   one host buffer: per-batch cost, 32,000 vs 2,000 batches.
+-- sliding: 64-element windows of one slice, each one element further,
+--   filled on one stream: per-fill cost, 64,000 vs 2,000 fills; under strict
+--   and under off.
+local gpu = require "gpulua"
+local pipeline = require "gpulua.pipeline"
+
+local check, quick
+for _, a in ipairs(arg or {}) do
+  if a:match("^%-%-check=") then check = assert(tonumber(a:match("=(.*)")), "--check=R takes a number")
+  elseif a == "--quick" then quick = true
+  else error("bench/scaling.lua: unknown argument " .. a) end
+end
+
+local dev = gpu.device(0)
+local REPS = 3
+
+local function result(name, value, unit) print(string.format("RESULT %s %.4f %s", name, value, unit)) end
+
+-- the smallest cost per operation of REPS runs of fn(n) (the least disturbed)
+local function per_op(fn, n)
+  local best = math.huge
+  for _ = 1, REPS do
+    collectgarbage()
+    local t0 = gpu.clock()
+    fn(n)
+    local us = (gpu.clock() - t0) / n * 1e6
+    if us < best then best = us end
+  end
+  return best
+end
+
+local function pipeline_batches(n)
+  local out = dev:alloc("f32", 16 * n)
+  local h = gpu.host("f32", 16 * n)
+  pipeline.run{device = dev, streams = 4, batches = n, stage = function(b, s)
+    local x = out:view(16 * (b - 1), 16)
+    s:fill(x, b)
+    s:copy(h:view(16 * (b - 1), 16), x)
+  end}
+  dev:sync()
+  assert(h[16 * n] == n, "the last batch's value came back")
+  out:free()
+  h:free()
+end
+
+local function sliding(n)
+  local s = dev:stream{name = "sliding"}
+  local x = dev:alloc("f32", n + 64, {stream = s})
+  for i = 0, n - 1 do s:fill(x:view(i, 64), i) end
+  s:sync()
+  x:free()
+  s:close()
+end
+
+local worst = 0
+local function scaled(name, fn, small, large)
+  if quick then small, large = small // 4, large // 4 end
+  fn(small) -- warm up: compile, allocate, first-touch
+  local a, b = per_op(fn, small), per_op(fn, large)
+  result(name .. "_" .. small, a, "us")
+  result(name .. "_" .. large, b, "us")
+  result(name .. "_ratio", b / a, "x")
+  if b / a > worst then worst = b / a end
+end
+
+scaled("scaling_pipeline", pipeline_batches, 2000, 32000)
+for _, policy in ipairs{"strict", "off"} do
+  gpu.policy(policy)
+  scaled("scaling_sliding_" .. policy, sliding, 2000, 64000)
+end
+gpu.policy("strict")
+
+if check then
+  print(string.format("scaling: worst ratio %.2fx (limit %.2fx)", worst, check))
+  if worst > check then os.exit(1) end
+end
