@@ -92,25 +92,16 @@ int gl_clock_join(gl_stream *s, gl_stream *t) {
   return clock_raise(s, t->id, t->seq) != 0 ? -1 : rc;
 }
 
-uint64_t *gl_clock_snapshot(gl_stream *s, uint32_t **gens, int *n) {
+int gl_clock_snapshot_len(const gl_stream *s) { return s->nclock > s->id + 1 ? s->nclock : s->id + 1; }
+
+void gl_clock_snapshot(gl_stream *s, uint64_t *clock, uint32_t *gens, int len) {
   gl_runtime *rt = s->dev->rt;
   gl_clock_capture(s, s->seq);
-  int len = s->nclock > s->id + 1 ? s->nclock : s->id + 1;
-  uint64_t *c = calloc((size_t)len, sizeof *c);
-  uint32_t *g = calloc((size_t)len, sizeof *g);
-  if (!c || !g) {
-    free(c);
-    free(g);
-    *gens = NULL;
-    *n = 0;
-    return NULL;
-  }
-  if (s->nclock) memcpy(c, s->clock, (size_t)s->nclock * sizeof *c);
-  c[s->id] = s->seq;
-  for (int i = 0; i < len && i < rt->nids; i++) g[i] = rt->gen[i];
-  *gens = g;
-  *n = len;
-  return c;
+  int n = s->nclock < len ? s->nclock : len;
+  if (n) memcpy(clock, s->clock, (size_t)n * sizeof *clock);
+  if (len > n) memset(clock + n, 0, (size_t)(len - n) * sizeof *clock);
+  clock[s->id] = s->seq;
+  for (int i = 0; i < len; i++) gens[i] = i < rt->nids ? rt->gen[i] : 0;
 }
 
 void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const uint32_t *gens, int n) {

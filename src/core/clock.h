@@ -28,10 +28,11 @@ int gl_clock_join(gl_stream *s, gl_stream *t);
 /* ... after an event: its snapshot (gens: each id's generation then; NULL
  * for a stream's own live clock). */
 int gl_clock_merge(gl_stream *s, const uint64_t *clock, const uint32_t *gens, int n);
-/* A copy of s's clock with s's own position, and the ids' generations: what
- * an event records. NULL (and *n = 0) when out of memory: the event then
- * speaks only for its own stream. */
-uint64_t *gl_clock_snapshot(gl_stream *s, uint32_t **gens, int *n);
+/* The length of s's snapshot: what an event records of s's clock. */
+int gl_clock_snapshot_len(const gl_stream *s);
+/* Write it (len entries: s's clock with s's own position, and the ids'
+ * generations) into clock and gens. */
+void gl_clock_snapshot(gl_stream *s, uint64_t *clock, uint32_t *gens, int len);
 /* The host has seen s complete up to seq (and so all it was ordered after). */
 void gl_clock_host_reached(gl_stream *s, uint64_t seq);
 /* ... an event: everything in its snapshot. */

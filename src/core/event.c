@@ -45,6 +45,39 @@ void gl_event_pool_clear(gl_device *d) {
   }
 }
 
+/* The snapshot of s into e's storage: inline for the usual few streams, else
+ * e's heap arrays (grown when needed; out of memory leaves no snapshot). */
+static void take_snapshot(gl_event *e, gl_stream *s) {
+  int len = gl_clock_snapshot_len(s);
+  if (e->cap >= len) { /* the heap arrays of an earlier record */
+  } else if (len <= GL_EVENT_SNAP_INLINE) {
+    e->snap = e->inline_snap;
+    e->snap_gen = e->inline_gen;
+  } else {
+    uint64_t *c = malloc((size_t)len * sizeof *c);
+    uint32_t *g = malloc((size_t)len * sizeof *g);
+    if (e->cap) {
+      free(e->snap);
+      free(e->snap_gen);
+      e->cap = 0;
+    }
+    if (!c || !g) {
+      free(c);
+      free(g);
+      e->snap = NULL;
+      e->snap_gen = NULL;
+      e->nsnap = 0;
+      gl_clock_capture(s, s->seq); /* what the snapshot would have done */
+      return;
+    }
+    e->snap = c;
+    e->snap_gen = g;
+    e->cap = len;
+  }
+  gl_clock_snapshot(s, e->snap, e->snap_gen, len);
+  e->nsnap = len;
+}
+
 int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   gl_device *d = s->dev;
   CUevent ev;
@@ -60,9 +93,35 @@ int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   e->s = s;
   gl_stream_ref(s);
   e->seq = s->seq;
-  gl_clock_capture(s, s->seq); /* (the snapshot does too, unless out of memory) */
   e->timing = timing;
-  e->snap = gl_clock_snapshot(s, &e->snap_gen, &e->nsnap);
+  take_snapshot(e, s);
+  return 0;
+}
+
+int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site) {
+  gl_device *d = s->dev;
+  CUevent ev = e->ev;
+  if (e->s->dev != d) { /* a driver event belongs to its context: one of d's */
+    CUresult r = gl_event_take(d, e->timing != 0, &ev);
+    if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
+  }
+  gl_set_ctx(d);
+  CUresult r = gl_drv.cuEventRecord(ev, s->cu);
+  if (r != CUDA_SUCCESS) {
+    if (ev != e->ev) gl_event_give(d, ev, e->timing != 0);
+    return gl_fail_cu(d->rt, d, r, "cuEventRecord", site);
+  }
+  if (ev != e->ev) {
+    if (e->s->dev->opened) gl_event_give(e->s->dev, e->ev, e->timing != 0);
+    e->ev = ev;
+  }
+  if (e->s != s) {
+    gl_stream_ref(s);
+    gl_stream_unref(e->s);
+    e->s = s;
+  }
+  e->seq = s->seq;
+  take_snapshot(e, s);
   return 0;
 }
 
@@ -116,9 +175,11 @@ void gl_event_release(gl_event *e) {
   e->ev = NULL;
   if (e->s) gl_stream_unref(e->s);
   e->s = NULL;
-  free(e->snap);
-  free(e->snap_gen);
+  if (e->cap) {
+    free(e->snap);
+    free(e->snap_gen);
+  }
   e->snap = NULL;
   e->snap_gen = NULL;
-  e->nsnap = 0;
+  e->nsnap = e->cap = 0;
 }

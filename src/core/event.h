@@ -14,19 +14,30 @@
 #include "driver.h"
 #include "types.h"
 
+#define GL_EVENT_SNAP_INLINE 16 /* stream ids an event's snapshot holds without allocating */
+
 struct gl_event {
   CUevent ev;           /* NULL once released */
   gl_stream *s;         /* where it was recorded (a reference) */
   uint64_t seq;         /* s's position it marks */
   int timing;
-  uint64_t *snap;       /* s's vector clock at the record, s's own position included */
+  uint64_t *snap;       /* s's vector clock at the record, s's own position included (NULL:
+                         * out of memory; the event then speaks only for s) */
   uint32_t *snap_gen;   /* the generation of each id then: a reused id is not the same stream */
   int nsnap;
+  int cap;              /* entries of the heap arrays (0: snap is the inline one) */
+  uint64_t inline_snap[GL_EVENT_SNAP_INLINE];
+  uint32_t inline_gen[GL_EVENT_SNAP_INLINE];
 };
 
 /* Record a new event (e zeroed) after all work queued on s so far. On
  * failure e holds nothing to release. */
 int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site);
+/* Record e again, now on s (of any device), after all work queued there so
+ * far, as cuEventRecord does with an existing event: its timing stays, and
+ * it allocates nothing (the driver event is kept; on another device one is
+ * taken from that device's pool). On failure e is as it was. */
+int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site);
 /* 0 when e can be used (recorded, its device healthy). */
 int gl_event_check(gl_event *e);
 int gl_event_sync(gl_event *e, gl_site *site);

@@ -1,6 +1,6 @@
 /*
- * l_event.c -- event userdata: s:record{timing = bool}; sync, query,
- * elapsed. The core event (core/event.h) lives in the userdata.
+ * l_event.c -- event userdata: s:record{timing = bool} and s:record(e)
+ * (the same event recorded again); sync, query, elapsed. The core event (core/event.h) lives in the userdata.
  */
 #include "bindings.h"
 
@@ -8,8 +8,22 @@
 
 static const char *const record_options[] = {"timing", NULL};
 
+/* s:record(e): e recorded again on s, returned; nothing is allocated. */
+static int rerecord(lua_State *L, gl_stream *s, gl_event *e) {
+  if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
+  gl_site site = GL_SITE(L);
+  if (gl_event_rerecord(e, s, &site) != 0) return gl_raise(L, s->dev->rt);
+  lua_settop(L, 2);
+  return 1;
+}
+
 int gl_stream_record(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
+  gl_event *old = gl_testudata(L, 2, &gl_event_type);
+  if (old) return rerecord(L, s, old);
+  if (lua_type(L, 2) == LUA_TUSERDATA)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "expected an event to record again or a table of options, got %s",
+                                               gl_given(L, 2)));
   int timing = 0;
   if (gl_check_options(L, 2, "s:record", record_options)) {
     lua_getfield(L, 2, "timing");

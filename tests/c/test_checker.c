@@ -108,7 +108,11 @@ static void test_against_model(void) {
       } else {
         free(snap);
         free(gens);
-        snap = gl_clock_snapshot(s, &gens, &nsnap);
+        nsnap = gl_clock_snapshot_len(s);
+        snap = malloc((size_t)nsnap * sizeof *snap);
+        gens = malloc((size_t)nsnap * sizeof *gens);
+        if (!snap || !gens) return;
+        gl_clock_snapshot(s, snap, gens, nsnap);
       }
     } else if (what < 18) { /* the host syncs the event */
       if (snap) gl_clock_host_reached_snapshot(s->dev->rt, snap, gens, nsnap);

@@ -17,6 +17,64 @@ describe("events", function()
     assert.is_false(rawequal(e, s:record()))
   end)
 
+  describe("s:record(e)", function()
+    it("records the same event again, after the work queued since, and returns it", function()
+      local s, t = dev:stream{name = "rr_s"}, dev:stream{name = "rr_t"}
+      local x = dev:zeros("i32", 64, {stream = s})
+      local e = s:record()
+      s:fill(x, 3)
+      H.fails("stream 'rr_s' %(device 0%) may still be writing it", t.fill, t, x, 4) -- e is before the fill
+      assert.is_true(rawequal(e, s:record(e)))
+      t:wait(e)
+      t:fill(x, 4) -- now ordered after the fill
+      H.check_all(x:read{stream = t}, 4)
+      assert.is_true(e:sync():query())
+    end)
+
+    it("keeps the event's timing, and moves it to another stream or device", function()
+      local s = dev:stream{name = "rr_timing"}
+      local a, b = s:record{timing = true}, s:record{timing = true}
+      s:fill(dev:zeros("u8", 1 << 20, {stream = s}), 1)
+      assert.is_true(rawequal(b, s:record(b)))
+      assert.is_number(a:elapsed(b))
+      local other = dev:stream{name = "rr_other"}
+      other:record(b)
+      assert.matches("on 'rr_other' of device 0, timing", tostring(b))
+      if gpu.count() > 1 then
+        local d1 = gpu.device(1)
+        local y = d1:zeros("f32", 8)
+        d1.main:fill(y, 2)
+        d1.main:record(b)
+        assert.matches("on 'main' of device 1", tostring(b))
+        local t = d1:stream{name = "rr_dev1"}
+        t:wait(b)
+        t:fill(y, 5)
+        H.check_all(y:read{stream = t}, 5)
+      end
+    end)
+
+    it("allocates nothing: a loop of record and wait does not grow the Lua heap", function()
+      local s, t = dev:stream{name = "rr_loop_s"}, dev:stream{name = "rr_loop_t"}
+      local e = s:record()
+      for _ = 1, 100 do t:wait(s:record(e)) end -- warm up
+      collectgarbage()
+      collectgarbage("stop")
+      local before = collectgarbage("count")
+      for _ = 1, 20000 do t:wait(s:record(e)) end
+      local grown = collectgarbage("count") - before
+      collectgarbage("restart")
+      assert.is_true(grown < 1, ("the heap grew by %.1f KiB"):format(grown))
+      t:sync()
+    end)
+
+    it("refuses what is not an event or options", function()
+      local s = dev:stream{name = "rr_bad"}
+      H.fails("expected an event to record again or a table of options, got gpulua.Slice", s.record, s,
+              dev:zeros("f32", 4))
+      H.fails("table expected, got number", s.record, s, 5)
+    end)
+  end)
+
   it("sync waits for the work before the event; query is then true", function()
     local s = dev:stream{name = "ev"}
     local x = dev:alloc("i32", N, {stream = s})
