@@ -52,7 +52,7 @@ typedef struct gl_type {
 } gl_type;
 
 extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
-    gl_module_type, gl_kernel_type;
+    gl_module_type, gl_kernel_type, gl_config_type;
 
 void gl_register(lua_State *L, const gl_type *t);
 /* luaL_testudata, luaL_checkudata and luaL_setmetatable, by the

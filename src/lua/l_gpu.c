@@ -217,7 +217,7 @@ static void pin_library(void) {
  * methods in package.loaded again: see gl_register). */
 static void register_types(lua_State *L) {
   static const gl_type *const types[] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
-                                         &gl_host_type,   &gl_module_type, &gl_kernel_type};
+                                         &gl_host_type,   &gl_module_type, &gl_kernel_type, &gl_config_type};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) gl_register(L, types[i]);
 }
 

@@ -152,7 +152,8 @@ void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, g
   int at = gl_site_loc(rt, &site);
   lua_getiuservalue(L, kidx, 1);
   int fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  push_cfg_copy(L, lua_absindex(L, cfg_idx));
+  if (gl_is_config(L, cfg_idx)) lua_pushvalue(L, cfg_idx); /* immutable: the object itself */
+  else push_cfg_copy(L, lua_absindex(L, cfg_idx));
   int cfg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   host_launch *hl = malloc(sizeof *hl);
   if (!hl) {

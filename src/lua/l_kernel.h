@@ -7,6 +7,7 @@
 #define GPULUA_LUA_KERNEL_H
 
 #include "bindings.h"
+#include "ops.h"
 
 /* A kernel userdata: a kernel of a module, or a built-in family
  * (gpu.kernels.NAME), whose variant for the arguments' dtype and device is
@@ -19,6 +20,13 @@ typedef struct kernel_ud {
 } kernel_ud;
 
 kernel_ud *gl_check_kernel(lua_State *L, int idx);
+
+/* Launch configurations (l_config.c): the cfg argument at idx, a gpu.config
+ * (its own, never copied) or a table read into *read; an error names what
+ * is wrong. */
+const gl_launch_cfg *gl_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *read);
+int gl_is_config(lua_State *L, int idx);
+void gl_config_functions(lua_State *L); /* gpu.config */
 int gl_module_kernel(lua_State *L);  /* m:kernel(name, signature) */
 void gl_push_builtins(lua_State *L); /* the gpu.kernels table */
 gl_module *gl_check_module(lua_State *L, int idx);

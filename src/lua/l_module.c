@@ -206,4 +206,5 @@ void gl_kernel_functions(lua_State *L) {
   lua_setfield(L, -2, "load");
   gl_push_builtins(L);
   lua_setfield(L, -2, "kernels");
+  gl_config_functions(L);
 }

@@ -29,6 +29,7 @@ static int no_field(lua_State *L, const gl_type *t) {
   luaL_buffinit(L, &b);
   luaL_addstring(&b, t->fields && *t->fields ? t->fields : "none");
   luaL_addstring(&b, "; methods: ");
+  if (n == 0) luaL_addstring(&b, "none");
   for (int i = 0; i < n; i++) {
     if (i) luaL_addstring(&b, ", ");
     luaL_addstring(&b, names[i]);

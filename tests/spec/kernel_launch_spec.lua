@@ -237,7 +237,8 @@ describe("kernels", function()
     it("checks the kernel and the cfg table", function()
       H.fails("gpulua kernel expected, got string", main.launch, main, "twice", CFG, x, y, 64)
       H.fails("gpulua kernel expected, got no value", main.launch, main)
-      H.fails("table expected, got number", main.launch, main, k, 1, x, y, 64)
+      H.fails("s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got number 1", main.launch,
+        main, k, 1, x, y, 64)
     end)
 
     it("checks scalar types", function()

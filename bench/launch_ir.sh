@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Instructions per launch on sim, by callgrind: bench/launch_loop.lua with N
+# launches and with none, the difference divided by N, for policy strict and
+# off and a cfg table and a gpu.config. (The sim's queue and worker thread
+# are counted too; a GPU has neither: see docs/BENCHMARKS.md.)
+#   bench/launch_ir.sh [path/to/gpulua] [N]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+g=${1:-$root/build/gpulua}
+n=${2:-4000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GPULUA_BACKEND=sim
+ir() { # launches policy form -> total instructions of the run
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$g" "$root/bench/launch_loop.lua" "$@" >/dev/null 2>&1
+  sed -n 's/^summary: *//p' "$tmp/cg.out"
+}
+for policy in strict off; do
+  for form in table config; do
+    a=$(ir 0 "$policy" "$form")
+    b=$(ir "$n" "$policy" "$form")
+    echo "RESULT launch_ir_${policy}_${form} $(( (b - a) / n )) instructions"
+  done
+done

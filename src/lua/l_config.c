@@ -1,0 +1,145 @@
+/*
+ * l_config.c -- launch configurations: a cfg table read on each launch
+ * ({grid =, block =, shared =}), and gpu.config{...}, the same checked once
+ * into an immutable object that a launch copies without reading a table.
+ */
+#include "l_kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+static const char *const cfg_fields[] = {"grid", "block", "shared", NULL};
+
+/* A gpu.config: the configuration, and the form each field was given in. */
+typedef struct config_ud {
+  gl_launch_cfg c;
+  int ndims[2]; /* grid's and block's dimensions; 0: given as a number */
+} config_ud;
+
+/* cfg.<field> (the value at vidx): a number or {x, y, z} of positive
+ * integers; returns its dimensions (0: a number). */
+static int dims(lua_State *L, const char *what, int vidx, const char *field, unsigned out[3]) {
+  out[0] = out[1] = out[2] = 1;
+  int t = lua_type(L, vidx);
+  if (t == LUA_TNIL) luaL_error(L, "%s: cfg.%s is required (a number or {x, y, z})", what, field);
+  if (t != LUA_TNUMBER && t != LUA_TTABLE)
+    luaL_error(L, "%s: cfg.%s expected a number or {x, y, z}, got %s", what, field, gl_given(L, vidx));
+  int n = t == LUA_TNUMBER ? 1 : (int)luaL_len(L, vidx);
+  if (n < 1 || n > 3) luaL_error(L, "%s: cfg.%s must have 1 to 3 dimensions, got %d", what, field, n);
+  for (int i = 0; i < n; i++) {
+    if (t == LUA_TTABLE) lua_geti(L, vidx, i + 1);
+    else lua_pushvalue(L, vidx);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok || v < 1 || v > 0xffffffffLL)
+      luaL_error(L, "%s: cfg.%s%s%s must be a positive integer, got %s", what, field, t == LUA_TTABLE ? "." : "",
+                 t == LUA_TTABLE ? (i == 0 ? "x" : i == 1 ? "y" : "z") : "", gl_given(L, -1));
+    out[i] = (unsigned)v;
+    lua_pop(L, 1);
+  }
+  return t == LUA_TNUMBER ? 0 : n;
+}
+
+/* The cfg table at idx in one pass over its keys (the launch's hot path: no
+ * lookup by name), each value into its slot; then the fields in a fixed
+ * order, so the first error named does not depend on the table's layout. An
+ * unknown key is an error naming it (gl_check_options). */
+static void read_cfg(lua_State *L, int idx, const char *what, gl_launch_cfg *c, int ndims[2]) {
+  int base = lua_gettop(L);
+  lua_settop(L, base + 3); /* slots: grid, block, shared */
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    int f = strcmp(k, "grid") == 0 ? 0 : strcmp(k, "block") == 0 ? 1 : strcmp(k, "shared") == 0 ? 2 : -1;
+    if (f < 0) {
+      lua_settop(L, base);
+      char prefix[32];
+      snprintf(prefix, sizeof prefix, "%s: cfg", what);
+      gl_check_options(L, idx, prefix, cfg_fields); /* raises */
+    }
+    lua_replace(L, base + 1 + f); /* the key stays on top for lua_next */
+  }
+  ndims[0] = dims(L, what, base + 1, "grid", c->grid);
+  ndims[1] = dims(L, what, base + 2, "block", c->block);
+  c->shared = 0;
+  if (!lua_isnil(L, base + 3)) {
+    int ok;
+    lua_Integer shared = lua_tointegerx(L, base + 3, &ok);
+    if (!ok || shared < 0 || shared > 0x7fffffff)
+      luaL_error(L, "%s: cfg.shared must be a non-negative integer (bytes), got %s", what, gl_given(L, base + 3));
+    c->shared = (unsigned)shared;
+  }
+  lua_settop(L, base);
+}
+
+const gl_launch_cfg *gl_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *read) {
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    int ndims[2];
+    read_cfg(L, idx, "s:launch", read, ndims);
+    return read;
+  }
+  config_ud *u = gl_testudata(L, idx, &gl_config_type);
+  if (!u) luaL_error(L, "s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got %s",
+                     gl_given(L, idx));
+  return &u->c;
+}
+
+int gl_is_config(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_config_type) != NULL; }
+
+/* gpu.config{grid =, block =, shared =} */
+static int l_config(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  config_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  memset(u, 0, sizeof *u);
+  read_cfg(L, 1, "gpu.config", &u->c, u->ndims);
+  gl_setmetatable(L, &gl_config_type);
+  return 1;
+}
+
+static void push_dims(lua_State *L, const unsigned d[3], int n) {
+  if (n == 0) {
+    lua_pushinteger(L, d[0]);
+    return;
+  }
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushinteger(L, d[i]);
+    lua_seti(L, -2, i + 1);
+  }
+}
+
+/* the fields, as given (a new table for a dimension given as one) */
+static int config_field(lua_State *L) {
+  config_ud *u = gl_checkudata(L, 1, &gl_config_type);
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (strcmp(k, "grid") == 0) push_dims(L, u->c.grid, u->ndims[0]);
+  else if (strcmp(k, "block") == 0) push_dims(L, u->c.block, u->ndims[1]);
+  else if (strcmp(k, "shared") == 0) lua_pushinteger(L, u->c.shared);
+  else return 0;
+  return 1;
+}
+
+static int config_newindex(lua_State *L) {
+  return luaL_error(L, "gpulua.Config is immutable: make another with gpu.config{...} (cannot set '%s')",
+                    luaL_tolstring(L, 2, NULL));
+}
+
+static int config_tostring(lua_State *L) {
+  config_ud *u = gl_checkudata(L, 1, &gl_config_type);
+  const gl_launch_cfg *c = &u->c;
+  lua_pushfstring(L, "gpulua.Config(grid %dx%dx%d, block %dx%dx%d, shared %d)", (int)c->grid[0], (int)c->grid[1],
+                  (int)c->grid[2], (int)c->block[0], (int)c->block[1], (int)c->block[2], (int)c->shared);
+  return 1;
+}
+
+static const luaL_Reg config_meta[] = {{"__newindex", config_newindex}, {"__tostring", config_tostring}, {NULL, NULL}};
+
+const gl_type gl_config_type = {"gpulua.Config", NULL, config_meta, config_field, NULL, NULL, "grid, block, shared",
+                                NULL};
+
+void gl_config_functions(lua_State *L) {
+  lua_pushcfunction(L, l_config);
+  lua_setfield(L, -2, "config");
+}
