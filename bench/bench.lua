@@ -79,6 +79,33 @@ do
   collectgarbage()
 end
 
+-- the same with one event recorded again (s:record(e)), as the raw loop does
+do
+  local t = {}
+  local n = launches // 2
+  local e = s:record()
+  for r = 1, REPS do
+    s:sync()
+    local t0 = gpu.clock()
+    for _ = 1, n do s2:wait(s:record(e)) end
+    s2:sync()
+    t[r] = (gpu.clock() - t0) / n * 1e6
+  end
+  result("event_wait_rerecord", median(t), "us")
+end
+
+-- launches with a prepared gpu.config instead of a cfg table
+do
+  local plain = cfg
+  cfg = gpu.config{grid = 1, block = 32}
+  for _, policy in ipairs{"off", "strict"} do
+    result("launch_1arg_config_" .. policy, time_launches(policy, k1, v[1]), "us")
+    result("launch_8arg_config_" .. policy,
+      time_launches(policy, k8, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]), "us")
+  end
+  cfg = plain
+end
+
 -- pinned copies, 256 MiB
 do
   local n = (gpu.backend() == "cuda" and (256 << 20) or (4 << 20)) // 4

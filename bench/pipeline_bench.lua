@@ -54,6 +54,15 @@ dev:sync()
 for i = 1, n, 4099 do assert(output[i] == 3 * input[i], "pipeline result is wrong") end
 local mx = math.max(t_in, t_comp, t_out)
 local ideal = mx + (t_in + t_comp + t_out - mx) / chunks
+-- the physical limit: the slowest of copy-in, copy-out, both together over
+-- the host link's bidirectional aggregate (raw.c measures it; passed as
+-- arg[1] in GB/s), and compute; plus one batch's fill and drain
+local agg = tonumber(arg and arg[1])
+if agg then
+  local both_ms = 2 * n * 4 / (agg * 1e9) * 1e3
+  local limit = math.max(mx, both_ms) + (t_in + t_comp + t_out - mx) / chunks
+  print(string.format("RESULT pipeline_link_limit %.4f ms", limit))
+end
 print(string.format("RESULT pipeline_copy_in %.4f ms", t_in))
 print(string.format("RESULT pipeline_compute %.4f ms", t_comp))
 print(string.format("RESULT pipeline_copy_out %.4f ms", t_out))

@@ -165,6 +165,29 @@ int main(int argc, char **argv) {
     printf("RESULT %s_256MiB %.2f GB/s\n", dir == 0 ? "h2d" : "d2h", median(t, REPS));
   }
 
+  /* the host link's bidirectional aggregate: 256 MiB H2D on s and 256 MiB
+   * D2H on s2 at once (separate buffers), bytes of both over the wall time */
+  {
+    void *host2;
+    CK(cuMemHostAlloc(&host2, bytes, CU_MEMHOSTALLOC_PORTABLE));
+    memset(host2, 2, bytes);
+    CUdeviceptr dbuf2;
+    CK(cuMemAllocAsync(&dbuf2, bytes, s));
+    CK(cuStreamSynchronize(s));
+    for (int r = 0; r < REPS; r++) {
+      double t0 = now();
+      CK(cuMemcpyHtoDAsync(dbuf, host, bytes, s));
+      CK(cuMemcpyDtoHAsync(host2, dbuf2, bytes, s2));
+      CK(cuStreamSynchronize(s));
+      CK(cuStreamSynchronize(s2));
+      t[r] = 2.0 * bytes / (now() - t0) / 1e9;
+    }
+    printf("RESULT bidir_256MiB %.2f GB/s\n", median(t, REPS));
+    CK(cuMemFreeAsync(dbuf2, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemFreeHost(host2));
+  }
+
   /* built-ins: the same source gpulua compiles, launched raw; n = 2^28 f32 */
   CUmodule mb = compile(gl_builtins_cuda_source(), "builtins.cu");
   unsigned long long n = 1ull << 28;

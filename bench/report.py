@@ -35,10 +35,13 @@ def row(what, target, value, unit, base, ratio_kind, note=""):
 
 for args in (1, 8):
     raw = get("raw", f"launch_{args}arg")
-    row(f"launch, {args} slice arg, policy off (us/launch) vs raw", 1.15, get("gpulua", f"launch_{args}arg_off"), "us", raw, "time")
-    row(f"launch, {args} slice arg, strict (us/launch) vs raw", 1.3, get("gpulua", f"launch_{args}arg_strict"), "us", raw, "time")
+    row(f"launch, {args} slice arg, policy off (us/launch) vs raw", 1.1, get("gpulua", f"launch_{args}arg_off"), "us", raw, "time", "cfg table")
+    row(f"launch, {args} slice arg, strict (us/launch) vs raw", 1.2, get("gpulua", f"launch_{args}arg_strict"), "us", raw, "time", "cfg table")
+    row(f"launch, {args} slice arg, policy off (us/launch) vs raw", 1.1, get("gpulua", f"launch_{args}arg_config_off"), "us", raw, "time", "gpu.config")
+    row(f"launch, {args} slice arg, strict (us/launch) vs raw", 1.2, get("gpulua", f"launch_{args}arg_config_strict"), "us", raw, "time", "gpu.config")
     row(f"CuPy RawKernel, {args} arg (us/launch) vs raw", 99, get("cupy", f"launch_{args}arg"), "us", raw, "time", "for reference")
-row("event record + cross-stream wait (us) vs raw", 1.3, get("gpulua", "event_wait"), "us", get("raw", "event_wait"), "time")
+row("event record + cross-stream wait (us) vs raw", 99, get("gpulua", "event_wait"), "us", get("raw", "event_wait"), "time", "a new event each time (s:record())")
+row("event re-record + cross-stream wait (us) vs raw", 1.5, get("gpulua", "event_wait_rerecord"), "us", get("raw", "event_wait"), "time", "s:record(e)")
 for d in ("h2d", "d2h"):
     row(f"pinned {d} 256 MiB (GB/s) vs raw", 0.97, get("gpulua", f"{d}_256MiB"), "GB/s", get("raw", f"{d}_256MiB"), "rate")
 ceiling = get("raw", "d2d_copy_bw")
@@ -56,6 +59,17 @@ if ideal and four:
     rows.append(("pipeline, 4 streams: ideal / measured", ">= 0.9", f"{four:.3f} ms", f"{ideal:.3f}",
                  f"{eff:.3f} {'met' if eff >= 0.9 else 'MISSED'}", ""))
 row("pipeline, 4 streams (ms) vs CuPy streams", 1.0, four, "ms", get("cupy", "pipeline_4stream"), "time")
+limit = get("gpulua", "pipeline_link_limit")
+if limit and four:
+    eff = limit / four
+    rows.append(("pipeline, 4 streams: physical limit / measured", ">= 0.97", f"{four:.3f} ms", f"{limit:.3f}",
+                 f"{eff:.3f} {'met' if eff >= 0.97 else 'MISSED'}",
+                 f"limit: max(copy-in, copy-out, both at the bidirectional {get('raw', 'bidir_256MiB') or 0:.1f} GB/s, compute) + one batch's fill and drain"))
+for name, what in (("scaling_pipeline", "4-stream pipeline, per batch, 32,000 vs 2,000 batches"),
+                   ("scaling_sliding_strict", "sliding windows, per fill, 64,000 vs 2,000, strict"),
+                   ("scaling_sliding_off", "sliding windows, per fill, 64,000 vs 2,000, off")):
+    ratio = get("gpulua", name + "_ratio")
+    rows.append((f"host cost scaling: {what}", "<= 1.3x", f"{ratio:.3f}x" if ratio else "n/a", "", "met" if ratio and ratio <= 1.3 else "MISSED", ""))
 row("pipeline, 1 stream (ms) vs CuPy", 99, get("gpulua", "pipeline_1stream"), "ms", get("cupy", "pipeline_1stream"), "time", "for reference")
 s10, s100k = get("gpulua", "launch_1arg_strict_10_slices"), get("gpulua", "launch_1arg_strict_100000_slices")
 row("checker: launch with 100,000 live slices vs 10", 1.1, s100k, "us", s10, "time")

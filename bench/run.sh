@@ -23,7 +23,9 @@ run() { # label, command...
 }
 run raw "$carry/bin/raw" "$launches"
 run gpulua "$carry/bin/gpulua" bench/bench.lua "$launches"
-run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua
+agg=$(sed -n 's/^raw bidir_256MiB \([0-9.]*\) .*/\1/p' "$log")
+run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg
+run gpulua "$carry/bin/gpulua" bench/scaling.lua
 if python3 -c 'import cupy' 2>/dev/null; then
   run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_bench.py "$launches"
 else

@@ -14,7 +14,8 @@
 # Left out, each printed when applied:
 # - the ctest tests that load gpulua.so into the system lua5.4 (lua54,
 #   install): a TSan module cannot load into an interpreter built without
-#   TSan (as in scripts/test-sanitizers.sh);
+#   TSan (as in scripts/test-sanitizers.sh); and bench.scaling, whose
+#   timings mean nothing under TSan;
 # - the specs tagged #race (busted --exclude-tags, through the CMake cache
 #   variable GPULUA_BUSTED_ARGS): under policy "off" they race two streams, or
 #   a stream and the host, on the same memory on purpose, and TSan rightly
@@ -36,7 +37,8 @@ build_sanitized "$build" "$flags" -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DGPULUA_BUSTED
 reports=$build/tsan
 rm -rf "$reports"
 mkdir -p "$reports"
-echo "test-tsan: leaving out the lua54 and install tests: a TSan gpulua.so cannot load into the plain lua5.4"
+echo "test-tsan: leaving out the lua54 and install tests: a TSan gpulua.so cannot load into the plain lua5.4;" \
+  "and bench.scaling: timings under TSan mean nothing"
 echo "test-tsan: leaving out the specs tagged #race: they race on purpose (policy \"off\"), which TSan rightly reports"
 echo "test-tsan: leaving out the specs tagged #sigint: TSan never delivers SIGINT to a busy Lua loop" \
   "(tests/host_cli_check.sh checks SIGINT with a loop that calls os.time)"
@@ -47,7 +49,7 @@ cd "$build"
 export GPULUA_SIM_MEMORY=256M
 rc=0
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/report" \
-  timeout -k 30 "$limit" ctest -j"$(nproc)" --timeout 600 -E 'lua54|install' --output-on-failure || rc=$?
+  timeout -k 30 "$limit" ctest -j"$(nproc)" --timeout 600 -E 'lua54|install|bench' --output-on-failure || rc=$?
 [ "$rc" -ne 124 ] || echo "test-tsan: ctest ran past ${limit} s"
 # every file TSan writes there is a report
 # shellcheck disable=SC2034,SC2317 # sets scan_logs's verdict; called by scan_logs

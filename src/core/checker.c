@@ -37,14 +37,30 @@ static void prune(gl_accesses *acc) {
   }
 }
 
-/* The first span of l that ends after byte lo (l->n when none). */
-static int first_after(const gl_lane *l, uint64_t lo) {
-  int a = 0, b = l->n;
+/* The first span of l that ends after byte lo (l->n when none): a search
+ * that starts at the lane's finger (where the last one ended) and gallops
+ * away from it, so that accesses moving along the memory (batches,
+ * windows) cost O(1), and any other O(log r). */
+static int first_after(gl_lane *l, uint64_t lo) {
+  int n = l->n, f = l->finger < n ? l->finger : n;
+  int a, b; /* the answer is in [a, b] */
+  if (f < n && l->v[f].hi <= lo) { /* ahead of the finger */
+    int step = 1;
+    a = f + 1;
+    while (a + step <= n && l->v[a + step - 1].hi <= lo) a += step, step *= 2;
+    b = a + step - 1 < n ? a + step - 1 : n;
+  } else { /* at or behind it */
+    int step = 1;
+    b = f;
+    while (b - step >= 0 && l->v[b - step].hi > lo) b -= step, step *= 2;
+    a = b - step + 1 > 0 ? b - step + 1 : 0;
+  }
   while (a < b) {
     int m = (a + b) / 2;
     if (l->v[m].hi <= lo) a = m + 1;
     else b = m;
   }
+  l->finger = a;
   return a;
 }
 
@@ -56,7 +72,7 @@ static int found(gl_stream *t, int bad_write, int loc, gl_conflict *c) {
 }
 
 /* Does an access of [lo, hi) by s (NULL: the host) conflict with lane l? */
-static int lane_conflict(const gl_lane *l, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
+static int lane_conflict(gl_lane *l, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
                          gl_conflict *c) {
   const gl_stream *t = l->s;
   if (!known(s, t, l->blind)) return found(l->s, 1, l->blind_loc, c);
@@ -70,7 +86,7 @@ static int lane_conflict(const gl_lane *l, const gl_stream *s, uint64_t lo, uint
   return 0;
 }
 
-int gl_access_conflict(const gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
+int gl_access_conflict(gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
                        gl_conflict *c) {
   if (lo == hi) return 0;
   for (int i = 0; i < acc->n; i++)

@@ -48,6 +48,7 @@ typedef struct gl_lane {
   int n, cap;
   int swept;             /* n after the last sweep of finished spans */
   int last;              /* the span the last record updated (a cache) */
+  int finger;            /* where the last search ended (where the next one starts) */
 } gl_lane;
 
 struct gl_accesses {
@@ -63,7 +64,7 @@ typedef struct gl_conflict {
 } gl_conflict;
 
 /* Does an access of [lo, hi) by s conflict with a record? 1 and *c, or 0. */
-int gl_access_conflict(const gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
+int gl_access_conflict(gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
                        gl_conflict *c);
 /* ... by Lua on the host: with any device write (a host write: any device
  * access) the host has not seen complete. */

@@ -98,6 +98,7 @@ struct CUstream_st {
   uint64_t enq, done;
   int destroying;
   CUresult error; /* the error of a failed operation on this stream (its context's sticky too) */
+  pthread_cond_t work; /* the worker's own: work was queued, or the stream is being destroyed */
 };
 
 typedef struct sim_block { /* header in front of every sim allocation */
@@ -109,7 +110,8 @@ typedef struct sim_block { /* header in front of every sim allocation */
 
 typedef struct sim_state {
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  pthread_cond_t cv;    /* progress: an operation finished, a request ran (sim_wait_locked) */
+  int waiters;          /* threads waiting on cv: progress wakes them only when there are any */
   int initialized;
   int ndev;
   sim_device dev[SIM_MAX_DEVICES];
@@ -171,6 +173,12 @@ struct CUfunc_st {
 };
 
 /* Queue `op` (a template copied into a new node) on stream `st`; sim_stream.c. */
+/* Wait for progress (sim_S.mu held), and announce it: idle workers wait on
+ * their stream's own condition, so that queueing wakes one thread, and
+ * finishing an operation wakes only threads that wait for progress. */
+void sim_wait_locked(void);
+void sim_progress_locked(void);
+
 CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an

@@ -35,8 +35,8 @@ int sim_run_kernel(sim_op *op) {
   }
   *sim_main_tail = &r;
   sim_main_tail = &r.next;
-  pthread_cond_broadcast(&sim_S.cv);
-  while (!r.done) pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+  sim_progress_locked(); /* the main thread may be waiting */
+  while (!r.done) sim_wait_locked();
   pthread_mutex_unlock(&sim_S.mu);
   return r.failed;
 }

@@ -29,6 +29,16 @@ main_req **sim_main_tail = &main_head;
 
 static int is_main(void) { return sim_main_thread_set && pthread_equal(pthread_self(), sim_main_thread); }
 
+void sim_wait_locked(void) {
+  sim_S.waiters++;
+  pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+  sim_S.waiters--;
+}
+
+void sim_progress_locked(void) {
+  if (sim_S.waiters) pthread_cond_broadcast(&sim_S.cv);
+}
+
 /* Run queued main-thread requests; called with sim_S.mu held, returns with it held. */
 static int service_locked(void) {
   int ran = 0;
@@ -42,7 +52,7 @@ static int service_locked(void) {
     r->failed = rc != 0;
     r->done = 1;
     ran = 1;
-    pthread_cond_broadcast(&sim_S.cv);
+    sim_progress_locked();
   }
   return ran;
 }
@@ -50,7 +60,7 @@ static int service_locked(void) {
 /* Wait on the sim's condition; on the main thread, serve requests meanwhile. */
 static void host_wait_locked(void) {
   if (service_locked()) return; /* state may have changed: let the caller re-check */
-  pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+  sim_wait_locked();
 }
 
 static double now_ms(void) {
@@ -131,11 +141,11 @@ static void *worker(void *arg) {
     sim_op *op = st->head;
     if (!op) {
       if (st->destroying) break;
-      pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+      pthread_cond_wait(&st->work, &sim_S.mu);
       continue;
     }
     if (op->kind == OP_WAIT && !op->mark->done) {
-      pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+      sim_wait_locked(); /* for the record on another stream */
       continue;
     }
     if (op->kind != OP_RECORD && op->kind != OP_WAIT) {
@@ -157,14 +167,15 @@ static void *worker(void *arg) {
     if (!st->head) st->tail = NULL;
     st->done++;
     free(op);
-    pthread_cond_broadcast(&sim_S.cv);
+    sim_progress_locked();
   }
   /* destroyed and drained: unlink from the context and go */
   struct CUstream_st **pp = &st->ctx->streams;
   while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
   if (*pp) *pp = st->next_in_ctx;
-  pthread_cond_broadcast(&sim_S.cv);
+  sim_progress_locked();
   pthread_mutex_unlock(&sim_S.mu);
+  pthread_cond_destroy(&st->work);
   free(st);
   return NULL;
 }
@@ -178,6 +189,10 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
   st->ctx = sim_cur_ctx;
   st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority; /* clamped, like CUDA */
+  if (pthread_cond_init(&st->work, NULL) != 0) {
+    free(st);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -191,6 +206,7 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
     sim_cur_ctx->streams = st->next_in_ctx;
     pthread_mutex_unlock(&sim_S.mu);
     pthread_attr_destroy(&attr);
+    pthread_cond_destroy(&st->work);
     free(st);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -242,7 +258,7 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
   else st->head = op;
   st->tail = op;
   st->enq++;
-  pthread_cond_broadcast(&sim_S.cv);
+  pthread_cond_signal(&st->work);
   pthread_mutex_unlock(&sim_S.mu);
   return CUDA_SUCCESS;
 }
@@ -254,7 +270,7 @@ CUresult sim_cuStreamDestroy(CUstream st) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
   st->destroying = 1; /* queued work still runs; the worker frees the stream */
-  pthread_cond_broadcast(&sim_S.cv);
+  pthread_cond_signal(&st->work);
   pthread_mutex_unlock(&sim_S.mu);
   return CUDA_SUCCESS;
 }
