@@ -26,8 +26,29 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 
 if [ "$what" = all ] || [ "$what" = specs ]; then
   echo "== specs (gpulua host, --backend=cuda)"
+  # the GPU's memory in use, twice a second, with the processes holding it:
+  # on a fresh machine, child processes of the specs have failed to create a
+  # context (CUDA_ERROR_OUT_OF_MEMORY) in the first, slow run (see the note
+  # in docs/RELIABILITY.md); this log says who held the memory then
+  smi_pid=
+  if command -v nvidia-smi >/dev/null; then
+    (while :; do
+      printf '%s ' "$(date +%T.%N | cut -c1-12)"
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader | tr '\n' ' '
+      nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader | tr '\n' ' '
+      echo
+      sleep 0.5
+    done >"$out/gpu-memory.log" 2>&1) &
+    smi_pid=$!
+  fi
   "$gpulua" --backend=cuda "$carry/bin/busted" --output=utfTerminal tests/spec 2>&1 | tee "$out/specs-host.log" | tail -n 40
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  if [ -n "$smi_pid" ]; then
+    kill "$smi_pid" 2>/dev/null
+    wait "$smi_pid" 2>/dev/null
+    echo "most GPU memory in use during the specs: $(awk '{print $2}' "$out/gpu-memory.log" | sort -n | tail -n 1) MiB" \
+      "($out/gpu-memory.log)"
+  fi
   echo "== examples/saxpy_spec.lua (Busted for users)"
   "$gpulua" --backend=cuda "$carry/bin/busted" examples/saxpy_spec.lua 2>&1 | tail -n 1
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
