@@ -210,12 +210,21 @@ static int lane_put(gl_lane *l, uint64_t lo, uint64_t hi, int write, uint64_t se
   if (l->n >= 64 && l->n >= 2 * l->swept) sweep(l);
   int i = first_after(l, lo), j = i;
   while (j < l->n && l->v[j].lo < hi) j++;
+  uint64_t cap = l->s->captured;
+  if (j == i + 1 && l->v[i].lo <= lo && hi <= l->v[i].hi) { /* inside one span that may take it whole */
+    gl_span *p = &l->v[i];
+    gl_span piece = write ? (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE} : (gl_span){lo, hi, p->wseq, seq, p->wloc, loc};
+    if (mergeable(p, &piece, cap)) { /* what splitting and merging again would give */
+      absorb(p, &piece);
+      l->last = i;
+      return 0;
+    }
+  }
   gl_span small[16], *out = small;
   int most = 2 * (j - i) + 3;
   if (most > (int)(sizeof small / sizeof small[0]) && !(out = malloc((size_t)most * sizeof *out))) return -1;
   int np = pieces(l, i, j, lo, hi, write, seq, loc, out);
   /* merge with the neighbours the pieces touch */
-  uint64_t cap = l->s->captured;
   if (i > 0 && l->v[i - 1].hi == out[0].lo && mergeable(&l->v[i - 1], &out[0], cap)) absorb(&out[0], &l->v[--i]);
   if (j < l->n && out[np - 1].hi == l->v[j].lo && mergeable(&out[np - 1], &l->v[j], cap))
     absorb(&out[np - 1], &l->v[j++]);

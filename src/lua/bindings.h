@@ -49,12 +49,21 @@ typedef struct gl_type {
   const char *release_method;
   const char *fields;        /* the fields' names, for that message ("name, device") */
   const char *hint;          /* what to say of a number key (x[1]), or NULL */
+  int slot;                  /* its metatable is upvalue `slot` of every method (GL_SLOT_*) */
 } gl_type;
+
+/* Every method of every type has the metatables of all types as upvalues,
+ * in this order, so that a method checks its arguments' types by comparing
+ * metatables (gl_testudata), without a lookup in the registry. */
+enum { GL_SLOT_DEVICE = 1, GL_SLOT_STREAM, GL_SLOT_EVENT, GL_SLOT_SLICE, GL_SLOT_HOST, GL_SLOT_MODULE, GL_SLOT_KERNEL,
+       GL_SLOT_CONFIG, GL_NTYPES = GL_SLOT_CONFIG };
 
 extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
     gl_module_type, gl_kernel_type, gl_config_type;
 
-void gl_register(lua_State *L, const gl_type *t);
+/* Make the metatables of the types (types[i] has slot i + 1) and fill them;
+ * in a state that has them, publish the methods again (package.loaded). */
+void gl_register_all(lua_State *L, const gl_type *const *types);
 /* luaL_testudata, luaL_checkudata and luaL_setmetatable, by the
  * metatable's identity (no hashing of the name). */
 void *gl_testudata(lua_State *L, int idx, const gl_type *t);

@@ -137,7 +137,7 @@ static int config_tostring(lua_State *L) {
 static const luaL_Reg config_meta[] = {{"__newindex", config_newindex}, {"__tostring", config_tostring}, {NULL, NULL}};
 
 const gl_type gl_config_type = {"gpulua.Config", NULL, config_meta, config_field, NULL, NULL, "grid, block, shared",
-                                NULL};
+                                NULL, GL_SLOT_CONFIG};
 
 void gl_config_functions(lua_State *L) {
   lua_pushcfunction(L, l_config);

@@ -216,9 +216,10 @@ static void pin_library(void) {
 /* Each type's metatable, made once per state (a later call publishes the
  * methods in package.loaded again: see gl_register). */
 static void register_types(lua_State *L) {
-  static const gl_type *const types[] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
-                                         &gl_host_type,   &gl_module_type, &gl_kernel_type, &gl_config_type};
-  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) gl_register(L, types[i]);
+  static const gl_type *const types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type,
+                                                  &gl_slice_type,  &gl_host_type,   &gl_module_type,
+                                                  &gl_kernel_type, &gl_config_type}; /* in GL_SLOT_* order */
+  gl_register_all(L, types);
 }
 
 int luaopen_gpulua(lua_State *L) {

@@ -164,4 +164,4 @@ static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostrin
 const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free",
                                "dtype, bytes, device",
                                "a slice's elements are in device memory: read them into a host buffer with "
-                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)"};
+                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)", GL_SLOT_SLICE};

@@ -72,31 +72,55 @@ static void publish_methods(lua_State *L, const gl_type *t) {
   lua_pop(L, 1);
 }
 
-void gl_register(lua_State *L, const gl_type *t) {
-  if (!luaL_newmetatable(L, t->name)) { /* this state has it already: publish its methods again */
-    if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION && lua_getupvalue(L, -1, 1)) {
-      publish_methods(L, t);
-      lua_pop(L, 1);
+/* The methods of t into the table on top: each with the metatables of all
+ * types as its upvalues (GL_SLOT_*), then the release closures. */
+static void fill_methods(lua_State *L, const gl_type *t, const gl_type *const *types) {
+  if (t->methods) {
+    for (int i = 0; i < GL_NTYPES; i++) lua_rawgetp(L, LUA_REGISTRYINDEX, types[i]);
+    luaL_setfuncs(L, t->methods, GL_NTYPES);
+  }
+  if (t->release) set_release(L, t);
+}
+
+void gl_register_all(lua_State *L, const gl_type *const *types) {
+  if (!luaL_newmetatable(L, types[0]->name)) { /* this state has them already: publish the methods again */
+    lua_pop(L, 1);
+    for (int i = 0; i < GL_NTYPES; i++) {
+      lua_rawgetp(L, LUA_REGISTRYINDEX, types[i]);
+      if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION && lua_getupvalue(L, -1, 1)) {
+        publish_methods(L, types[i]);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 2);
     }
-    lua_pop(L, 2);
     return;
   }
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, t);
-  lua_newtable(L); /* methods */
-  if (t->methods) luaL_setfuncs(L, t->methods, 0);
-  if (t->release) set_release(L, t);
-  publish_methods(L, t);
-  lua_pushlightuserdata(L, (void *)t);
-  lua_pushcclosure(L, type_index, 2);
-  lua_setfield(L, -2, "__index");
-  if (t->meta) luaL_setfuncs(L, t->meta, 0);
   lua_pop(L, 1);
+  for (int i = 0; i < GL_NTYPES; i++) { /* first every metatable: the methods' upvalues */
+    luaL_newmetatable(L, types[i]->name);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, types[i]);
+  }
+  for (int i = 0; i < GL_NTYPES; i++) {
+    const gl_type *t = types[i];
+    lua_rawgetp(L, LUA_REGISTRYINDEX, t);
+    lua_newtable(L); /* methods */
+    fill_methods(L, t, types);
+    publish_methods(L, t);
+    lua_pushlightuserdata(L, (void *)t);
+    lua_pushcclosure(L, type_index, 2);
+    lua_setfield(L, -2, "__index");
+    if (t->meta) luaL_setfuncs(L, t->meta, 0);
+    lua_pop(L, 1);
+  }
 }
 
 void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
   void *p = lua_touserdata(L, idx);
   if (!p || !lua_getmetatable(L, idx)) return NULL;
+  if (lua_rawequal(L, -1, lua_upvalueindex(t->slot))) { /* inside a method: its upvalue (no lookup) */
+    lua_pop(L, 1);
+    return p;
+  }
   lua_rawgetp(L, LUA_REGISTRYINDEX, t);
   int same = lua_rawequal(L, -1, -2);
   lua_pop(L, 2);
