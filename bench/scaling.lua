@@ -15,11 +15,11 @@
 local gpu = require "gpulua"
 local pipeline = require "gpulua.pipeline"
 
-local check, quick
+local check, quick, wall
 for _, a in ipairs(arg or {}) do
   if a:match("^%-%-check=") then check = assert(tonumber(a:match("=(.*)")), "--check=R takes a number")
   elseif a == "--quick" then quick = true
-  elseif a == "--wall" then -- below
+  elseif a == "--wall" then wall = true
   else error("bench/scaling.lua: unknown argument " .. a) end
 end
 
@@ -32,8 +32,7 @@ local function result(name, value, unit) print(string.format("RESULT %s %.4f %s"
 -- disturbed), in the process's CPU time (os.clock: all its threads, the
 -- sim's workers included), which other processes on a busy machine disturb
 -- far less than the wall clock; --wall measures wall time instead.
-local clock = os.clock
-for _, a in ipairs(arg or {}) do if a == "--wall" then clock = gpu.clock end end
+local clock = wall and gpu.clock or os.clock
 local function per_op(fn, n)
   local best = math.huge
   for _ = 1, REPS do
