@@ -103,7 +103,7 @@ int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int writ
 }
 
 int gl_access_reserve(gl_accesses *acc, int k) {
-  if (acc->n) prune(acc);
+  if (acc->n) prune(acc); /* the lanes the host has seen finish go first */
   if (acc->n + k <= acc->cap) return 0;
   int cap = acc->cap ? acc->cap : 2;
   while (cap < acc->n + k) cap *= 2;

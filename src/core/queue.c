@@ -125,11 +125,8 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     for (int i = 0; i < op->nopnd; i++)
       if (check_operand(s, op, &op->opnd[i], site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
-  for (int i = 0; i < op->nopnd; i++) { /* a record per operand at most */
-    int k = 0;
-    for (int j = 0; j < op->nopnd; j++) k += op->opnd[j].acc == op->opnd[i].acc;
-    if (gl_access_reserve(op->opnd[i].acc, k) != 0) return gl_fail_nomem(rt, NULL);
-  }
+  for (int i = 0; i < op->nopnd; i++) /* one stream's lane per memory at most */
+    if (gl_access_reserve(op->opnd[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
 
   gl_set_ctx(dev);
