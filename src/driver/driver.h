@@ -78,7 +78,17 @@
   X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,      \
                      unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
                      unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \
-                     void **kernelParams, void **extra))
+                     void **kernelParams, void **extra))                               \
+  X(cuStreamBeginCapture, (CUstream hStream, CUstreamCaptureMode mode))                \
+  X(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph))                         \
+  X(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus))    \
+  X(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))         \
+  X(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)) \
+  X(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream))                       \
+  X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))                       \
+  X(cuGraphExecUpdate, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)) \
+  X(cuGraphExecDestroy, (CUgraphExec hGraphExec))                                   \
+  X(cuGraphDestroy, (CUgraph hGraph))
 
 /* Optional calls: a driver may lack them (older drivers); the pointer is NULL then. */
 #define GL_DRIVER_OPTIONAL_CALLS(X)                                                   \

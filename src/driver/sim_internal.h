@@ -59,6 +59,9 @@ struct CUevent_st {
   unsigned flags;
   sim_mark *latest;    /* the most recent record, NULL before the first */
   struct CUctx_st *ctx; /* the context of the stream it was last recorded on */
+  struct CUgraph_st *cap; /* last recorded inside this capture (a dependency, not a mark) */
+  struct CUstream_st *cap_src;
+  uint64_t cap_ops;       /* the nodes cap_src had captured then */
 };
 
 enum sim_op_kind {
@@ -88,6 +91,7 @@ typedef struct sim_op {
   void *user;
   struct CUfunc_st *func; /* OP_KERNEL */
   gl_sim_launch *launch;
+  size_t launch_bytes; /* the launch record's size, for copies (graphs) */
 } sim_op;
 
 struct CUstream_st {
@@ -99,6 +103,10 @@ struct CUstream_st {
   int destroying;
   CUresult error; /* the error of a failed operation on this stream (its context's sticky too) */
   pthread_cond_t work; /* the worker's own: work was queued, or the stream is being destroyed */
+  struct CUgraph_st *capture; /* the graph its work goes into while capturing (sim_graph.c) */
+  int cap_origin;      /* it began that capture (else it joined through an event) */
+  uint64_t cap_ops;    /* nodes it captured */
+  int cap_rejoined;    /* a joined stream: the capture's other streams wait for all it captured */
 };
 
 typedef struct sim_block { /* header in front of every sim allocation */
@@ -172,14 +180,22 @@ struct CUfunc_st {
   size_t ptx_offset[GL_SIM_MAX_PARAMS], ptx_size[GL_SIM_MAX_PARAMS];
 };
 
-/* Queue `op` (a template copied into a new node) on stream `st`; sim_stream.c. */
 /* Wait for progress (sim_S.mu held), and announce it: idle workers wait on
  * their stream's own condition, so that queueing wakes one thread, and
  * finishing an operation wakes only threads that wait for progress. */
 void sim_wait_locked(void);
 void sim_progress_locked(void);
 
+/* Queue `op` (a template copied into a new node) on stream `st`; sim_stream.c. */
 CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl);
+
+/* Stream capture (sim_graph.c), with sim_S.mu held: op (a node of its own,
+ * which the caller frees after) on stream st that is capturing, or a wait
+ * on an event recorded in a capture; the graph takes op's launch record on
+ * success. And the end of every capture on a stream (invalidated: a sync or
+ * an allocation there). */
+CUresult sim_capture_locked(struct CUstream_st *st, sim_op *op, struct CUevent_st *ev);
+void sim_capture_invalidate_locked(struct CUstream_st *st);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
  * on_main function; non-zero when it failed. sim_module.c. */
@@ -230,5 +246,17 @@ CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f);
 CUresult sim_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned shared, CUstream st, void **params, void **extra);
+
+/* sim_graph.c */
+CUresult sim_cuStreamBeginCapture(CUstream st, CUstreamCaptureMode mode);
+CUresult sim_cuStreamEndCapture(CUstream st, CUgraph *out);
+CUresult sim_cuStreamIsCapturing(CUstream st, CUstreamCaptureStatus *status);
+CUresult sim_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n);
+CUresult sim_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph g, unsigned long long flags);
+CUresult sim_cuGraphUpload(CUgraphExec x, CUstream st);
+CUresult sim_cuGraphLaunch(CUgraphExec x, CUstream st);
+CUresult sim_cuGraphExecUpdate(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info);
+CUresult sim_cuGraphExecDestroy(CUgraphExec x);
+CUresult sim_cuGraphDestroy(CUgraph g);
 
 #endif

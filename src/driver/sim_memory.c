@@ -89,6 +89,11 @@ CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st) {
   if (bytes > d->total) return CUDA_ERROR_OUT_OF_MEMORY;
   size_t rounded = (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN;
   pthread_mutex_lock(&sim_S.mu);
+  if (st->capture) { /* the sim has no allocation nodes: unsupported, and the capture is invalidated */
+    sim_capture_invalidate_locked(st);
+    pthread_mutex_unlock(&sim_S.mu);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   if (d->used + rounded > d->total) {
     pthread_mutex_unlock(&sim_S.mu);
     return CUDA_ERROR_OUT_OF_MEMORY;

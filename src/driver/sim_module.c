@@ -173,7 +173,7 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     l->params[i] = store;
     store += (f->sizes[i] + 7) / 8 * 8;
   }
-  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l};
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total};
   CUresult r = sim_enqueue(st, &op);
   if (r != CUDA_SUCCESS) free(l);
   return r;

@@ -233,6 +233,13 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
   op->mark = NULL;
   pthread_mutex_lock(&sim_S.mu);
   CUresult refused = st->destroying ? CUDA_ERROR_INVALID_HANDLE : op->kind != OP_FREE ? st->ctx->sticky : CUDA_SUCCESS;
+  if (refused == CUDA_SUCCESS && (st->capture || (op->kind == OP_WAIT && ev->cap))) {
+    refused = sim_capture_locked(st, op, ev); /* a node of a graph, not work */
+    pthread_mutex_unlock(&sim_S.mu);
+    free(op);
+    free(fresh);
+    return refused;
+  }
   if (refused != CUDA_SUCCESS) {
     pthread_mutex_unlock(&sim_S.mu);
     free(op);
@@ -244,6 +251,7 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
     fresh->refs = 2;
     ev->latest = fresh;
     ev->ctx = st->ctx;
+    ev->cap = NULL; /* recorded for real: no longer a capture's */
     op->mark = fresh;
   } else if (op->kind == OP_WAIT) { /* captures the latest record, if any */
     if (!ev->latest || ev->latest->done) {
@@ -286,6 +294,11 @@ CUresult sim_cuStreamSynchronize(CUstream st) {
   NEED_INIT();
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
+  if (st->capture) { /* as CUDA: unsupported while capturing, and the capture is invalidated */
+    sim_capture_invalidate_locked(st);
+    pthread_mutex_unlock(&sim_S.mu);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   uint64_t target = st->enq;
   while (st->done < target) host_wait_locked();
   CUresult r = st->error ? st->error : st->ctx->sticky;
@@ -297,6 +310,11 @@ CUresult sim_cuStreamQuery(CUstream st) {
   NEED_INIT();
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
+  if (st->capture) {
+    sim_capture_invalidate_locked(st);
+    pthread_mutex_unlock(&sim_S.mu);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   service_locked();
   CUresult r = st->error         ? st->error
                : st->ctx->sticky ? st->ctx->sticky
@@ -310,6 +328,15 @@ CUresult sim_cuCtxSynchronize(void) {
   NEED_CTX();
   CUresult r = CUDA_SUCCESS;
   pthread_mutex_lock(&sim_S.mu);
+  for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
+    if (st->capture) { /* a context sync while a stream captures: as CUDA, refused */
+      sim_capture_invalidate_locked(st);
+      r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+  if (r != CUDA_SUCCESS) {
+    pthread_mutex_unlock(&sim_S.mu);
+    return r;
+  }
   for (;;) {
     int busy = 0;
     for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)

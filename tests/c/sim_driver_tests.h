@@ -47,4 +47,10 @@ void test_modules(void);
 void test_set_host_while_queued(void);
 void test_ptx_params(void);
 
+/* test_sim_graphs.c */
+void test_graph_capture_and_replay(void);
+void test_graph_fork_join(void);
+void test_graph_capture_errors(void);
+void test_graph_kernels_and_update(void);
+
 #endif

@@ -75,6 +75,10 @@ static const test_case tests[] = {
     T(modules),
     T(set_host_while_queued),
     T(ptx_params),
+    T(graph_capture_and_replay),
+    T(graph_fork_join),
+    T(graph_capture_errors),
+    T(graph_kernels_and_update),
 #undef T
 };
 
