@@ -67,6 +67,17 @@ void sim_capture_invalidate_locked(struct CUstream_st *st) {
   if (st->capture) st->capture->invalid = 1;
 }
 
+void sim_capture_stream_gone_locked(struct CUstream_st *st) {
+  struct CUgraph_st *g = st->capture;
+  if (!g) return;
+  st->capture = NULL;
+  if (!st->cap_origin) return;
+  for (struct CUstream_st *t = st->ctx->streams; t; t = t->next_in_ctx)
+    if (t->capture == g) t->capture = NULL;
+  nodes_free(g->nodes, g->n);
+  free(g);
+}
+
 CUresult sim_capture_locked(struct CUstream_st *st, sim_op *op, struct CUevent_st *ev) {
   struct CUgraph_st *g = st->capture;
   if (g && g->invalid) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -78,7 +89,7 @@ CUresult sim_capture_locked(struct CUstream_st *st, sim_op *op, struct CUevent_s
     ev->ctx = st->ctx;
     return CUDA_SUCCESS;
   case OP_WAIT:
-    if (!ev->cap || (g && ev->cap != g)) { /* an event of no capture, or of another */
+    if (!ev->cap || (g && ev->cap != g) || st->ctx != ev->cap->ctx) { /* no capture's, another's, another device's */
       if (g) g->invalid = 1;
       return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
     }
@@ -88,9 +99,10 @@ CUresult sim_capture_locked(struct CUstream_st *st, sim_op *op, struct CUevent_s
       st->cap_ops = 0;
       st->cap_rejoined = 1; /* nothing of its own yet */
     }
-    if (ev->cap_src != st && !ev->cap_src->cap_origin && ev->cap_src->capture == ev->cap &&
-        ev->cap_ops == ev->cap_src->cap_ops)
-      ev->cap_src->cap_rejoined = 1; /* everything it captured comes before st's next node */
+    for (struct CUstream_st *src = st->ctx->streams; src; src = src->next_in_ctx) /* (still there) */
+      if (src == ev->cap_src && src != st && !src->cap_origin && src->capture == ev->cap &&
+          ev->cap_ops == src->cap_ops)
+        src->cap_rejoined = 1; /* everything it captured comes before st's next node */
     return CUDA_SUCCESS;
   case OP_FREE: /* a replay would free it again: the sim has no free nodes */
     g->invalid = 1;

@@ -196,6 +196,9 @@ CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl);
  * an allocation there). */
 CUresult sim_capture_locked(struct CUstream_st *st, sim_op *op, struct CUevent_st *ev);
 void sim_capture_invalidate_locked(struct CUstream_st *st);
+/* A stream destroyed while capturing: a capture it began is discarded (for
+ * every stream in it), one it joined is left. */
+void sim_capture_stream_gone_locked(struct CUstream_st *st);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
  * on_main function; non-zero when it failed. sim_module.c. */

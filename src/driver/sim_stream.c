@@ -169,7 +169,8 @@ static void *worker(void *arg) {
     free(op);
     sim_progress_locked();
   }
-  /* destroyed and drained: unlink from the context and go */
+  /* destroyed and drained: end a capture it is in, unlink from the context and go */
+  sim_capture_stream_gone_locked(st);
   struct CUstream_st **pp = &st->ctx->streams;
   while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
   if (*pp) *pp = st->next_in_ctx;

@@ -169,6 +169,12 @@ void test_graph_capture_errors(void) {
   CHECK_RC(d.cuStreamWaitEvent(s, outside, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
   CHECK_RC(d.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 
+  /* a stream destroyed while capturing: the capture goes with it (valgrind: nothing leaks) */
+  CUstream q = mkstream();
+  OK(d.cuStreamBeginCapture(q, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  OK(d.cuMemsetD32Async(x, 8, 16, q));
+  OK(d.cuStreamDestroy(q));
+
   /* after all that, the stream works */
   OK(d.cuMemsetD32Async(x, 4, 16, s));
   uint32_t w[16];
