@@ -32,6 +32,11 @@ void test_launch_failed(void) {
   host_out = 0xAAAAAAAA;
   atomic_int before = 0, fails = 0, after_sim = 0, after_host = 0;
   OK(d.cuMemAllocAsync(&p, 4, s));
+  /* held until everything is queued: once the fault has run, later calls on
+   * the context report it, so queueing after it would race the worker */
+  gate hold;
+  gate_init(&hold);
+  OK(d.cuLaunchHostFunc(s, gate_fn, &hold));
   OK(d.cuMemcpyHtoDAsync(p, &one, 4, s));
   OK(gl_sim_enqueue(s, count_fn, &before));
   OK(gl_sim_enqueue(s, fail_fn, &fails)); /* a faulting "kernel" */
@@ -40,6 +45,7 @@ void test_launch_failed(void) {
   OK(d.cuMemcpyHtoDAsync(p, &two, 4, s));
   OK(d.cuMemcpyDtoHAsync(&host_out, p, 4, s));
   OK(d.cuEventRecord(e, s));
+  latch_set(&hold.open);
   CHECK_RC(d.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuStreamQuery(s), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED); /* sticky */
@@ -81,6 +87,7 @@ void test_launch_failed(void) {
   OK(d.cuEventDestroy(e));
   OK(d.cuStreamDestroy(s));
   OK(d.cuStreamDestroy(ok_s));
+  gate_destroy(&hold);
   use_ctx(0);
 }
 
