@@ -214,7 +214,7 @@ static void pin_library(void) {
 }
 
 /* Each type's metatable, made once per state (a later call publishes the
- * methods in package.loaded again: see gl_register). */
+ * methods in package.loaded again: see gl_register_all). */
 static void register_types(lua_State *L) {
   static const gl_type *const types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type,
                                                   &gl_slice_type,  &gl_host_type,   &gl_module_type,
