@@ -1,14 +1,17 @@
 """bench/report.py: turn bench/run.sh's results into the table of docs/BENCHMARKS.md.
 
     python3 bench/report.py results.txt
-Each input line: "<who> <name> <value> <unit>" (who: raw, gpulua, cupy).
+Each input line: "<who> <name> <value> <unit> [extra...]" (who: raw, gpulua, cupy);
+bench/launch_pairs.c's ratio lines carry the spread of the rounds as extra.
 """
 import sys
 
 r = {}
+extra = {}
 for line in open(sys.argv[1]):
-    who, name, value, unit = line.split()
+    who, name, value, unit, *more = line.split()
     r[(who, name)] = (float(value), unit)
+    extra[(who, name)] = more
 
 
 def get(who, name):
@@ -21,7 +24,7 @@ rows = []
 
 def row(what, target, value, unit, base, ratio_kind, note=""):
     if value is None or base is None:
-        rows.append((what, target, "n/a" if value is None else f"{value:.3f} {unit}", "n/a", "missing", note))
+        rows.append((what, f"{target:g}", "n/a" if value is None else f"{value:.3f} {unit}", "n/a", "missing", note))
         return
     ratio = value / base
     if ratio_kind == "time":  # lower is better: ours / theirs <= target
@@ -40,6 +43,27 @@ for args in (1, 8):
     row(f"launch, {args} slice arg, policy off (us/launch) vs raw", 1.1, get("gpulua", f"launch_{args}arg_config_off"), "us", raw, "time", "gpu.config")
     row(f"launch, {args} slice arg, strict (us/launch) vs raw", 1.2, get("gpulua", f"launch_{args}arg_config_strict"), "us", raw, "time", "gpu.config")
     row(f"CuPy RawKernel, {args} arg (us/launch) vs raw", 99, get("cupy", f"launch_{args}arg"), "us", raw, "time", "for reference")
+# the goals of issue 13, paired in one process (bench/launch_pairs.c): the median of the
+# rounds' ratios, and their spread
+for name, goal, what in (("launch_1arg_config_off", 1.1, "launch, 1 slice arg, off, gpu.config"),
+                         ("launch_1arg_config_strict", 1.2, "launch, 1 slice arg, strict, gpu.config"),
+                         ("launch_8arg_config_off", 1.1, "launch, 8 slice args, off, gpu.config"),
+                         ("launch_8arg_config_strict", 1.2, "launch, 8 slice args, strict, gpu.config"),
+                         ("launch_1arg_table_off", None, "launch, 1 slice arg, off, cfg table"),
+                         ("launch_1arg_table_strict", None, "launch, 1 slice arg, strict, cfg table"),
+                         ("launch_8arg_table_off", None, "launch, 8 slice args, off, cfg table"),
+                         ("launch_8arg_table_strict", None, "launch, 8 slice args, strict, cfg table"),
+                         ("event_wait_rerecord", 1.5, "s:record(e) + t:wait(e)"),
+                         ("event_wait_new", None, "s:record() (a new event) + t:wait(e)")):
+    ratio = get("gpulua", f"pair_{name}_ratio")
+    if ratio is None:
+        continue
+    lo, hi = (extra[("gpulua", f"pair_{name}_ratio")] + ["?", "?"])[:2]
+    us = get("gpulua", f"pair_{name}_us")
+    rawus = (extra.get(("gpulua", f"pair_{name}_us")) or ["", "?"])[1]
+    verdict = "reference" if goal is None else ("met" if ratio <= goal else "MISSED")
+    rows.append((f"paired: {what} vs raw (us)", f"<= {goal:g}x" if goal else "", f"{us:.3f} us" if us else "n/a",
+                 f"{rawus}", f"{ratio:.3f}x {verdict}", f"rounds from {lo}x to {hi}x"))
 row("event record + cross-stream wait (us) vs raw", 99, get("gpulua", "event_wait"), "us", get("raw", "event_wait"), "time", "a new event each time (s:record())")
 row("event re-record + cross-stream wait (us) vs raw", 1.5, get("gpulua", "event_wait_rerecord"), "us", get("raw", "event_wait"), "time", "s:record(e)")
 for d in ("h2d", "d2h"):

@@ -22,6 +22,9 @@ run() { # label, command...
   "$@" 2>&1 | tee /dev/stderr | sed -n "s/^RESULT /$label /p" >>"$log"
 }
 run raw "$carry/bin/raw" "$launches"
+# the launch and event goals: gpulua beside the raw calls, interleaved in one
+# process, 9 rounds of 20,000 ops per case (bench/launch_pairs.c)
+run gpulua "$carry/bin/launch_pairs" 20000 9 bench/launch_pairs.lua
 run gpulua "$carry/bin/gpulua" bench/bench.lua "$launches"
 agg=$(sed -n 's/^raw bidir_256MiB \([0-9.]*\) .*/\1/p' "$log")
 run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg

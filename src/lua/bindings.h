@@ -49,26 +49,26 @@ typedef struct gl_type {
   const char *release_method;
   const char *fields;        /* the fields' names, for that message ("name, device") */
   const char *hint;          /* what to say of a number key (x[1]), or NULL */
-  int slot;                  /* its metatable is upvalue `slot` of every method (GL_SLOT_*) */
 } gl_type;
 
-/* Every method of every type has the metatables of all types as upvalues,
- * in this order, so that a method checks its arguments' types by comparing
- * metatables (gl_testudata), without a lookup in the registry. */
-enum { GL_SLOT_DEVICE = 1, GL_SLOT_STREAM, GL_SLOT_EVENT, GL_SLOT_SLICE, GL_SLOT_HOST, GL_SLOT_MODULE, GL_SLOT_KERNEL,
-       GL_SLOT_CONFIG, GL_NTYPES = GL_SLOT_CONFIG };
+enum { GL_NTYPES = 8 };
+
 
 extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
     gl_module_type, gl_kernel_type, gl_config_type;
 
-/* Make the metatables of the types (types[i] has slot i + 1) and fill them;
- * in a state that has them, publish the methods again (package.loaded). */
+/* Make the metatables of the GL_NTYPES types and fill them; in a state
+ * that has them, publish the methods again (package.loaded). */
 void gl_register_all(lua_State *L, const gl_type *const *types);
-/* luaL_testudata, luaL_checkudata and luaL_setmetatable, by the
- * metatable's identity (no hashing of the name). */
+/* lua_newuserdatauv + luaL_setmetatable for an object of type t: the block
+ * starts with a tag word naming t (and this block), the object follows it;
+ * returns the object, zeroed. gl_testudata and gl_checkudata (luaL_testudata,
+ * luaL_checkudata) check that tag: a launch checks each argument's type
+ * with two API calls and a compare, and no other userdata passes (the tag
+ * mixes the block's address and a per-process random key). */
+void *gl_newudata(lua_State *L, size_t size, int nuvalue, const gl_type *t);
 void *gl_testudata(lua_State *L, int idx, const gl_type *t);
 void *gl_checkudata(lua_State *L, int idx, const gl_type *t);
-void gl_setmetatable(lua_State *L, const gl_type *t);
 /* In a release function: which of its three uses called it. */
 #define gl_release_how(L) ((gl_release_how)lua_tointeger((L), lua_upvalueindex(1)))
 

@@ -91,10 +91,8 @@ int gl_is_config(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_config
 /* gpu.config{grid =, block =, shared =} */
 static int l_config(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  config_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
-  memset(u, 0, sizeof *u);
+  config_ud *u = gl_newudata(L, sizeof *u, 0, &gl_config_type);
   read_cfg(L, 1, "gpu.config", &u->c, u->ndims);
-  gl_setmetatable(L, &gl_config_type);
   return 1;
 }
 
@@ -137,7 +135,7 @@ static int config_tostring(lua_State *L) {
 static const luaL_Reg config_meta[] = {{"__newindex", config_newindex}, {"__tostring", config_tostring}, {NULL, NULL}};
 
 const gl_type gl_config_type = {"gpulua.Config", NULL, config_meta, config_field, NULL, NULL, "grid, block, shared",
-                                NULL, GL_SLOT_CONFIG};
+                                NULL};
 
 void gl_config_functions(lua_State *L) {
   lua_pushcfunction(L, l_config);

@@ -33,9 +33,7 @@ int gl_stream_record(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  gl_event *e = lua_newuserdatauv(L, sizeof *e, 0);
-  memset(e, 0, sizeof *e);
-  gl_setmetatable(L, &gl_event_type);
+  gl_event *e = gl_newudata(L, sizeof *e, 0, &gl_event_type);
   gl_site site = GL_SITE(L);
   if (gl_event_record(e, s, timing, &site) != 0) return gl_raise(L, s->dev->rt);
   return 1;
@@ -95,4 +93,4 @@ static int e_tostring(lua_State *L) {
 static const luaL_Reg event_methods[] = {{"sync", e_sync}, {"query", e_query}, {"elapsed", e_elapsed}, {NULL, NULL}};
 static const luaL_Reg event_meta[] = {{"__gc", e_gc}, {"__tostring", e_tostring}, {NULL, NULL}};
 
-const gl_type gl_event_type = {"gpulua.Event", event_methods, event_meta, NULL, NULL, NULL, "", NULL, GL_SLOT_EVENT};
+const gl_type gl_event_type = {"gpulua.Event", event_methods, event_meta, NULL, NULL, NULL, "", NULL};

@@ -51,9 +51,8 @@ void gl_push_device(lua_State *L, gl_device *dev) {
   lua_remove(L, -2);
   if (lua_rawgeti(L, -1, dev->ordinal) == LUA_TNIL) {
     lua_pop(L, 1);
-    gl_device **ud = lua_newuserdatauv(L, sizeof *ud, 1);
+    gl_device **ud = gl_newudata(L, sizeof *ud, 1, &gl_device_type);
     *ud = dev;
-    gl_setmetatable(L, &gl_device_type);
     gl_push_stream(L, dev->main); /* dev.main: one userdata for the device's life */
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, -1);
@@ -218,7 +217,7 @@ static void pin_library(void) {
 static void register_types(lua_State *L) {
   static const gl_type *const types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type,
                                                   &gl_slice_type,  &gl_host_type,   &gl_module_type,
-                                                  &gl_kernel_type, &gl_config_type}; /* in GL_SLOT_* order */
+                                                  &gl_kernel_type, &gl_config_type};
   gl_register_all(L, types);
 }
 

@@ -22,10 +22,7 @@ gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
 }
 
 static gl_hostbuf *new_handle(lua_State *L) {
-  gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
-  memset(h, 0, sizeof *h);
-  gl_setmetatable(L, &gl_host_type);
-  return h;
+  return gl_newudata(L, sizeof(gl_hostbuf), 0, &gl_host_type);
 }
 
 /* Out of pinned memory: collect garbage, release what finished copies no
@@ -236,4 +233,4 @@ static const luaL_Reg host_meta[] = {
   {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
 
 const gl_type gl_host_type = {"gpulua.HostBuffer", host_methods, host_meta, h_field, h_release, "free",
-                              "dtype, bytes, pinned", NULL, GL_SLOT_HOST};
+                              "dtype, bytes, pinned", NULL};

@@ -47,9 +47,7 @@ static int call_host_kernel(lua_State *L) {
   for (int i = 0; i < hl->nargs; i++) {
     if (hl->arg[i].is_ptr) {
       void *p = (void *)(uintptr_t)*(unsigned long long *)l->params[i];
-      gl_hostbuf *h = lua_newuserdatauv(L, sizeof *h, 0);
-      memset(h, 0, sizeof *h);
-      gl_setmetatable(L, &gl_host_type);
+      gl_hostbuf *h = gl_newudata(L, sizeof *h, 0, &gl_host_type);
       if (gl_hostbuf_borrow(hl->rt, hl->arg[i].dt, p, hl->arg[i].count, hl->arg[i].is_const, h) != 0)
         gl_raise(L, hl->rt);
     } else {

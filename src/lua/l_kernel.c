@@ -15,10 +15,7 @@ kernel_ud *gl_check_kernel(lua_State *L, int idx) {
 }
 
 static kernel_ud *new_kernel_ud(lua_State *L) {
-  kernel_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
-  memset(u, 0, sizeof *u);
-  gl_setmetatable(L, &gl_kernel_type);
-  return u;
+  return gl_newudata(L, sizeof(kernel_ud), 1, &gl_kernel_type);
 }
 
 /* m:kernel(name, signature) */
@@ -115,4 +112,4 @@ static const luaL_Reg kernel_methods[] = {{"host", k_host}, {NULL, NULL}};
 static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
 
 const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL,
-                                "name, signature, doc", NULL, GL_SLOT_KERNEL};
+                                "name, signature, doc", NULL};

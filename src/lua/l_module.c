@@ -24,9 +24,8 @@ gl_module *gl_check_module(lua_State *L, int idx) {
 }
 
 static void push_module(lua_State *L, gl_module *m) {
-  gl_module **u = lua_newuserdatauv(L, sizeof *u, 0);
+  gl_module **u = gl_newudata(L, sizeof *u, 0, &gl_module_type);
   *u = m; /* takes the caller's reference */
-  gl_setmetatable(L, &gl_module_type);
 }
 
 /* opts.device: a device or an ordinal (default 0), healthy. */
@@ -196,7 +195,7 @@ static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, N
 static const luaL_Reg module_meta[] = {{"__gc", m_gc}, {"__tostring", m_tostring}, {NULL, NULL}};
 
 const gl_type gl_module_type = {"gpulua.Module", module_methods, module_meta, m_field, NULL, NULL, "name, device",
-                                NULL, GL_SLOT_MODULE};
+                                NULL};
 
 /* compile, load and kernels into the gpu table on the stack top */
 void gl_kernel_functions(lua_State *L) {

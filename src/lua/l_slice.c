@@ -40,10 +40,7 @@ static size_t check_count(lua_State *L, int arg, gl_dtype dt) {
 }
 
 static gl_slice *new_handle(lua_State *L) {
-  gl_slice *x = lua_newuserdatauv(L, sizeof *x, 0);
-  memset(x, 0, sizeof *x);
-  gl_setmetatable(L, &gl_slice_type);
-  return x;
+  return gl_newudata(L, sizeof(gl_slice), 0, &gl_slice_type);
 }
 
 static const char *const alloc_options[] = {"stream", NULL};
@@ -164,4 +161,4 @@ static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostrin
 const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free",
                                "dtype, bytes, device",
                                "a slice's elements are in device memory: read them into a host buffer with "
-                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)", GL_SLOT_SLICE};
+                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)"};

@@ -17,10 +17,9 @@ typedef struct {
 } stream_ud;
 
 void gl_push_stream(lua_State *L, gl_stream *s) {
-  stream_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+  stream_ud *u = gl_newudata(L, sizeof *u, 0, &gl_stream_type);
   u->s = s;
   gl_stream_ref(s);
-  gl_setmetatable(L, &gl_stream_type);
 }
 
 static gl_stream *to_stream(lua_State *L, int idx) {
@@ -208,4 +207,4 @@ static const luaL_Reg stream_methods[] = {
 static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
 
 const gl_type gl_stream_type = {"gpulua.Stream", stream_methods, stream_meta, s_field, s_release, "close",
-                                "name, device", NULL, GL_SLOT_STREAM};
+                                "name, device", NULL};

@@ -1,14 +1,20 @@
 /*
  * l_types.c -- the registration of gpulua's object types (bindings.h): one
  * style for every type, as liolib's createmeta: the metatable in the
- * registry (under its name, and under the type's address so that checks
- * compare identities), a methods table as __index's upvalue, the type's
- * fields after it, then the metamethods.
+ * registry (under its name, and under the type's address), a methods table
+ * as __index's upvalue, the type's fields after it, then the metamethods.
+ * Objects carry a tag word naming their type (gl_newudata), which is what
+ * a type check compares.
  */
 #include "bindings.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -72,13 +78,9 @@ static void publish_methods(lua_State *L, const gl_type *t) {
   lua_pop(L, 1);
 }
 
-/* The methods of t into the table on top: each with the metatables of all
- * types as its upvalues (GL_SLOT_*), then the release closures. */
-static void fill_methods(lua_State *L, const gl_type *t, const gl_type *const *types) {
-  if (t->methods) {
-    for (int i = 0; i < GL_NTYPES; i++) lua_rawgetp(L, LUA_REGISTRYINDEX, types[i]);
-    luaL_setfuncs(L, t->methods, GL_NTYPES);
-  }
+/* The methods of t into the table on top, then the release closures. */
+static void fill_methods(lua_State *L, const gl_type *t) {
+  if (t->methods) luaL_setfuncs(L, t->methods, 0);
   if (t->release) set_release(L, t);
 }
 
@@ -96,15 +98,13 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
     return;
   }
   lua_pop(L, 1);
-  for (int i = 0; i < GL_NTYPES; i++) { /* first every metatable: the methods' upvalues */
-    luaL_newmetatable(L, types[i]->name);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, types[i]);
-  }
   for (int i = 0; i < GL_NTYPES; i++) {
     const gl_type *t = types[i];
-    lua_rawgetp(L, LUA_REGISTRYINDEX, t);
+    luaL_newmetatable(L, t->name);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, t);
     lua_newtable(L); /* methods */
-    fill_methods(L, t, types);
+    fill_methods(L, t);
     publish_methods(L, t);
     lua_pushlightuserdata(L, (void *)t);
     lua_pushcclosure(L, type_index, 2);
@@ -114,17 +114,44 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
   }
 }
 
-void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
-  void *p = lua_touserdata(L, idx);
-  if (!p || !lua_getmetatable(L, idx)) return NULL;
-  if (lua_rawequal(L, -1, lua_upvalueindex(t->slot))) { /* inside a method: its upvalue (no lookup) */
-    lua_pop(L, 1);
-    return p;
+/* The tag word before each object: its type and its block's address, mixed
+ * with a key drawn once per process, so that neither another library's
+ * userdata nor a script's bytes can pass for a gpulua object. */
+static uintptr_t tag_key;
+
+static uintptr_t tag_of(const void *block, const gl_type *t) { return (uintptr_t)block ^ (uintptr_t)t ^ tag_key; }
+
+static void draw_key(void) {
+  uintptr_t k = 0;
+  if (getrandom(&k, sizeof k, GRND_NONBLOCK) != (ssize_t)sizeof k) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    k = (uintptr_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uintptr_t)&k ^ (uintptr_t)getpid();
   }
+  tag_key = k | 1;
+}
+
+/* the tag takes one maximally aligned unit, so the object keeps Lua's alignment */
+#define TAG_SIZE sizeof(union { uintptr_t tag; LUAI_MAXALIGN; })
+
+void *gl_newudata(lua_State *L, size_t size, int nuvalue, const gl_type *t) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, draw_key);
+  unsigned char *block = lua_newuserdatauv(L, TAG_SIZE + size, nuvalue);
+  uintptr_t tag = tag_of(block, t);
+  memcpy(block, &tag, sizeof tag);
+  memset(block + TAG_SIZE, 0, size);
   lua_rawgetp(L, LUA_REGISTRYINDEX, t);
-  int same = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  return same ? p : NULL;
+  lua_setmetatable(L, -2);
+  return block + TAG_SIZE;
+}
+
+void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
+  unsigned char *block = lua_touserdata(L, idx);
+  if (!block || lua_rawlen(L, idx) < TAG_SIZE) return NULL; /* a light userdata's length is 0 */
+  uintptr_t tag;
+  memcpy(&tag, block, sizeof tag);
+  return tag == tag_of(block, t) ? block + TAG_SIZE : NULL;
 }
 
 void *gl_checkudata(lua_State *L, int idx, const gl_type *t) {
@@ -133,7 +160,3 @@ void *gl_checkudata(lua_State *L, int idx, const gl_type *t) {
   return p;
 }
 
-void gl_setmetatable(lua_State *L, const gl_type *t) {
-  lua_rawgetp(L, LUA_REGISTRYINDEX, t);
-  lua_setmetatable(L, -2);
-}

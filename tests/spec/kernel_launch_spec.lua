@@ -279,6 +279,23 @@ describe("kernels", function()
         64)
     end)
 
+    it("rejects any other userdata for a slice, a stream, a kernel or a config", function()
+      -- a type check compares the object's tag word (l_types.c): another library's userdata, another
+      -- gpulua type, or a userdata whose first bytes a script chose must never pass for a slice
+      local others = {io.stdout, main, main:record(), gpu.config{grid = 1, block = 64}, dev}
+      for _, u in ipairs(others) do
+        H.fails("argument 1 expected a slice %(const f32%*%), got ", launch, CFG, u, y, 64)
+      end
+      H.fails("bad argument #1 to 'gpulua.Stream.launch' %(gpulua stream expected, got ", main.launch, io.stdout, k,
+        CFG, x, y, 64)
+      H.fails("bad argument #1 to 'gpulua.Stream.launch' %(gpulua stream expected, got ", main.launch, x, k, CFG, x,
+        y, 64)
+      H.fails("bad argument #2 to 'gpulua.Stream.launch' %(gpulua kernel expected, got ", main.launch, main, x, CFG,
+        x, y, 64)
+      H.fails("cfg", main.launch, main, k, io.stdout, x, y, 64)
+      H.fails("cfg", main.launch, main, k, x, x, y, 64)
+    end)
+
     it("rejects a slice for a scalar, saying what it is", function()
       -- regression (once broken): says "expected a number, got userdata": the message should say a slice was given
       H.fails("argument 3 %(u64%): expected a number, got [^\n]*[Ss]lice", launch, CFG, x, y, x)

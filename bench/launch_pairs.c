@@ -1,0 +1,212 @@
+/*
+ * bench/launch_pairs.c -- gpulua's launch and event costs against the raw
+ * driver, interleaved in one process. The GPU machine is a noisy VM: the
+ * same loop measured a minute apart differs by 20 to 30%, more than the
+ * goals' margins, so comparing one process's figures with another's says
+ * little. Here each round times every case of bench/launch_pairs.lua (in a
+ * Lua state with gpulua) right beside the raw driver's loop of the same
+ * calls (the same kernels, compiled here, on a stream of the same primary
+ * context), in alternating order, and the ratio is taken per round; the
+ * median over the rounds and its spread are printed.
+ *
+ *   launch_pairs [ops per loop] [rounds] [path to launch_pairs.lua]
+ * Prints "RESULT pair_<case>_ratio <median> x <min> <max>" and the medians of
+ * both sides; needs the cuda backend.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "driver.h"
+#include "gpulua.h"
+#include "nvrtc_table.h"
+
+static gl_driver d;
+
+#define CK(call)                                                                    \
+  do {                                                                              \
+    CUresult r_ = d.call;                                                           \
+    if (r_ != CUDA_SUCCESS) {                                                       \
+      const char *n_ = "?";                                                         \
+      d.cuGetErrorName(r_, &n_);                                                    \
+      fprintf(stderr, "launch_pairs: %s failed: %s (line %d)\n", #call, n_, __LINE__); \
+      exit(1);                                                                      \
+    }                                                                               \
+  } while (0)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n) {
+  double s[64];
+  memcpy(s, v, (size_t)n * sizeof *v);
+  qsort(s, (size_t)n, sizeof *s, cmp);
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static const char empty_src[] =
+  "extern \"C\" __global__ void empty1(float *a) {}\n"
+  "extern \"C\" __global__ void empty8(float *a, float *b, float *c, float *d, float *e, float *f,"
+  " float *g, float *h) {}\n";
+
+typedef struct raw_side {
+  CUcontext ctx;
+  CUstream s, s2;
+  CUevent ev;
+  CUfunction f1, f8;
+  void *params[8];
+  CUdeviceptr ptrs[8];
+} raw_side;
+
+static void raw_setup(raw_side *r) {
+  char why[512];
+  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
+    fprintf(stderr, "launch_pairs: %s (this benchmark needs a GPU)\n", why);
+    exit(1);
+  }
+  const char *nv = gl_nvrtc_load();
+  if (nv) {
+    fprintf(stderr, "launch_pairs: %s\n", nv);
+    exit(1);
+  }
+  CUdevice dev;
+  CK(cuDeviceGet(&dev, 0));
+  CK(cuDevicePrimaryCtxRetain(&r->ctx, dev)); /* the context gpulua uses too */
+  CK(cuCtxSetCurrent(r->ctx));
+  CK(cuStreamCreateWithPriority(&r->s, CU_STREAM_NON_BLOCKING, 0));
+  CK(cuStreamCreateWithPriority(&r->s2, CU_STREAM_NON_BLOCKING, 0));
+  CK(cuEventCreate(&r->ev, CU_EVENT_DISABLE_TIMING));
+  const char *opts[] = {"-arch=sm_90"};
+  nvrtcProgram p;
+  if (gl_nv.nvrtcCreateProgram(&p, empty_src, "empty.cu", 0, NULL, NULL) != NVRTC_SUCCESS ||
+      gl_nv.nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
+    fprintf(stderr, "launch_pairs: compiling the empty kernels failed\n");
+    exit(1);
+  }
+  size_t n;
+  gl_nv.nvrtcGetCUBINSize_(p, &n);
+  char *img = malloc(n);
+  gl_nv.nvrtcGetCUBIN_(p, img);
+  gl_nv.nvrtcDestroyProgram(&p);
+  CUmodule m;
+  CK(cuModuleLoadData(&m, img));
+  free(img);
+  CK(cuModuleGetFunction(&r->f1, m, "empty1"));
+  CK(cuModuleGetFunction(&r->f8, m, "empty8"));
+  CUdeviceptr buf;
+  CK(cuMemAllocAsync(&buf, 1 << 20, r->s));
+  CK(cuStreamSynchronize(r->s));
+  for (int i = 0; i < 8; i++) {
+    r->ptrs[i] = buf + (CUdeviceptr)(i * 256);
+    r->params[i] = &r->ptrs[i];
+  }
+}
+
+/* the raw loop of kind "launch1", "launch8" or "event": us per op */
+static double raw_run(raw_side *r, const char *kind, int n) {
+  CK(cuCtxSetCurrent(r->ctx));
+  CK(cuStreamSynchronize(r->s));
+  CK(cuStreamSynchronize(r->s2));
+  double t0 = now();
+  if (strcmp(kind, "event") == 0) {
+    for (int i = 0; i < n; i++) {
+      CK(cuEventRecord(r->ev, r->s));
+      CK(cuStreamWaitEvent(r->s2, r->ev, 0));
+    }
+  } else {
+    CUfunction f = strcmp(kind, "launch8") == 0 ? r->f8 : r->f1;
+    for (int i = 0; i < n; i++) CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, r->s, r->params, NULL));
+  }
+  CK(cuStreamSynchronize(r->s));
+  CK(cuStreamSynchronize(r->s2));
+  return (now() - t0) / n * 1e6;
+}
+
+/* the Lua case `name` of the cases table at index 1: us per op */
+static double lua_run(lua_State *L, const char *name, int n) {
+  lua_getfield(L, 1, name);
+  lua_getfield(L, -1, "run");
+  lua_pushinteger(L, n);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    fprintf(stderr, "launch_pairs: %s: %s\n", name, lua_tostring(L, -1));
+    exit(1);
+  }
+  double us = lua_tonumber(L, -1);
+  lua_pop(L, 2);
+  return us;
+}
+
+#define MAX_CASES 16
+#define MAX_ROUNDS 64
+
+int main(int argc, char **argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 20000;
+  int rounds = argc > 2 ? atoi(argv[2]) : 9;
+  const char *script = argc > 3 ? argv[3] : "bench/launch_pairs.lua";
+  if (n < 1 || rounds < 1 || rounds > MAX_ROUNDS) {
+    fprintf(stderr, "usage: launch_pairs [ops per loop >= 1] [rounds 1..%d] [launch_pairs.lua]\n", MAX_ROUNDS);
+    return 2;
+  }
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  luaL_requiref(L, "gpulua", luaopen_gpulua, 0);
+  lua_pop(L, 1);
+  if (luaL_dofile(L, script) != LUA_OK || !lua_istable(L, -1)) {
+    fprintf(stderr, "launch_pairs: %s: %s\n", script, lua_isstring(L, -1) ? lua_tostring(L, -1) : "no cases table");
+    return 1;
+  }
+  lua_replace(L, 1);
+  lua_settop(L, 1);
+  raw_side r;
+  raw_setup(&r);
+
+  const char *names[MAX_CASES], *kinds[MAX_CASES];
+  int nc = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 1) && nc < MAX_CASES) {
+    names[nc] = lua_tostring(L, -2); /* the keys stay in the table */
+    lua_getfield(L, -1, "raw");
+    kinds[nc++] = lua_tostring(L, -1); /* a string of the table too */
+    lua_pop(L, 2);
+  }
+  static double traw[MAX_CASES][MAX_ROUNDS], tlua[MAX_CASES][MAX_ROUNDS], ratio[MAX_CASES][MAX_ROUNDS];
+  for (int c = 0; c < nc; c++) { /* warm-up: the lazy parts of both sides */
+    raw_run(&r, kinds[c], n / 10 + 1);
+    lua_run(L, names[c], n / 10 + 1);
+  }
+  for (int k = 0; k < rounds; k++)
+    for (int c = 0; c < nc; c++) {
+      if ((k + c) % 2 == 0) {
+        traw[c][k] = raw_run(&r, kinds[c], n);
+        tlua[c][k] = lua_run(L, names[c], n);
+      } else {
+        tlua[c][k] = lua_run(L, names[c], n);
+        traw[c][k] = raw_run(&r, kinds[c], n);
+      }
+      ratio[c][k] = tlua[c][k] / traw[c][k];
+    }
+  for (int c = 0; c < nc; c++) {
+    double lo = ratio[c][0], hi = ratio[c][0];
+    for (int k = 1; k < rounds; k++) {
+      if (ratio[c][k] < lo) lo = ratio[c][k];
+      if (ratio[c][k] > hi) hi = ratio[c][k];
+    }
+    printf("RESULT pair_%s_ratio %.4f x %.4f %.4f\n", names[c], median(ratio[c], rounds), lo, hi);
+    printf("RESULT pair_%s_us %.4f us raw %.4f\n", names[c], median(tlua[c], rounds), median(traw[c], rounds));
+  }
+  lua_close(L);
+  return 0;
+}

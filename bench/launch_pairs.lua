@@ -1,0 +1,66 @@
+-- bench/launch_pairs.lua: gpulua's side of bench/launch_pairs.c, which loads
+-- it into its own Lua state and times each case here right beside the same
+-- calls made raw, round after round, in one process. Returns the cases:
+-- name -> {raw = "launch1" | "launch8" | "event", run = function(n) -> us per op}.
+local gpu = require "gpulua"
+
+local dev = gpu.device(0)
+local s = dev:stream{name = "pairs"}
+local s2 = dev:stream{name = "pairs2"}
+local m = gpu.compile([[
+extern "C" __global__ void empty1(float *a) {}
+extern "C" __global__ void empty8(float *a, float *b, float *c, float *d, float *e, float *f,
+                                  float *g, float *h) {}
+]], {name = "empty.cu"})
+local k1 = m:kernel("empty1", "f32*")
+local k8 = m:kernel("empty8", "f32*, f32*, f32*, f32*, f32*, f32*, f32*, f32*")
+k1:host(function() end)
+k8:host(function() end)
+local base = dev:alloc("f32", 1 << 18, {stream = s})
+local v = {}
+for i = 1, 8 do v[i] = base:view((i - 1) * 64, 64) end
+local forms = {table = {grid = 1, block = 32}, config = gpu.config{grid = 1, block = 32}}
+local e = s:record()
+s:sync()
+
+local function timed(policy, n, body)
+  gpu.policy(policy)
+  s:sync()
+  s2:sync()
+  local t0 = gpu.clock()
+  body(n)
+  s:sync()
+  s2:sync()
+  local us = (gpu.clock() - t0) / n * 1e6
+  gpu.policy("strict")
+  return us
+end
+
+local cases = {}
+for _, policy in ipairs{"off", "strict"} do
+  for form, cfg in pairs(forms) do
+    cases[("launch_1arg_%s_%s"):format(form, policy)] = {raw = "launch1", run = function(n)
+      return timed(policy, n, function(count)
+        local a = v[1]
+        for _ = 1, count do s:launch(k1, cfg, a) end
+      end)
+    end}
+    cases[("launch_8arg_%s_%s"):format(form, policy)] = {raw = "launch8", run = function(n)
+      return timed(policy, n, function(count)
+        local a, b, c, d, f, g, h, i = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+        for _ = 1, count do s:launch(k8, cfg, a, b, c, d, f, g, h, i) end
+      end)
+    end}
+  end
+end
+cases.event_wait_rerecord = {raw = "event", run = function(n)
+  return timed("strict", n, function(count)
+    for _ = 1, count do s2:wait(s:record(e)) end
+  end)
+end}
+cases.event_wait_new = {raw = "event", run = function(n)
+  return timed("strict", n, function(count)
+    for _ = 1, count do s2:wait(s:record()) end
+  end)
+end}
+return cases

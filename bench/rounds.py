@@ -1,0 +1,79 @@
+"""bench/rounds.py: the median and spread over several runs of bench/run.sh.
+
+    python3 bench/rounds.py r1/bench-results.txt r2/bench-results.txt r3/bench-results.txt
+For every ratio a goal is judged on (the paired launch and event ratios of
+bench/launch_pairs.c, and the ratios bench/report.py forms from one run's
+figures), prints each run's value, the median over the runs and the verdict
+against the goal: a goal counts as met only when the median meets it.
+"""
+import statistics
+import sys
+
+
+def load(path):
+    r = {}
+    for line in open(path):
+        who, name, value, _unit, *_ = line.split()
+        r[(who, name)] = float(value)
+    return r
+
+
+runs = [load(p) for p in sys.argv[1:]]
+
+
+def ratio_of(r, key):
+    kind, a, b = key
+    if kind == "pair":
+        return r.get(("gpulua", f"pair_{a}_ratio"))
+    x, y = r.get(a), r.get(b)
+    return x / y if x and y else None
+
+
+# (label, goal, lower-is-better, key)
+GOALS = [
+    ("launch, 1 slice arg, off, gpu.config (paired)", 1.1, True, ("pair", "launch_1arg_config_off", None)),
+    ("launch, 1 slice arg, strict, gpu.config (paired)", 1.2, True, ("pair", "launch_1arg_config_strict", None)),
+    ("launch, 8 slice args, off, gpu.config (paired)", 1.1, True, ("pair", "launch_8arg_config_off", None)),
+    ("launch, 8 slice args, strict, gpu.config (paired)", 1.2, True, ("pair", "launch_8arg_config_strict", None)),
+    ("launch, 1 slice arg, off, cfg table (paired)", None, True, ("pair", "launch_1arg_table_off", None)),
+    ("launch, 1 slice arg, strict, cfg table (paired)", None, True, ("pair", "launch_1arg_table_strict", None)),
+    ("launch, 8 slice args, off, cfg table (paired)", None, True, ("pair", "launch_8arg_table_off", None)),
+    ("launch, 8 slice args, strict, cfg table (paired)", None, True, ("pair", "launch_8arg_table_strict", None)),
+    ("s:record(e) + t:wait(e) (paired)", 1.5, True, ("pair", "event_wait_rerecord", None)),
+    ("s:record() + t:wait(e) (paired)", None, True, ("pair", "event_wait_new", None)),
+    ("launch, 1 slice arg, off, gpu.config (separate processes)", 1.1, True,
+     ("sep", ("gpulua", "launch_1arg_config_off"), ("raw", "launch_1arg"))),
+    ("launch, 8 slice args, strict, gpu.config (separate processes)", 1.2, True,
+     ("sep", ("gpulua", "launch_8arg_config_strict"), ("raw", "launch_8arg"))),
+    ("4-stream pipeline: physical limit / measured", 0.97, False,
+     ("sep", ("gpulua", "pipeline_link_limit"), ("gpulua", "pipeline_4stream"))),
+    ("4-stream pipeline: CuPy / gpulua (above 1: gpulua ahead)", 1.0, False,
+     ("sep", ("cupy", "pipeline_4stream"), ("gpulua", "pipeline_4stream"))),
+    ("host cost, 4-stream pipeline, 32,000 vs 2,000 batches", 1.3, True,
+     ("sep", ("gpulua", "scaling_pipeline_ratio"), None)),
+    ("host cost, sliding windows, strict, 64,000 vs 2,000", 1.3, True,
+     ("sep", ("gpulua", "scaling_sliding_strict_ratio"), None)),
+    ("host cost, sliding windows, off, 64,000 vs 2,000", 1.3, True,
+     ("sep", ("gpulua", "scaling_sliding_off_ratio"), None)),
+]
+
+print("| figure | goal | " + " | ".join(f"run {i + 1}" for i in range(len(runs))) + " | median | met |")
+print("| --- | --- | " + " | ".join("---" for _ in runs) + " | --- | --- |")
+for label, goal, lower, key in GOALS:
+    if key[0] == "sep" and key[2] is None:
+        vals = [r.get(key[1]) for r in runs]
+    else:
+        vals = [ratio_of(r, key) for r in runs]
+    got = [v for v in vals if v is not None]
+    if not got:
+        continue
+    med = statistics.median(got)
+    if goal is None:
+        verdict, goal_text = "(reference)", ""
+    else:
+        ok = med <= goal if lower else med > goal if goal == 1.0 and not lower else med >= goal
+        verdict, goal_text = ("yes" if ok else "no"), (f"<= {goal:g}" if lower else f">= {goal:g}")
+        if goal == 1.0 and not lower:
+            goal_text = "> 1"
+    cells = [f"{v:.3f}" if v is not None else "n/a" for v in vals]
+    print(f"| {label} | {goal_text} | " + " | ".join(cells) + f" | {med:.3f} | {verdict} |")
