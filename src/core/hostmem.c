@@ -3,6 +3,8 @@
  */
 #include "hostmem.h"
 
+#include "graph.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +268,9 @@ int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_sit
   if (m->borrowed)
     return gl_fail(rt, "h:free: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", dt,
                    h->count);
+  if (m->graph_uses && !h->is_view)
+    return gl_fail(rt, "h:free: host buffer %s[%zu] is used by graph '%s' (captured at %s): close the graph first",
+                   dt, h->count, m->graph->name, gl_loc_text(rt, m->graph->capture_loc));
   int loc = gl_site_loc(rt, site);
   if (!h->is_view) {
     m->freed = 1;
@@ -295,6 +300,17 @@ int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, int 
   m->borrower = h;
   init_handle(h, m, dt, count);
   return 0;
+}
+
+void gl_hostmem_graph_use(gl_hostmem *m, const struct gl_graph *g) {
+  m->refs++;
+  m->graph_uses++;
+  m->graph = g;
+}
+
+void gl_hostmem_graph_release(gl_hostmem *m) {
+  m->graph_uses--;
+  hostmem_unref(m);
 }
 
 void gl_hostmem_end_borrows(gl_runtime *rt) {

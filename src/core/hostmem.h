@@ -36,6 +36,8 @@ struct gl_hostmem {
   gl_hostmem *next;     /* on the deferred list or the borrow list */
   gl_hostbuf *borrower; /* a borrowed view's handle (not a reference), NULL once it is collected */
   gl_accesses acc;      /* copies that read or write it */
+  int graph_uses;       /* live graphs that use it (graph.h): no free meanwhile */
+  const struct gl_graph *graph; /* the latest of them, for messages */
 };
 
 struct gl_hostbuf {
@@ -76,5 +78,8 @@ void gl_hostmem_reap(gl_runtime *rt, int wait);
  * made from it, until gl_hostmem_end_borrows. */
 int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, int readonly, gl_hostbuf *h);
 void gl_hostmem_end_borrows(gl_runtime *rt);
+/* A graph starts (a reference) and stops using the memory (graph.c). */
+void gl_hostmem_graph_use(gl_hostmem *m, const struct gl_graph *g);
+void gl_hostmem_graph_release(gl_hostmem *m);
 
 #endif

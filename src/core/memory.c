@@ -3,6 +3,8 @@
  */
 #include "memory.h"
 
+#include "graph.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,10 +114,31 @@ static int alloc_free(gl_alloc *a, int loc, gl_site *site) {
   return 0;
 }
 
-/* A handle stops using the memory (freed, closed or collected). */
+/* A handle stops using the memory (freed, closed or collected); while a
+ * graph uses it, its free waits for the graph's close. */
 static int alloc_release(gl_alloc *a, int loc, gl_site *site) {
   if (--a->live > 0 || a->freed) return 0;
+  if (a->graph_uses) {
+    a->free_pending = 1;
+    return 0;
+  }
   return alloc_free(a, loc, site);
+}
+
+static void alloc_unref(gl_alloc *a);
+
+void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g) {
+  a->refs++;
+  a->graph_uses++;
+  a->graph = g;
+}
+
+void gl_alloc_graph_release(gl_alloc *a) {
+  if (--a->graph_uses == 0 && a->free_pending && !a->freed) {
+    a->free_pending = 0;
+    if (alloc_free(a, gl_intern(a->dev->rt, "the close of a graph"), NULL) != 0) gl_device_keep_error(a->dev);
+  }
+  alloc_unref(a);
 }
 
 static void alloc_unref(gl_alloc *a) {
@@ -142,6 +165,19 @@ int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site) {
     gl_slice_describe(x, &d);
     gl_fail(rt, "x:free: %s is already freed (at %s)", gl_buf_str(&d),
             gl_loc_text(rt, x->released ? x->released_at : a->freed_at));
+    gl_buf_free(&d);
+    return -1;
+  }
+  if (a->graph_uses && !x->is_view) {
+    if (how == GL_RELEASE_CLOSE) { /* a <close> variable: the memory goes with the graph */
+      x->released = 1;
+      x->released_at = gl_site_loc(rt, site);
+      return alloc_release(a, x->released_at, site);
+    }
+    gl_buf d = GL_BUF_INIT;
+    gl_slice_describe(x, &d);
+    gl_fail(rt, "x:free: %s is used by graph '%s' (captured at %s): close the graph first", gl_buf_str(&d),
+            a->graph->name, gl_loc_text(rt, a->graph->capture_loc));
     gl_buf_free(&d);
     return -1;
   }

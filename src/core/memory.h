@@ -30,6 +30,9 @@ struct gl_alloc {
   int freed;
   int freed_at;         /* a location */
   gl_accesses acc;      /* recorded accesses, for the checker and for frees */
+  int graph_uses;       /* live graphs that use it (graph.h): no free meanwhile */
+  const struct gl_graph *graph; /* the latest of them, for messages */
+  int free_pending;     /* its last handle went while a graph used it */
 };
 
 struct gl_slice {
@@ -53,6 +56,9 @@ void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
  * message names argument `arg` of kernel `kernel`'s launch, or (kernel NULL)
  * bad argument #arg of the call. */
 int gl_slice_check(const gl_slice *x, const char *kernel, int arg);
+/* A graph starts and stops using the memory (graph.c). */
+void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g);
+void gl_alloc_graph_release(gl_alloc *a);
 /* x:free(), __close and __gc. */
 int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
 

@@ -36,6 +36,7 @@ struct gl_stream {
   int nclock;
   uint64_t captured;    /* the latest position of this stream that anything has learned or
                          * may learn (a clock, an event, the host): clock.h */
+  struct gl_graph *capture; /* the graph this stream is capturing into (graph.h), or NULL */
 };
 
 /* A new stream on dev (name NULL: "streamN"). The caller holds the one
