@@ -160,6 +160,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: launch_pairs [ops per loop >= 1] [rounds 1..%d] [launch_pairs.lua]\n", MAX_ROUNDS);
     return 2;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each result as it comes, whatever happens later */
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
   luaL_requiref(L, "gpulua", luaopen_gpulua, 0);
@@ -168,8 +169,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "launch_pairs: %s: %s\n", script, lua_isstring(L, -1) ? lua_tostring(L, -1) : "no cases table");
     return 1;
   }
-  lua_replace(L, 1);
-  lua_settop(L, 1);
+  lua_settop(L, 1); /* the cases table, at 1 */
   raw_side r;
   raw_setup(&r);
 

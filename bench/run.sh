@@ -19,7 +19,7 @@ run() { # label, command...
   local label=$1
   shift
   echo "-- $label"
-  "$@" 2>&1 | tee /dev/stderr | sed -n "s/^RESULT /$label /p" >>"$log"
+  "$@" 2>&1 | tee -a /dev/stderr | sed -n "s/^RESULT /$label /p" >>"$log"
 }
 run raw "$carry/bin/raw" "$launches"
 # the launch and event goals: gpulua beside the raw calls, interleaved in one

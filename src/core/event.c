@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "device.h"
+#include "graph.h"
 #include "runtime.h"
 #include "stream.h"
 
@@ -80,6 +81,8 @@ static void take_snapshot(gl_event *e, gl_stream *s) {
 
 int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   gl_device *d = s->dev;
+  unsigned capture;
+  if (gl_capture_check_record(d->rt, s, timing, &capture, site) != 0) return -1;
   CUevent ev;
   CUresult r = gl_event_take(d, timing != 0, &ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
@@ -94,12 +97,15 @@ int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   gl_stream_ref(s);
   e->seq = s->seq;
   e->timing = timing;
+  e->capture = capture;
   take_snapshot(e, s);
   return 0;
 }
 
 int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site) {
   gl_device *d = s->dev;
+  unsigned capture;
+  if (gl_capture_check_record(d->rt, s, e->timing, &capture, site) != 0) return -1;
   CUevent ev = e->ev;
   if (e->s->dev != d) { /* a driver event belongs to its context: one of d's */
     CUresult r = gl_event_take(d, e->timing != 0, &ev);
@@ -121,6 +127,7 @@ int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site) {
     e->s = s;
   }
   e->seq = s->seq;
+  e->capture = capture;
   take_snapshot(e, s);
   return 0;
 }
@@ -137,6 +144,7 @@ static void reached(gl_event *e) {
 
 int gl_event_sync(gl_event *e, gl_site *site) {
   gl_device *d = e->s->dev;
+  if (gl_capture_check_event(d->rt, e, "e:sync", site) != 0) return -1;
   CUresult r = gl_drv.cuEventSynchronize(e->ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventSynchronize", site);
   reached(e);
@@ -145,6 +153,8 @@ int gl_event_sync(gl_event *e, gl_site *site) {
 
 int gl_event_query(gl_event *e, int *done, gl_site *site) {
   gl_device *d = e->s->dev;
+  *done = 0;
+  if (gl_capture_check_event(d->rt, e, "e:query", site) != 0) return -1;
   CUresult r = gl_drv.cuEventQuery(e->ev);
   *done = 0;
   if (r == CUDA_ERROR_NOT_READY) return 0;
@@ -156,6 +166,8 @@ int gl_event_query(gl_event *e, int *done, gl_site *site) {
 
 int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {
   gl_runtime *rt = a->s->dev->rt;
+  if (gl_capture_check_event(rt, a, "e:elapsed", site) != 0 || gl_capture_check_event(rt, b, "e:elapsed", site) != 0)
+    return -1;
   if (!a->timing || !b->timing)
     return gl_fail(rt, "event:elapsed: both events must be recorded with timing = true (%s was not)",
                    !a->timing ? "the first" : "the second");

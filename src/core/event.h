@@ -25,6 +25,7 @@ struct gl_event {
                          * out of memory; the event then speaks only for s) */
   uint32_t *snap_gen;   /* the generation of each id then: a reused id is not the same stream */
   int nsnap;
+  unsigned capture;     /* recorded inside a capture (its id, graph.h): it marks no work that runs */
   int cap;              /* entries of the heap arrays (0: snap is the inline one) */
   uint64_t inline_snap[GL_EVENT_SNAP_INLINE];
   uint32_t inline_gen[GL_EVENT_SNAP_INLINE];

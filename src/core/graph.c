@@ -3,16 +3,19 @@
  */
 #include "graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "device.h"
+#include "event.h"
 #include "hostmem.h"
 #include "memory.h"
 #include "module.h"
-#include "queue.h"
 #include "runtime.h"
 #include "stream.h"
+#include "trace.h"
 
 static int grow(void **v, int *cap, int need, size_t size) {
   if (need <= *cap) return 0;
@@ -25,23 +28,27 @@ static int grow(void **v, int *cap, int need, size_t size) {
   return 0;
 }
 
-int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
+static int is_member(const gl_graph *g, const gl_stream *s) { return s->capture == g; }
+
+static int capture_new(gl_stream *s, const char *name, int loc, gl_site *site, gl_graph **out) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   *out = NULL;
   if (rt->capture)
-    return gl_fail(rt, "s:capture: graph '%s' is being captured already (since %s): captures do not nest",
+    return gl_fail(rt, "s:capture: graph '%s' is being captured already (s:capture at %s): captures do not nest",
                    rt->capture->name, gl_loc_text(rt, rt->capture->capture_loc));
-  if (!s->cu) return gl_fail(rt, "s:capture: stream '%s' is closed", s->name);
+  if (gl_stream_check(s) != 0) return -1;
   gl_graph_reap(rt, 0);
   gl_graph *g = calloc(1, sizeof *g);
   if (!g) return gl_fail_nomem(rt, "s:capture");
   g->dev = dev;
   snprintf(g->name, sizeof g->name, "%s", name && *name ? name : "graph");
-  g->capture_loc = gl_site_loc(rt, site);
+  g->capture_loc = loc;
+  g->id = ++rt->captures;
   gl_set_ctx(dev);
-  /* thread-local: another thread's unrelated CUDA calls (a library's) never break this
-   * capture, and this thread's calls that cannot be captured are gpulua's to refuse first */
+  /* thread-local: another thread's CUDA calls (a library's) never break this
+   * capture, and this thread's calls that cannot be captured are refused by
+   * gpulua before the driver sees them */
   CUresult r = gl_drv.cuStreamBeginCapture(s->cu, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS) {
     free(g);
@@ -51,16 +58,37 @@ int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out
   gl_stream_ref(s);
   s->capture = g;
   rt->capture = g;
+  g->next_live = rt->graphs;
+  if (rt->graphs) rt->graphs->prev_live = &g->next_live;
+  g->prev_live = &rt->graphs;
+  rt->graphs = g;
   *out = g;
   return 0;
 }
 
+static void unlink_live(gl_graph *g) {
+  if (!g->prev_live) return;
+  *g->prev_live = g->next_live;
+  if (g->next_live) g->next_live->prev_live = g->prev_live;
+  g->prev_live = NULL;
+  g->next_live = NULL;
+}
+
+int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
+  return capture_new(s, name, gl_site_loc(s->dev->rt, site), site, out);
+}
+
 /* Let go of the memory and modules (the graph no longer uses them). */
 static void release_uses(gl_graph *g) {
-  for (int i = 0; i < g->nuse; i++) {
-    if (g->use[i].a) gl_alloc_graph_release(g->use[i].a);
-    if (g->use[i].m) gl_hostmem_graph_release(g->use[i].m);
+  for (int i = 0; i < g->nmem; i++) {
+    gl_graph_mem *m = &g->mem[i];
+    gl_access_clear(&m->local);
+    if (m->a) gl_alloc_graph_release(m->a, g);
+    if (m->m) gl_hostmem_graph_release(m->m, g);
   }
+  free(g->mem);
+  g->mem = NULL;
+  g->nmem = g->capmem = 0;
   free(g->use);
   g->use = NULL;
   g->nuse = g->capuse = 0;
@@ -70,73 +98,346 @@ static void release_uses(gl_graph *g) {
   g->nmods = g->capmods = 0;
 }
 
+static void run_cleanups(gl_graph *g) {
+  for (int i = 0; i < g->ncleanup; i++) g->cleanup[i].fn(g->cleanup[i].arg);
+  free(g->cleanup);
+  g->cleanup = NULL;
+  g->ncleanup = g->capcleanup = 0;
+}
+
 /* The driver's objects and what they point at (their replays have finished). */
 static void destroy(gl_graph *g) {
+  unlink_live(g);
+  if (g->handle) *g->handle = NULL;
   if (g->dev->opened) {
     gl_set_ctx(g->dev);
     if (g->exec) gl_drv.cuGraphExecDestroy(g->exec);
     if (g->graph) gl_drv.cuGraphDestroy(g->graph);
   }
-  for (int i = 0; i < g->ncleanup; i++) g->cleanup[i](g->cleanup_arg[i]);
-  free(g->cleanup);
-  free(g->cleanup_arg);
+  run_cleanups(g);
   gl_access_clear(&g->replays);
   free(g);
 }
 
-static void end_capture_state(gl_graph *g) {
+/* The capture's end, whatever its outcome: the streams are free again. */
+static CUresult end_capture(gl_graph *g) {
   gl_runtime *rt = g->dev->rt;
-  if (rt->capture == g) rt->capture = NULL;
+  CUresult r = CUDA_SUCCESS;
   if (g->origin) {
+    gl_set_ctx(g->dev);
+    CUgraph graph = NULL;
+    r = gl_drv.cuStreamEndCapture(g->origin->cu, &graph);
+    if (g->graph && graph != g->graph) gl_drv.cuGraphDestroy(g->graph);
+    g->graph = graph;
     g->origin->capture = NULL;
     gl_stream_unref(g->origin);
     g->origin = NULL;
   }
+  for (int i = 0; i < g->nmembers; i++) {
+    g->members[i]->capture = NULL;
+    gl_stream_unref(g->members[i]);
+  }
+  free(g->members);
+  g->members = NULL;
+  g->nmembers = g->capmembers = 0;
+  for (int i = 0; i < g->nmem; i++) gl_access_clear(&g->mem[i].local);
+  if (rt->capture == g) rt->capture = NULL;
+  return r;
 }
 
-int gl_graph_end(gl_graph *g, int ok, gl_site *site) {
+/* A fork not joined back into the capturing stream: its name, or NULL. */
+static const gl_stream *unjoined(const gl_graph *g) {
+  for (int i = 0; i < g->nmembers; i++) {
+    const gl_stream *t = g->members[i];
+    if (!gl_ordered_before(g->origin, t, t->seq)) return t;
+  }
+  return NULL;
+}
+
+static int by_range(const void *pa, const void *pb) {
+  const gl_graph_use *a = pa, *b = pb;
+  if (a->mem != b->mem) return a->mem < b->mem ? -1 : 1;
+  if (a->write != b->write) return a->write < b->write ? -1 : 1;
+  return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The use list merged: per memory, its overlapping or adjacent ranges of
+ * the same kind as one (the line of the first node captured among them). */
+static void merge_uses(gl_graph *g) {
+  qsort(g->use, (size_t)g->nuse, sizeof *g->use, by_range);
+  int n = 0;
+  for (int i = 0; i < g->nuse; i++) {
+    gl_graph_use *u = &g->use[i];
+    if (n > 0) {
+      gl_graph_use *p = &g->use[n - 1];
+      if (p->mem == u->mem && p->write == u->write && u->lo <= p->hi) {
+        if (u->hi > p->hi) p->hi = u->hi;
+        if (u->first < p->first) {
+          p->first = u->first;
+          p->loc = u->loc;
+        }
+        continue;
+      }
+    }
+    g->use[n++] = *u;
+  }
+  g->nuse = n;
+}
+
+static int instantiate(gl_graph *g, gl_stream *s, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  gl_set_ctx(g->dev);
-  CUgraph graph = NULL;
-  CUresult r = gl_drv.cuStreamEndCapture(g->origin->cu, &graph);
-  end_capture_state(g);
-  g->graph = graph;
-  gl_device *dev = g->dev;
-  if (!ok || r != CUDA_SUCCESS) { /* discarded: the stream is usable again */
-    release_uses(g);
-    destroy(g);
-    return ok ? gl_fail_cu(rt, dev, r, "cuStreamEndCapture", site) : 0;
+  CUresult r = gl_drv.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0);
+  const char *call = "cuGraphInstantiateWithFlags";
+  if (r == CUDA_SUCCESS) {
+    call = "cuGraphGetNodes";
+    r = gl_drv.cuGraphGetNodes(g->graph, NULL, &g->nodes);
   }
-  r = gl_drv.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0);
-  if (r == CUDA_SUCCESS) r = gl_drv.cuGraphGetNodes(g->graph, NULL, &g->nodes);
+  if (r == CUDA_SUCCESS && s->cu) { /* the first replay pays no upload */
+    call = "cuGraphUpload";
+    r = gl_drv.cuGraphUpload(g->exec, s->cu);
+  }
   if (r != CUDA_SUCCESS) {
-    release_uses(g);
-    destroy(g);
-    return gl_fail_cu(rt, dev, r, "cuGraphInstantiateWithFlags", site);
+    if (g->exec) gl_drv.cuGraphExecDestroy(g->exec);
+    g->exec = NULL;
+    return gl_fail_cu(rt, g->dev, r, call, site);
   }
+  return 0;
+}
+
+/* The end of a capture: checked complete, then the graph made. */
+static int capture_finish(gl_graph *g, int ok, gl_site *site) {
+  gl_runtime *rt = g->dev->rt;
+  gl_stream *origin = g->origin;
+  gl_stream_ref(origin);
+  int rc = 0;
+  if (ok && g->broken) rc = gl_fail_nomem(rt, "s:capture");
+  if (ok && rc == 0) {
+    const gl_stream *t = unjoined(g);
+    if (t)
+      rc = gl_fail(rt,
+                   "s:capture of graph '%s' (at %s): stream '%s', forked from '%s' in the capture, was not joined back "
+                   "before the function returned: %s:join(%s) after its last work",
+                   g->name, gl_loc_text(rt, g->capture_loc), t->name, origin->name, origin->name, t->name);
+  }
+  CUresult r = end_capture(g);
+  if (ok && rc == 0 && r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuStreamEndCapture", site);
+  if (ok && rc == 0) {
+    merge_uses(g);
+    rc = instantiate(g, origin, site);
+  }
+  gl_stream_unref(origin);
+  return ok ? rc : -1;
+}
+
+int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
+  gl_graph *g = *pg;
+  if (capture_finish(g, ok, site) == 0) return 0;
+  release_uses(g);
+  destroy(g);
+  *pg = NULL;
+  return ok ? -1 : 0;
+}
+
+int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **fresh) {
+  gl_runtime *rt = s->dev->rt;
+  *fresh = NULL;
+  if (g->closed) return gl_fail(rt, "g:update: graph '%s' is closed", g->name);
+  if (s->dev != g->dev)
+    return gl_fail(rt, "g:update: graph '%s' is on device %d, but stream '%s' is on device %d", g->name,
+                   g->dev->ordinal, s->name, s->dev->ordinal);
+  return capture_new(s, g->name, gl_site_loc(rt, site), site, fresh);
+}
+
+int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
+  gl_runtime *rt = g->dev->rt;
+  *rebuilt = 0;
+  gl_stream *origin = fresh->origin;
+  gl_stream_ref(origin);
+  int rc = 0;
+  if (ok) {
+    const gl_stream *t = unjoined(fresh);
+    if (t)
+      rc = gl_fail(rt, "g:update of graph '%s': stream '%s', forked from '%s' in the capture, was not joined back "
+                       "before the function returned: %s:join(%s) after its last work",
+                   g->name, t->name, origin->name, origin->name, t->name);
+  }
+  CUresult r = end_capture(fresh);
+  if (ok && rc == 0 && r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuStreamEndCapture", site);
+  /* the replays queued so far may use what the old work holds (its host
+   * kernels' records, its modules): they finish first */
+  if (ok && rc == 0 && gl_access_wait_all(&g->replays, 1, site) != 0) rc = -1;
+  if (ok && rc == 0) {
+    merge_uses(fresh);
+    gl_set_ctx(g->dev);
+    CUgraphExecUpdateResultInfo info;
+    memset(&info, 0, sizeof info);
+    if (gl_drv.cuGraphExecUpdate(g->exec, fresh->graph, &info) == CUDA_SUCCESS) {
+      fresh->exec = g->exec;
+      g->exec = NULL;
+      r = gl_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes);
+      if (r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuGraphGetNodes", site);
+    } else { /* another topology: made anew */
+      *rebuilt = 1;
+      rc = instantiate(fresh, origin, site);
+      if (rc == 0) {
+        gl_drv.cuGraphExecDestroy(g->exec);
+        g->exec = NULL;
+      }
+    }
+  }
+  gl_stream_unref(origin);
+  if (!ok || rc != 0) {
+    if (fresh->exec == g->exec) fresh->exec = NULL;
+    release_uses(fresh);
+    destroy(fresh);
+    return ok ? -1 : 0;
+  }
+  /* g takes the new work; the old goes with fresh's shell */
+  release_uses(g);
+  run_cleanups(g);
+  gl_set_ctx(g->dev);
+  if (g->graph) gl_drv.cuGraphDestroy(g->graph);
+  g->graph = fresh->graph;
+  g->exec = fresh->exec;
+  g->nodes = fresh->nodes;
+  g->capture_loc = fresh->capture_loc;
+#define TAKE(field) g->field = fresh->field, fresh->field = 0
+  g->mem = fresh->mem, fresh->mem = NULL;
+  g->use = fresh->use, fresh->use = NULL;
+  g->mods = fresh->mods, fresh->mods = NULL;
+  g->cleanup = fresh->cleanup, fresh->cleanup = NULL;
+  TAKE(nmem);
+  TAKE(capmem);
+  TAKE(nuse);
+  TAKE(capuse);
+  TAKE(nmods);
+  TAKE(capmods);
+  TAKE(ncleanup);
+  TAKE(capcleanup);
+#undef TAKE
+  for (int i = 0; i < g->nmem; i++) { /* the messages of frees name g now */
+    if (g->mem[i].a) gl_alloc_graph_rename(g->mem[i].a, fresh, g);
+    if (g->mem[i].m) gl_hostmem_graph_rename(g->mem[i].m, fresh, g);
+  }
+  fresh->graph = NULL;
+  fresh->exec = NULL;
+  destroy(fresh);
   return 0;
 }
 
 int gl_capture_refuse(gl_runtime *rt, const char *call, gl_site *site) {
   gl_graph *g = rt->capture;
   if (!g) return 0;
-  return gl_fail(rt, "%s cannot be called during the capture of graph '%s' (s:capture at %s), at %s: nothing runs "
-                     "while a graph is captured (host waits and reads, allocations and frees happen outside "
-                     "s:capture)",
-                 call, g->name, gl_loc_text(rt, g->capture_loc), gl_loc_text(rt, gl_site_loc(rt, site)));
+  return gl_fail(rt,
+                 "%s at %s: not allowed during the capture of graph '%s' (s:capture at %s): nothing runs while a "
+                 "graph is captured, so host waits and reads, allocations and frees go before or after s:capture",
+                 call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, g->capture_loc));
 }
 
-int gl_graph_add_use(gl_graph *g, gl_accesses *acc, const gl_operand *o, int loc) {
-  (void)acc;
-  if (grow((void **)&g->use, &g->capuse, g->nuse + 1, sizeof *g->use) != 0) return -1;
-  gl_graph_use *u = &g->use[g->nuse++];
-  memset(u, 0, sizeof *u);
-  u->lo = o->lo;
-  u->hi = o->hi;
-  u->write = o->write;
-  u->loc = loc;
-  if (o->x) gl_alloc_graph_use(u->a = o->x->a, g);
-  else gl_hostmem_graph_use(u->m = o->h->m, g);
+int gl_capture_check_stream(gl_runtime *rt, gl_stream *s, const char *call, gl_site *site) {
+  gl_graph *g = rt->capture;
+  if (!g || is_member(g, s)) return 0;
+  if (s->dev != g->dev)
+    return gl_fail(rt,
+                   "%s on stream '%s' (device %d) at %s: graph '%s' is being captured on device %d (s:capture at "
+                   "%s): a graph's work is on one device",
+                   call, s->name, s->dev->ordinal, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, g->dev->ordinal,
+                   gl_loc_text(rt, g->capture_loc));
+  return gl_fail(rt,
+                 "%s on stream '%s' at %s: the stream is not part of the capture of graph '%s' (s:capture of stream "
+                 "'%s' at %s): only the capturing stream and streams forked from it inside the capture (s:fork) "
+                 "queue work while it runs",
+                 call, s->name, gl_loc_text(rt, gl_site_loc(rt, site)), g->name,
+                 g->origin ? g->origin->name : "?", gl_loc_text(rt, g->capture_loc));
+}
+
+int gl_capture_check_order(gl_runtime *rt, gl_stream *waiter, gl_stream *t, const char *call, gl_site *site) {
+  gl_graph *g = rt->capture;
+  if (!g) return 0;
+  int wm = is_member(g, waiter), tm = is_member(g, t);
+  if (wm == tm) return 0; /* inside the capture, or wholly outside it */
+  if (wm)
+    return gl_fail(rt,
+                   "%s at %s: stream '%s' is being captured into graph '%s' (s:capture at %s) and cannot wait for "
+                   "work outside the capture (stream '%s'): order the streams before s:capture (each g:launch is "
+                   "then checked against that work like any other)",
+                   call, gl_loc_text(rt, gl_site_loc(rt, site)), waiter->name, g->name,
+                   gl_loc_text(rt, g->capture_loc), t->name);
+  return gl_capture_check_stream(rt, waiter, call, site);
+}
+
+int gl_capture_check_record(gl_runtime *rt, gl_stream *s, int timing, unsigned *capture, gl_site *site) {
+  gl_graph *g = rt->capture;
+  *capture = 0;
+  if (!g || !is_member(g, s)) return 0;
+  if (timing)
+    return gl_fail(rt,
+                   "s:record{timing = true} on stream '%s' at %s: inside the capture of graph '%s' (s:capture at %s) "
+                   "nothing runs, so there is nothing to time: record timing events around g:launch",
+                   s->name, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, g->capture_loc));
+  *capture = g->id;
+  return 0;
+}
+
+int gl_capture_check_wait(gl_runtime *rt, gl_stream *s, const gl_event *e, gl_site *site) {
+  gl_graph *g = rt->capture;
+  if (e->capture && (!g || g->id != e->capture))
+    return gl_fail(rt,
+                   "s:wait on stream '%s' at %s: the event was recorded inside the capture of a graph and marks no "
+                   "work that runs: record it again (s:record(e)) outside the capture",
+                   s->name, gl_loc_text(rt, gl_site_loc(rt, site)));
+  if (!g) return 0;
+  if (is_member(g, s) && e->capture != g->id)
+    return gl_fail(rt,
+                   "s:wait on stream '%s' at %s: stream '%s' is being captured into graph '%s' (s:capture at %s) and "
+                   "cannot wait for an event recorded outside the capture: order the streams before s:capture (each "
+                   "g:launch is then checked against that work like any other)",
+                   s->name, gl_loc_text(rt, gl_site_loc(rt, site)), s->name, g->name, gl_loc_text(rt, g->capture_loc));
+  if (!is_member(g, s) && e->capture == g->id) return gl_capture_check_stream(rt, s, "s:wait", site);
+  return 0;
+}
+
+int gl_capture_check_event(gl_runtime *rt, const gl_event *e, const char *call, gl_site *site) {
+  if (gl_capture_refuse(rt, call, site) != 0) return -1;
+  if (e->capture)
+    return gl_fail(rt, "%s at %s: the event was recorded inside the capture of a graph and marks no work that runs: "
+                       "record it again (s:record(e)) outside the capture",
+                   call, gl_loc_text(rt, gl_site_loc(rt, site)));
+  return 0;
+}
+
+int gl_capture_add_member(gl_graph *g, gl_stream *t) {
+  if (grow((void **)&g->members, &g->capmembers, g->nmembers + 1, sizeof *g->members) != 0)
+    return gl_fail_nomem(g->dev->rt, "s:fork");
+  gl_stream_ref(t);
+  g->members[g->nmembers++] = t;
+  t->capture = g;
+  return 0;
+}
+
+static int find_mem(gl_graph *g, const gl_accesses *acc) {
+  for (int i = g->nmem - 1; i >= 0; i--)
+    if (g->mem[i].acc == acc) return i;
+  return -1;
+}
+
+gl_accesses *gl_graph_local(gl_graph *g, const gl_operand *o) {
+  int i = find_mem(g, o->acc);
+  if (i >= 0) return &g->mem[i].local;
+  if (grow((void **)&g->mem, &g->capmem, g->nmem + 1, sizeof *g->mem) != 0) return NULL;
+  gl_graph_mem *m = &g->mem[g->nmem++];
+  memset(m, 0, sizeof *m);
+  m->acc = o->acc;
+  if (o->x) gl_alloc_graph_use(m->a = o->x->a, g);
+  else gl_hostmem_graph_use(m->m = o->h->m, g);
+  return &m->local;
+}
+
+int gl_graph_add_use(gl_graph *g, const gl_operand *o, int loc) {
+  int i = find_mem(g, o->acc);
+  if (i < 0 || grow((void **)&g->use, &g->capuse, g->nuse + 1, sizeof *g->use) != 0) return -1;
+  g->use[g->nuse] = (gl_graph_use){i, o->lo, o->hi, o->write, loc, g->nuse};
+  g->nuse++;
   return 0;
 }
 
@@ -150,17 +451,33 @@ int gl_graph_add_module(gl_graph *g, gl_module *m) {
 }
 
 int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg) {
-  int cap = g->capcleanup;
-  if (grow((void **)&g->cleanup, &cap, g->ncleanup + 1, sizeof *g->cleanup) != 0) return -1;
-  int cap2 = g->capcleanup;
-  if (grow((void **)&g->cleanup_arg, &cap2, g->ncleanup + 1, sizeof *g->cleanup_arg) != 0) return -1;
-  g->capcleanup = cap < cap2 ? cap : cap2;
-  g->cleanup[g->ncleanup] = fn;
-  g->cleanup_arg[g->ncleanup++] = arg;
+  if (grow((void **)&g->cleanup, &g->capcleanup, g->ncleanup + 1, sizeof *g->cleanup) != 0) return -1;
+  g->cleanup[g->ncleanup].fn = fn;
+  g->cleanup[g->ncleanup++].arg = arg;
   return 0;
 }
 
-static gl_accesses *use_acc(const gl_graph_use *u) { return u->a ? &u->a->acc : &u->m->acc; }
+/* The strict policy's error at a replay: the graph, its node's capture line,
+ * the other stream's work and line. */
+static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, const gl_conflict *c, gl_site *site) {
+  gl_runtime *rt = g->dev->rt;
+  const gl_graph_mem *m = &g->mem[u->mem];
+  gl_buf what = GL_BUF_INIT;
+  if (m->a) gl_buf_printf(&what, "device memory of %zu bytes (bytes %llu to %llu)", m->a->bytes,
+                          (unsigned long long)u->lo, (unsigned long long)u->hi);
+  else gl_buf_printf(&what, "a host buffer (bytes %llu to %llu)", (unsigned long long)u->lo,
+                     (unsigned long long)u->hi);
+  gl_fail(rt,
+          "g:launch of graph '%s' on stream '%s' (device %d) at %s: its node captured at %s %s %s, while stream '%s' "
+          "(device %d) may still %s it (queued at %s); order the streams first (%s:wait on an event recorded after "
+          "that, %s:join, or a host sync of stream '%s')",
+          g->name, s->name, s->dev->ordinal, gl_loc_text(rt, gl_site_loc(rt, site)), gl_loc_text(rt, u->loc),
+          u->write ? "writes" : "reads", gl_buf_str(&what), c->other->name, c->other->dev->ordinal,
+          c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), s->name, s->name,
+          c->other->name);
+  gl_buf_free(&what);
+  return -1;
+}
 
 int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   gl_device *dev = s->dev;
@@ -175,46 +492,39 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   for (int i = 0; rt->policy != GL_POLICY_OFF && i < g->nuse; i++) {
     const gl_graph_use *u = &g->use[i];
     gl_conflict c;
-    while (gl_access_conflict(use_acc(u), s, u->lo, u->hi, u->write, &c)) {
-      if (rt->policy == GL_POLICY_STRICT)
-        return gl_fail(rt,
-                       "g:launch of graph '%s' on stream '%s' (device %d) at %s: its node captured at %s %s memory "
-                       "that stream '%s' (device %d) may still %s (queued at %s); order the streams first (%s:wait "
-                       "on an event recorded after that, %s:join, or a host sync of stream '%s')",
-                       g->name, s->name, dev->ordinal, gl_loc_text(rt, gl_site_loc(rt, site)),
-                       gl_loc_text(rt, u->loc), u->write ? "writes" : "reads", c.other->name,
-                       c.other->dev->ordinal, c.other_writes ? "be writing" : "be reading",
-                       gl_loc_text(rt, c.other_loc), s->name, s->name, c.other->name);
+    while (gl_access_conflict(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, &c)) {
+      if (rt->policy == GL_POLICY_STRICT) return replay_conflict(g, s, u, &c, site);
       if (gl_stream_join(s, c.other, 1, site) != 0) return -1;
     }
   }
   for (int i = 0; i < g->nuse; i++)
-    if (gl_access_reserve(use_acc(&g->use[i]), 1) != 0) return gl_fail_nomem(rt, NULL);
+    if (gl_access_reserve(g->mem[g->use[i].mem].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
   if (gl_access_reserve(&g->replays, 1) != 0) return gl_fail_nomem(rt, NULL);
+  for (int i = 0; i < g->nmods; i++)
+    if (gl_access_reserve(&g->mods[i]->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
+  gl_trace_begin(s);
   CUresult r = gl_drv.cuGraphLaunch(g->exec, s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuGraphLaunch", site);
   s->seq++;
+  g->launches++;
+  gl_trace_end(s, GL_OP_GRAPH, g->name, g->nodes);
   for (int i = 0; i < g->nuse; i++) {
     const gl_graph_use *u = &g->use[i];
-    gl_access_record(use_acc(u), s, u->lo, u->hi, u->write, u->loc);
+    gl_access_record(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, u->loc);
   }
   gl_access_record(&g->replays, s, 0, 1, 0, GL_LOC_NONE);
-  for (int i = 0; i < g->nmods; i++) { /* a module stays loaded until the replay finishes */
-    if (gl_access_reserve(&g->mods[i]->uses, 1) == 0) gl_access_record(&g->mods[i]->uses, s, 0, 1, 0, GL_LOC_NONE);
-  }
+  for (int i = 0; i < g->nmods; i++) /* a module stays loaded until the replay finishes */
+    gl_access_record(&g->mods[i]->uses, s, 0, 1, 0, GL_LOC_NONE);
   return 0;
 }
 
 void gl_graph_close(gl_graph *g) {
   gl_runtime *rt = g->dev->rt;
-  if (g->origin) { /* closed while capturing (an error unwinding): the capture is discarded */
-    CUgraph graph = NULL;
-    gl_set_ctx(g->dev);
-    gl_drv.cuStreamEndCapture(g->origin->cu, &graph);
-    g->graph = graph;
-    end_capture_state(g);
-  }
+  if (g->origin) end_capture(g); /* closed while capturing (an error unwinding): discarded */
+  unlink_live(g);
+  if (g->handle) *g->handle = NULL;
+  g->handle = NULL;
   g->closed = 1;
   release_uses(g);
   if (!g->dev->opened || gl_access_known_finished(&g->replays)) {
@@ -226,6 +536,7 @@ void gl_graph_close(gl_graph *g) {
 }
 
 void gl_graph_reap(gl_runtime *rt, int wait) {
+  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs */
   for (gl_graph **pp = &rt->deferred_graphs; *pp;) {
     gl_graph *g = *pp;
     if (wait) gl_access_wait_all(&g->replays, 0, NULL);
@@ -236,4 +547,10 @@ void gl_graph_reap(gl_runtime *rt, int wait) {
       pp = &g->next_deferred;
     }
   }
+}
+
+void gl_graph_teardown(gl_runtime *rt) {
+  if (rt->capture) gl_graph_close(rt->capture);
+  while (rt->graphs) gl_graph_close(rt->graphs);
+  gl_graph_reap(rt, 1);
 }

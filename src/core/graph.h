@@ -1,18 +1,26 @@
 /*
  * graph.h -- CUDA graphs: the work a script queues on a stream inside
- * s:capture(fn) becomes one graph, replayed with one driver call.
+ * s:capture(fn), and on the streams forked from it there, becomes one graph,
+ * replayed with one driver call.
  *
- * During a capture nothing runs; the checker records nothing either: each
- * queued operation's accesses (memory, byte range, read or write, the
- * script line) go into the graph's use list instead, and every replay
- * (g:launch(s2)) is checked and recorded on s2 exactly as if that work were
- * queued there, at once. Calls that cannot be captured (host waits and
- * reads, allocations and frees, work on another stream) are refused before
- * the driver sees them (gl_capture_refuse), and the capture is then
- * abandoned cleanly. A graph keeps its memory and modules alive until it is
- * closed; the driver's objects go once its replays are known finished.
+ * During a capture nothing runs. The checker still checks the captured work
+ * against itself: each memory the capture touches gets capture-local records
+ * (gl_graph_mem.local), so that two branches of the graph that race are an
+ * error (strict) or get a dependency (auto) at the line that queued them;
+ * the memory's real records are neither read nor changed, since the work
+ * runs only at a replay. At the end the accesses are merged into a short
+ * use list per memory (byte ranges read, byte ranges written, the line of
+ * the first node of each), and each replay (g:launch(s2)) is checked and
+ * recorded on s2 exactly as if that work were queued there at once.
  *
- * This first form captures one stream (forks inside a capture are refused).
+ * Calls that cannot be captured (host waits and reads, allocations and
+ * frees, work on a stream outside the capture, waits for work outside it)
+ * are refused before the driver sees them (gl_capture_refuse and the checks
+ * in queue.c and stream.c); the capture then continues or, when the error
+ * leaves s:capture, is ended and discarded, and the streams are usable. A
+ * live graph keeps its memory and modules (a free is refused, naming the
+ * graph); closing it lets them go, and the driver's objects go once its
+ * replays are known finished, without blocking the host.
  */
 #ifndef GPULUA_CORE_GRAPH_H
 #define GPULUA_CORE_GRAPH_H
@@ -27,45 +35,92 @@
 
 #define GL_GRAPH_NAME_MAX 63
 
+/* One piece of memory the graph uses: held (a reference) while it lives. */
+typedef struct gl_graph_mem {
+  gl_accesses *acc;       /* its real records */
+  gl_alloc *a;            /* device memory, or */
+  gl_hostmem *m;          /* host memory */
+  gl_accesses local;      /* during the capture: the captured work's records */
+} gl_graph_mem;
+
+/* A byte range of one memory that the graph reads or writes. */
 typedef struct gl_graph_use {
-  gl_alloc *a;            /* device memory (a use: a->graph_uses), or */
-  gl_hostmem *m;          /* host memory (a reference and a use) */
+  int mem;                /* index in gl_graph.mem */
   uint64_t lo, hi;
   int write;
-  int loc;                /* where the node was captured */
+  int loc;                /* where its first node was captured */
+  int first;              /* that node's place in the capture */
 } gl_graph_use;
 
 typedef struct gl_graph gl_graph;
 struct gl_graph {
   gl_device *dev;
   gl_stream *origin;      /* the capturing stream (a reference) while capturing */
+  gl_stream **members;    /* the streams forked from it inside the capture (references) */
+  int nmembers, capmembers;
+  unsigned id;            /* the capture's number in the runtime (events recorded in it) */
   char name[GL_GRAPH_NAME_MAX + 1];
   int capture_loc;        /* where s:capture was called */
   CUgraph graph;
   CUgraphExec exec;
   size_t nodes;
+  gl_graph_mem *mem;
+  int nmem, capmem;
   gl_graph_use *use;
   int nuse, capuse;
   gl_module **mods;       /* references */
   int nmods, capmods;
-  void (**cleanup)(void *); /* run when the driver's objects go (after the replays) */
-  void **cleanup_arg;
+  struct gl_graph_cleanup {
+    void (*fn)(void *);
+    void *arg;
+  } *cleanup;             /* run when the driver's objects go (after the replays) */
   int ncleanup, capcleanup;
   gl_accesses replays;    /* the streams and positions of its replays */
+  uint64_t launches;
   int closed;
+  int broken;             /* something of the capture was lost (out of memory): it cannot end well */
+  gl_graph **handle;      /* the script's handle to g, cleared when the runtime goes first */
+  gl_graph *next_live, **prev_live; /* the runtime's graphs not yet closed */
   gl_graph *next_deferred;
 };
 
 /* Begin capturing s (rt->capture is the graph until it ends). */
 int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out);
-/* End the capture: ok, the graph is instantiated; not ok (the script's
- * function failed), the capture is discarded and the graph released. */
-int gl_graph_end(gl_graph *g, int ok, gl_site *site);
+/* End the capture. ok: the graph is checked complete (every fork joined
+ * back) and instantiated; on failure, or when not ok (the script's function
+ * failed), the capture is discarded and the graph released (*g = NULL). */
+int gl_graph_end(gl_graph **g, int ok, gl_site *site);
+/* Capture again into g (g:update): on success g replays the new work (the
+ * executable updated in place when the topology is the same, rebuilt when
+ * not); on failure g is as it was. The new capture is begun by begin_update
+ * and ended by end_update. */
+int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **fresh);
+int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site);
+
 /* During a capture: an error naming the call, the graph and where the
- * capture began (and the capture fails); 0 when no capture runs. */
+ * capture began; 0 when no capture runs. */
 int gl_capture_refuse(gl_runtime *rt, const char *call, gl_site *site);
-/* queue.c, during a capture: the operand's use, instead of a record. */
-int gl_graph_add_use(gl_graph *g, gl_accesses *acc, const gl_operand *o, int loc);
+/* During a capture: may s queue work (a member), and may it be ordered
+ * after t (both members, or t outside the capture only when allow_outside)?
+ * Errors name the call. */
+int gl_capture_check_stream(gl_runtime *rt, gl_stream *s, const char *call, gl_site *site);
+int gl_capture_check_order(gl_runtime *rt, gl_stream *waiter, gl_stream *t, const char *call, gl_site *site);
+/* s:record on s (timing: a timing event): refused for a timing event on a
+ * member; returns the id of the capture the record goes into, or 0. */
+int gl_capture_check_record(gl_runtime *rt, gl_stream *s, int timing, unsigned *capture, gl_site *site);
+/* s:wait(e): an event recorded inside a capture orders work inside that
+ * capture only; a member waits only for such an event. */
+int gl_capture_check_wait(gl_runtime *rt, gl_stream *s, const gl_event *e, gl_site *site);
+/* e:sync, e:query, e:elapsed (call): refused during a capture, and for an
+ * event recorded inside one. */
+int gl_capture_check_event(gl_runtime *rt, const gl_event *e, const char *call, gl_site *site);
+/* s:fork inside a capture: t becomes a member. */
+int gl_capture_add_member(gl_graph *g, gl_stream *t);
+/* queue.c, during a capture: the capture-local records of the operand's
+ * memory (held by the graph from now on), or NULL (out of memory). */
+gl_accesses *gl_graph_local(gl_graph *g, const gl_operand *o);
+/* ... and the use of one operand, after its op was captured. */
+int gl_graph_add_use(gl_graph *g, const gl_operand *o, int loc);
 int gl_graph_add_module(gl_graph *g, gl_module *m);
 int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg);
 /* g:launch(s): checked and recorded on s like the captured work, then replayed. */
@@ -76,5 +131,8 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site);
 void gl_graph_close(gl_graph *g);
 /* Destroy the closed graphs whose replays have finished (wait: all). */
 void gl_graph_reap(gl_runtime *rt, int wait);
+/* The runtime's end: a capture still running is discarded, every graph is
+ * closed (its handle cleared) and destroyed once its replays finish. */
+void gl_graph_teardown(gl_runtime *rt);
 
 #endif

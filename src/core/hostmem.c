@@ -46,6 +46,16 @@ int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site 
   if (write && m->readonly)
     return gl_fail(rt, "a host view of a slice (%s[%zu]) of a const argument is read-only: the kernel declared it "
                        "const", gl_dtypes[h->dtype].name, h->count);
+  if (rt->capture && m->graph == (const struct gl_graph *)rt->capture && m->graph_uses) {
+    gl_buf d = GL_BUF_INIT;
+    gl_hostbuf_describe(h, &d);
+    gl_fail(rt, "%s: %s from Lua at %s during the capture of graph '%s' (s:capture at %s), which copies it: the copy "
+                "runs only at each g:launch, so touch the buffer before s:capture or after a replay",
+            gl_buf_str(&d), write ? "written" : "read", gl_loc_text(rt, gl_site_loc(rt, site)), rt->capture->name,
+            gl_loc_text(rt, rt->capture->capture_loc));
+    gl_buf_free(&d);
+    return -1;
+  }
   if (m->acc.n == 0 || n == 0) return 0; /* an empty range touches nothing */
   size_t sz = gl_dtypes[h->dtype].size;
   uint64_t lo = gl_hostbuf_lo(h) + first * sz;
@@ -102,6 +112,7 @@ static void hostmem_unref(gl_hostmem *m) {
 }
 
 void gl_hostmem_reap(gl_runtime *rt, int wait) {
+  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs (graph.h) */
   for (gl_hostmem **pp = &rt->deferred; *pp;) {
     gl_hostmem *m = *pp;
     if (wait) gl_access_wait_all(&m->acc, 0, NULL);
@@ -269,8 +280,10 @@ int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_sit
     return gl_fail(rt, "h:free: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", dt,
                    h->count);
   if (m->graph_uses && !h->is_view)
-    return gl_fail(rt, "h:free: host buffer %s[%zu] is used by graph '%s' (captured at %s): close the graph first",
-                   dt, h->count, m->graph->name, gl_loc_text(rt, m->graph->capture_loc));
+    return gl_fail(rt, "h:free: host buffer %s[%zu] is used by graph '%s' (captured at %s): close the graph first "
+                   "(g:close())",
+                   dt, h->count, m->graph ? m->graph->name : "?",
+                   m->graph ? gl_loc_text(rt, m->graph->capture_loc) : "?");
   int loc = gl_site_loc(rt, site);
   if (!h->is_view) {
     m->freed = 1;
@@ -308,7 +321,12 @@ void gl_hostmem_graph_use(gl_hostmem *m, const struct gl_graph *g) {
   m->graph = g;
 }
 
-void gl_hostmem_graph_release(gl_hostmem *m) {
+void gl_hostmem_graph_rename(gl_hostmem *m, const struct gl_graph *from, const struct gl_graph *to) {
+  if (m->graph == from) m->graph = to;
+}
+
+void gl_hostmem_graph_release(gl_hostmem *m, const struct gl_graph *g) {
+  if (m->graph == g) m->graph = NULL;
   m->graph_uses--;
   hostmem_unref(m);
 }

@@ -37,7 +37,7 @@ struct gl_hostmem {
   gl_hostbuf *borrower; /* a borrowed view's handle (not a reference), NULL once it is collected */
   gl_accesses acc;      /* copies that read or write it */
   int graph_uses;       /* live graphs that use it (graph.h): no free meanwhile */
-  const struct gl_graph *graph; /* the latest of them, for messages */
+  const struct gl_graph *graph; /* the latest of them, for messages (NULL: it was closed) */
 };
 
 struct gl_hostbuf {
@@ -80,6 +80,7 @@ int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, int 
 void gl_hostmem_end_borrows(gl_runtime *rt);
 /* A graph starts (a reference) and stops using the memory (graph.c). */
 void gl_hostmem_graph_use(gl_hostmem *m, const struct gl_graph *g);
-void gl_hostmem_graph_release(gl_hostmem *m);
+void gl_hostmem_graph_release(gl_hostmem *m, const struct gl_graph *g);
+void gl_hostmem_graph_rename(gl_hostmem *m, const struct gl_graph *from, const struct gl_graph *to);
 
 #endif

@@ -133,7 +133,12 @@ void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g) {
   a->graph = g;
 }
 
-void gl_alloc_graph_release(gl_alloc *a) {
+void gl_alloc_graph_rename(gl_alloc *a, const struct gl_graph *from, const struct gl_graph *to) {
+  if (a->graph == from) a->graph = to;
+}
+
+void gl_alloc_graph_release(gl_alloc *a, const struct gl_graph *g) {
+  if (a->graph == g) a->graph = NULL;
   if (--a->graph_uses == 0 && a->free_pending && !a->freed) {
     a->free_pending = 0;
     if (alloc_free(a, gl_intern(a->dev->rt, "the close of a graph"), NULL) != 0) gl_device_keep_error(a->dev);
@@ -176,8 +181,12 @@ int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site) {
     }
     gl_buf d = GL_BUF_INIT;
     gl_slice_describe(x, &d);
-    gl_fail(rt, "x:free: %s is used by graph '%s' (captured at %s): close the graph first", gl_buf_str(&d),
-            a->graph->name, gl_loc_text(rt, a->graph->capture_loc));
+    if (a->graph)
+      gl_fail(rt, "x:free: %s is used by graph '%s' (captured at %s): close the graph first (g:close())",
+              gl_buf_str(&d), a->graph->name, gl_loc_text(rt, a->graph->capture_loc));
+    else
+      gl_fail(rt, "x:free: %s is used by %d live graph%s: close them first (g:close())", gl_buf_str(&d),
+              a->graph_uses, a->graph_uses == 1 ? "" : "s");
     gl_buf_free(&d);
     return -1;
   }

@@ -31,7 +31,7 @@ struct gl_alloc {
   int freed_at;         /* a location */
   gl_accesses acc;      /* recorded accesses, for the checker and for frees */
   int graph_uses;       /* live graphs that use it (graph.h): no free meanwhile */
-  const struct gl_graph *graph; /* the latest of them, for messages */
+  const struct gl_graph *graph; /* the latest of them, for messages (NULL: it was closed) */
   int free_pending;     /* its last handle went while a graph used it */
 };
 
@@ -58,7 +58,9 @@ void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
 int gl_slice_check(const gl_slice *x, const char *kernel, int arg);
 /* A graph starts and stops using the memory (graph.c). */
 void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g);
-void gl_alloc_graph_release(gl_alloc *a);
+void gl_alloc_graph_release(gl_alloc *a, const struct gl_graph *g);
+/* g:update moved the use from graph `from` to `to` (for messages). */
+void gl_alloc_graph_rename(gl_alloc *a, const struct gl_graph *from, const struct gl_graph *to);
 /* x:free(), __close and __gc. */
 int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
 

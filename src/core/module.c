@@ -65,6 +65,7 @@ void gl_module_unref(gl_module *m) {
 }
 
 void gl_module_reap(gl_runtime *rt, int wait) {
+  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs (graph.h) */
   for (gl_module **pp = &rt->deferred_modules; *pp;) {
     gl_module *m = *pp;
     if (wait) gl_access_wait_all(&m->uses, 0, NULL);

@@ -7,6 +7,7 @@
 
 #include "checker.h"
 #include "device.h"
+#include "graph.h"
 #include "hostmem.h"
 #include "memory.h"
 #include "module.h"
@@ -106,6 +107,7 @@ static CUresult submit(gl_stream *s, const gl_op *op, int *queued, const char **
     }
     }
   }
+  case GL_OP_GRAPH: break; /* replays go through gl_graph_launch */
   case GL_OP_LAUNCH: {
     const unsigned *g = op->u.launch.grid, *b = op->u.launch.block;
     *call = "cuLaunchKernel";
@@ -117,9 +119,65 @@ static CUresult submit(gl_stream *s, const gl_op *op, int *queued, const char **
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+static const char *op_call(const gl_op *op) {
+  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : "s:copy";
+}
+
+static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult r, const char *call, gl_site *site) {
+  if (op->kind != GL_OP_LAUNCH) return gl_fail_cu(rt, dev, r, call, site);
+  gl_buf what = GL_BUF_INIT;
+  gl_buf_printf(&what, "cuLaunchKernel of kernel '%s'", op->name);
+  gl_fail_cu(rt, dev, r, gl_buf_str(&what), site);
+  gl_buf_free(&what);
+  return -1;
+}
+
+/* During a capture (graph.h): the same checks against the capture's own
+ * records, the driver call (captured, nothing runs), then the records there
+ * and the graph's uses; the memory's real records are left alone, and
+ * nothing is traced (a replay is). */
+static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
+  gl_device *dev = s->dev;
+  gl_runtime *rt = dev->rt;
+  if (gl_capture_check_stream(rt, s, op_call(op), site) != 0) return -1;
+  gl_operand local[GL_MAX_OPERANDS];
+  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  for (int i = 0; i < op->nopnd; i++) {
+    const gl_operand *o = &op->opnd[i];
+    if (o->h && !o->h->m->pinned)
+      return gl_fail(rt,
+                     "%s at %s: a copy with pageable host memory cannot be captured into graph '%s' (the driver "
+                     "would copy it at once): use a pinned host buffer (gpu.host(dtype, n), the default)",
+                     op_call(op), gl_loc_text(rt, gl_site_loc(rt, site)), g->name);
+    local[i] = *o;
+    if (!(local[i].acc = gl_graph_local(g, o))) return gl_fail_nomem(rt, NULL);
+  }
+  if (rt->policy != GL_POLICY_OFF)
+    for (int i = 0; i < op->nopnd; i++)
+      if (check_operand(s, op, &local[i], site) != 0) return -1;
+  if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0;
+  for (int i = 0; i < op->nopnd; i++)
+    if (gl_access_reserve(local[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
+  if (op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent && gl_graph_add_module(g, op->u.launch.k->m) != 0)
+    return gl_fail_nomem(rt, NULL);
+  gl_set_ctx(dev);
+  int queued;
+  const char *call = "";
+  CUresult r = submit(s, op, &queued, &call);
+  s->seq += (uint64_t)queued;
+  if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
+  int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
+  for (int i = 0; i < op->nopnd; i++) {
+    gl_access_record(local[i].acc, s, local[i].lo, local[i].hi, local[i].write, loc);
+    if (gl_graph_add_use(g, &op->opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
+  }
+  return 0;
+}
+
 int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
+  if (rt->capture) return queue_captured(s, op, rt->capture, site);
   gl_module *m = op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent ? op->u.launch.k->m : NULL;
   if (rt->policy != GL_POLICY_OFF)
     for (int i = 0; i < op->nopnd; i++)
@@ -135,14 +193,7 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   const char *call = "";
   CUresult r = submit(s, op, &queued, &call);
   s->seq += (uint64_t)queued;
-  if (r != CUDA_SUCCESS) {
-    if (op->kind != GL_OP_LAUNCH) return gl_fail_cu(rt, dev, r, call, site);
-    gl_buf what = GL_BUF_INIT;
-    gl_buf_printf(&what, "cuLaunchKernel of kernel '%s'", op->name);
-    gl_fail_cu(rt, dev, r, gl_buf_str(&what), site);
-    gl_buf_free(&what);
-    return -1;
-  }
+  if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
   gl_trace_end(s, op->kind, op->name, op->kind == GL_OP_LAUNCH ? 0 : op->bytes);
   /* locations only serve messages, which policy off never gives */
   int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;

@@ -34,6 +34,9 @@ typedef struct gl_operand {
   int arg;
 } gl_operand;
 
+/* The most operands an operation has: a launch's pointer arguments. */
+#define GL_MAX_OPERANDS 64
+
 typedef struct gl_op {
   gl_op_kind kind;
   const char *name;       /* the trace's name (NULL: the kind's); a launch: the kernel's */

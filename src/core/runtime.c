@@ -4,6 +4,8 @@
  */
 #include "runtime.h"
 
+#include "graph.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,7 @@ void gl_runtime_teardown(gl_runtime *rt) {
   untrack(rt);
   if (rt->dead) return;
   gl_trace_finish(rt); /* also after an error: the trace is written */
+  gl_graph_teardown(rt);
   gl_hostmem_reap(rt, 1);
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened) gl_device_close(&rt->devs[i]);

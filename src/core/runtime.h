@@ -36,7 +36,9 @@ struct gl_runtime {
   gl_hostmem *borrows;   /* host views of device memory lent to a sim host kernel */
   gl_module *deferred_modules; /* modules unloaded once their launches finish */
   struct gl_graph *capture;    /* the graph being captured (graph.h), or NULL */
+  unsigned captures;           /* captures begun so far: each one's id */
   struct gl_graph *deferred_graphs; /* closed graphs destroyed once their replays finish */
+  struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */
   int host_kernel_depth; /* > 0 while a sim host kernel runs on the main thread */
   gl_buf host_kernel_error; /* the last sim host kernel's error */

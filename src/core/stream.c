@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "device.h"
 #include "event.h"
+#include "graph.h"
 #include "runtime.h"
 #include "trace.h"
 
@@ -77,8 +78,11 @@ void gl_stream_mark_synced(gl_stream *s) { gl_clock_host_reached(s, s->seq); }
 int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *site) {
   if (waiter == s) return 0;
   gl_runtime *rt = s->dev->rt;
+  /* inside a capture the wait is a dependency of the graph: always made */
+  int captured = rt->capture && waiter->capture == rt->capture;
+  if (gl_capture_check_order(rt, waiter, s, "s:join", site) != 0) return -1;
   if (learn && gl_clock_join(waiter, s) != 0) return gl_fail_nomem(rt, NULL);
-  if (s->done_seq >= s->seq) return 0;
+  if (!captured && s->done_seq >= s->seq) return 0;
   CUevent ev = s->final_ev;
   if (s->cu) {
     gl_set_ctx(s->dev);
@@ -102,14 +106,18 @@ int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site) {
 int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site) {
   gl_stream *t;
   *out = NULL;
+  gl_runtime *rt = s->dev->rt;
+  if (rt->capture && gl_capture_check_stream(rt, s, "s:fork", site) != 0) return -1;
   if (gl_stream_new(s->dev, name, priority, 0, &t, site) != 0) return -1;
   *out = t;
+  if (rt->capture && gl_capture_add_member(rt->capture, t) != 0) return -1; /* a branch of the graph */
   gl_trace_wait(t, s, s->seq, "fork");
   return gl_stream_order_after(t, s, 1, site); /* on failure t is still the caller's to release */
 }
 
 int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
+  if (gl_capture_check_wait(rt, s, e, site) != 0) return -1;
   gl_set_ctx(s->dev);
   CUresult r = gl_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuStreamWaitEvent", site);
@@ -120,6 +128,7 @@ int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
 }
 
 int gl_stream_sync(gl_stream *s, gl_site *site) {
+  if (gl_capture_refuse(s->dev->rt, "s:sync", site) != 0) return -1;
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
   CUresult r = gl_drv.cuStreamSynchronize(s->cu);
@@ -129,6 +138,8 @@ int gl_stream_sync(gl_stream *s, gl_site *site) {
 }
 
 int gl_stream_query(gl_stream *s, int *finished, gl_site *site) {
+  *finished = 0;
+  if (gl_capture_refuse(s->dev->rt, "s:query", site) != 0) return -1;
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
   CUresult r = gl_drv.cuStreamQuery(s->cu);

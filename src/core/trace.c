@@ -61,7 +61,7 @@ struct gl_trace {
   CUevent pending;       /* the begin event of the operation being queued */
 };
 
-static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch"};
+static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch", "graph"};
 
 static double host_now(void) {
   struct timespec ts;
@@ -159,7 +159,7 @@ void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes)
 
 void gl_trace_wait(gl_stream *s, gl_stream *t, uint64_t seq, const char *kind) {
   gl_trace *T = s->dev->rt->trace;
-  if (!T || s == t) return;
+  if (!T || s == t || s->dev->rt->capture) return; /* a capture's waits are inside its replays */
   long from = -1;
   for (long i = T->n - 1; i >= 0 && i >= T->n - 100000; i--)
     if (T->ops[i].s == t && T->ops[i].seq <= seq) {
@@ -248,8 +248,9 @@ static int write_json(const gl_trace *T, const char *path) {
     fprintf(f, "%s{\"name\":", SEP());
     json_string(f, name);
     fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%zu",
-            o->kind == GL_OP_LAUNCH ? "launch" : o->kind == GL_OP_FILL ? "fill" : "copy", o->s->dev->ordinal,
-            o->s->id, o->ts, o->dur, o->bytes);
+            o->kind == GL_OP_LAUNCH ? "launch" : o->kind == GL_OP_FILL ? "fill" : o->kind == GL_OP_GRAPH ? "graph" : "copy",
+            o->s->dev->ordinal, o->s->id, o->ts, o->dur, o->kind == GL_OP_GRAPH ? 0 : o->bytes);
+    if (o->kind == GL_OP_GRAPH) fprintf(f, ",\"graph\":true,\"nodes\":%zu", o->bytes); /* a replay: its node count */
     if (o->kind == GL_OP_LAUNCH) {
       fprintf(f, ",\"kernel\":");
       json_string(f, name);
@@ -280,8 +281,8 @@ static int write_json(const gl_trace *T, const char *path) {
   return fclose(f) == 0 ? 0 : -1;
 }
 
-enum { TL_W = 72, TL_KINDS = 5 }; /* columns; kinds of work: H D C F K */
-static const char tl_mark[TL_KINDS] = {'H', 'D', 'C', 'F', 'K'};
+enum { TL_W = 72, TL_KINDS = 6 }; /* columns; kinds of work: H D C F K G */
+static const char tl_mark[TL_KINDS] = {'H', 'D', 'C', 'F', 'K', 'G'};
 
 static int tl_kind(gl_op_kind k) {
   switch (k) {
@@ -290,6 +291,7 @@ static int tl_kind(gl_op_kind k) {
   case GL_OP_D2D:
   case GL_OP_PEER: return 2;
   case GL_OP_FILL: return 3;
+  case GL_OP_GRAPH: return 5;
   default: return 4;
   }
 }
@@ -356,7 +358,7 @@ static void write_timeline(const gl_trace *T, FILE *out) {
     if (T->ops[i].ts + T->ops[i].dur > hi) hi = T->ops[i].ts + T->ops[i].dur;
   }
   double span = hi > lo ? hi - lo : 1;
-  fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel\n",
+  fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel  G graph replay\n",
           span / 1e3, span / TL_W);
   gl_stream **seen = NULL;
   int nseen = distinct_streams(T, &seen);

@@ -51,11 +51,11 @@ typedef struct gl_type {
   const char *hint;          /* what to say of a number key (x[1]), or NULL */
 } gl_type;
 
-enum { GL_NTYPES = 8 };
+enum { GL_NTYPES = 9 };
 
 
 extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
-    gl_module_type, gl_kernel_type, gl_config_type;
+    gl_module_type, gl_kernel_type, gl_config_type, gl_graph_type;
 
 /* Make the metatables of the GL_NTYPES types and fill them; in a state
  * that has them, publish the methods again (package.loaded). */
@@ -89,6 +89,13 @@ int gl_lua_loc(gl_runtime *rt, void *L);
 #define GL_SITE(L) {gl_lua_loc, (L), GL_LOC_UNRESOLVED}
 /* Raise the runtime's error at the calling script line. */
 int gl_raise(lua_State *L, gl_runtime *rt);
+/* During a capture (graph.h) a call that cannot be captured (a host wait,
+ * an allocation, a free, a close) raises, naming itself and the graph. */
+#define GL_NOT_IN_CAPTURE(L, rt, call)                                   \
+  do {                                                                   \
+    if ((rt)->capture) gl_refuse_in_capture((L), (rt), (call));          \
+  } while (0)
+int gl_refuse_in_capture(lua_State *L, gl_runtime *rt, const char *call);
 /* Check the options table at idx (none or nil: none; returns 0 then, else
  * 1): every key must be one of `keys` (NULL-terminated); an unknown key is
  * an error naming it and the accepted ones. */
@@ -122,6 +129,7 @@ int gl_stream_copy(lua_State *L);                      /* l_copy.c: s:copy(dst, 
 int gl_stream_fill(lua_State *L);                      /* l_copy.c: s:fill(x, value) */
 int gl_stream_launch(lua_State *L);                    /* l_launch.c: s:launch(k, cfg, ...) */
 int gl_stream_record(lua_State *L);                    /* l_event.c: s:record{timing =} */
+int gl_stream_capture(lua_State *L);                   /* l_graph.c: s:capture(fn, opts) */
 int gl_dev_alloc(lua_State *L);                        /* l_slice.c */
 int gl_dev_zeros(lua_State *L);
 

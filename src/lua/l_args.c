@@ -4,6 +4,8 @@
  */
 #include "bindings.h"
 
+#include "graph.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +29,12 @@ int gl_lua_loc(gl_runtime *rt, void *ctx) {
     return loc;
   }
   return gl_intern(rt, "?");
+}
+
+int gl_refuse_in_capture(lua_State *L, gl_runtime *rt, const char *call) {
+  gl_site site = GL_SITE(L);
+  gl_capture_refuse(rt, call, &site);
+  return gl_raise(L, rt);
 }
 
 int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what) {

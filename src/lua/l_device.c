@@ -24,6 +24,7 @@ gl_device *gl_check_device(lua_State *L, int idx) {
 
 static int d_sync(lua_State *L) {
   gl_device *d = gl_check_device(L, 1);
+  GL_NOT_IN_CAPTURE(L, d->rt, "dev:sync");
   gl_site site = GL_SITE(L);
   if (gl_device_sync(d, &site) != 0) return gl_raise(L, d->rt);
   lua_settop(L, 1);

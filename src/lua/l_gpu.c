@@ -124,6 +124,7 @@ static int l_device(lua_State *L) {
 static int l_sync(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  GL_NOT_IN_CAPTURE(L, rt, "gpu.sync");
   gl_site site = GL_SITE(L);
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened && gl_device_sync(&rt->devs[i], &site) != 0) return gl_raise(L, rt);
@@ -217,7 +218,7 @@ static void pin_library(void) {
 static void register_types(lua_State *L) {
   static const gl_type *const types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type,
                                                   &gl_slice_type,  &gl_host_type,   &gl_module_type,
-                                                  &gl_kernel_type, &gl_config_type};
+                                                  &gl_kernel_type, &gl_config_type, &gl_graph_type};
   gl_register_all(L, types);
 }
 

@@ -50,6 +50,7 @@ static const char *const host_options[] = {"pinned", NULL};
 /* gpu.host(dtype, n or {values}, {pinned = true}) */
 int gl_host_new(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
+  GL_NOT_IN_CAPTURE(L, gl_rt(L), "gpu.host");
   gl_dtype dt = gl_check_dtype(L, 1);
   int pinned = 1;
   if (gl_check_options(L, 3, "gpu.host", host_options)) {
@@ -210,6 +211,7 @@ static int h_release(lua_State *L) {
   gl_release_how how = gl_release_how(L);
   /* a finalizer of a released handle needs no runtime (it may already be gone) */
   gl_runtime *rt = h->m ? h->m->rt : how == GL_RELEASE_METHOD ? gl_rt(L) : NULL;
+  if (rt && how != GL_RELEASE_GC && h->m) GL_NOT_IN_CAPTURE(L, rt, "h:free");
   gl_site site = GL_SITE(L);
   if (gl_hostbuf_release(rt, h, how, &site) != 0) return gl_raise(L, rt);
   return 0;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "sim.h"
 
 static const char thread_key = 'T';
@@ -28,6 +29,7 @@ typedef struct host_launch {
   int name;              /* the kernel's name, interned (for messages) */
   int launched_at;       /* the launch's script location, interned */
   int nargs;
+  int kept;              /* captured into a graph: run at each replay, dropped with the graph */
   struct {
     gl_dtype dt;
     size_t count;
@@ -92,7 +94,7 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   lua_settop(T, top);
   gl_hostmem_end_borrows(rt); /* the views are only valid during the call */
   if (gc_was_running) lua_gc(T, LUA_GCRESTART);
-  drop(hl);
+  if (!hl->kept) drop(hl);
   return rc;
 }
 
@@ -166,6 +168,7 @@ void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, g
   hl->name = k->name_id;
   hl->launched_at = at;
   hl->nargs = k->sig.n;
+  hl->kept = 0;
   for (int i = 0; i < k->sig.n; i++) {
     hl->arg[i].is_ptr = k->sig.p[i].is_ptr;
     hl->arg[i].is_const = k->sig.p[i].is_const;
@@ -180,4 +183,14 @@ void gl_host_kernel_abandon(lua_State *L, kernel_ud *u) {
   host_launch *hl;
   memcpy(&hl, u->k->params[u->k->sig.n], sizeof hl);
   drop(hl);
+}
+
+static void drop_kept(void *hl) { drop(hl); }
+
+int gl_host_kernel_keep(kernel_ud *u, gl_graph *g) {
+  host_launch *hl;
+  memcpy(&hl, u->k->params[u->k->sig.n], sizeof hl);
+  if (gl_graph_add_cleanup(g, drop_kept, hl) != 0) return -1;
+  hl->kept = 1;
+  return 0;
 }

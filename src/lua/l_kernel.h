@@ -41,5 +41,10 @@ void gl_host_kernel_install(lua_State *L, kernel_ud *u);
 void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, gl_slice *const *slices);
 /* ... and after a launch that failed to queue: drop the record. */
 void gl_host_kernel_abandon(lua_State *L, kernel_ud *u);
+/* The launch just queued was captured into g: its record stays for every
+ * replay and goes with the graph. 0, or -1 (out of memory: the caller
+ * abandons it). */
+struct gl_graph;
+int gl_host_kernel_keep(kernel_ud *u, struct gl_graph *g);
 
 #endif

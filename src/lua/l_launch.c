@@ -7,6 +7,7 @@
  */
 #include "l_kernel.h"
 
+#include "graph.h"
 #include "ops.h"
 
 #include <string.h>
@@ -79,6 +80,11 @@ int gl_stream_launch(lua_State *L) {
   if (gl_launch(s, k, cfg, slices, &site) != 0) {
     if (host) gl_host_kernel_abandon(L, u);
     return gl_raise(L, rt);
+  }
+  if (host && rt->capture && gl_host_kernel_keep(u, rt->capture) != 0) {
+    gl_host_kernel_abandon(L, u); /* the capture then fails at its end: the launch's record is gone */
+    rt->capture->broken = 1;
+    return luaL_error(L, "s:launch: out of host memory");
   }
   lua_settop(L, 1);
   return 1;

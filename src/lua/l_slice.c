@@ -51,6 +51,7 @@ static const char *const alloc_options[] = {"stream", NULL};
 static int alloc_impl(lua_State *L, int zero) {
   const char *fname = zero ? "dev:zeros" : "dev:alloc";
   gl_device *dev = gl_check_device(L, 1);
+  GL_NOT_IN_CAPTURE(L, dev->rt, fname);
   if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
   gl_dtype dt = gl_check_dtype(L, 2);
   size_t n = check_count(L, 3, dt);
@@ -105,6 +106,7 @@ static const char *const read_options[] = {"stream", NULL};
 static int x_read(lua_State *L) {
   gl_slice *x = gl_check_slice(L, 1);
   gl_device *dev = x->a->dev;
+  GL_NOT_IN_CAPTURE(L, dev->rt, "x:read");
   if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
   gl_check_options(L, 2, "x:read", read_options);
   gl_stream *s = gl_opt_stream(L, 2, dev);
@@ -119,7 +121,10 @@ static int x_release(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
   if (!x->a) return 0;
   gl_runtime *rt = x->a->dev->rt;
-  if (gl_release_how(L) != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "x:");
+  if (gl_release_how(L) != GL_RELEASE_GC) {
+    GL_NOT_IN_HOST_KERNEL(L, rt, "x:");
+    GL_NOT_IN_CAPTURE(L, rt, gl_release_how(L) == GL_RELEASE_CLOSE ? "freeing a slice (<close>)" : "x:free");
+  }
   gl_site site = GL_SITE(L);
   if (gl_slice_release(x, gl_release_how(L), &site) != 0) return gl_raise(L, rt);
   return 0;

@@ -176,6 +176,7 @@ static int s_release(lua_State *L) {
     return luaL_error(L, "stream '%s' of device %d is already closed (closed at %s)", s->name, s->dev->ordinal,
                       gl_loc_text(rt, s->closed_at));
   }
+  GL_NOT_IN_CAPTURE(L, rt, how == GL_RELEASE_CLOSE ? "closing a stream (<close>)" : "s:close");
   if (gl_stream_close(s, gl_lua_loc(rt, L), 1) != 0) return gl_raise(L, rt);
   return 0;
 }
@@ -202,7 +203,8 @@ static int s_field(lua_State *L) {
 static const luaL_Reg stream_methods[] = {
   {"record", gl_stream_record}, {"wait", s_wait},           {"join", s_join},
   {"fork", s_fork},             {"sync", s_sync},           {"query", s_query},
-  {"copy", gl_stream_copy},     {"fill", gl_stream_fill},   {"launch", gl_stream_launch}, {NULL, NULL}};
+  {"copy", gl_stream_copy},     {"fill", gl_stream_fill},   {"launch", gl_stream_launch},
+  {"capture", gl_stream_capture}, {NULL, NULL}};
 
 static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
 

@@ -1,0 +1,152 @@
+/*
+ * l_graph.c -- CUDA graphs from Lua (core/graph.h): s:capture(fn, opts),
+ * g:launch(s), g:update(fn), g:close() (also <close> and __gc), and the
+ * fields name, nodes, device.
+ *
+ * fn runs in protected mode with the garbage collector stopped: a finalizer
+ * that frees memory or closes a stream must not run inside a capture. Any
+ * error leaving fn (a refused call, a failed check, the script's own)
+ * discards the capture, so the streams are usable again, and is raised
+ * again from s:capture unchanged.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+#include "graph.h"
+
+typedef struct graph_ud {
+  gl_graph *g;            /* NULL once closed (or the runtime went first) */
+} graph_ud;
+
+static gl_graph *check_graph(lua_State *L, int idx) {
+  graph_ud *u = gl_checkudata(L, idx, &gl_graph_type);
+  if (!u->g) luaL_error(L, "graph is closed");
+  GL_NOT_IN_HOST_KERNEL(L, u->g->dev->rt, "g:");
+  return u->g;
+}
+
+static const char *const capture_options[] = {"name", NULL};
+
+static const char *check_graph_name(lua_State *L, int idx, const char *fname) {
+  if (!gl_check_options(L, idx, fname, capture_options)) return NULL;
+  lua_getfield(L, idx, "name");
+  const char *name = NULL;
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: option 'name' expected a string, got %s", fname, gl_given(L, -1));
+    name = lua_tostring(L, -1);
+    if (strlen(name) == 0 || strlen(name) > GL_GRAPH_NAME_MAX)
+      luaL_error(L, "%s: option 'name' must be 1 to %d characters long", fname, GL_GRAPH_NAME_MAX);
+  }
+  lua_pop(L, 1); /* the string stays reachable from the options table */
+  return name;
+}
+
+/* fn(s) in protected mode, the collector stopped; LUA_OK or the status with
+ * the error on top. */
+static int run_captured(lua_State *L, int fn, int s) {
+  int gc = lua_gc(L, LUA_GCISRUNNING);
+  if (gc) lua_gc(L, LUA_GCSTOP);
+  lua_pushvalue(L, fn);
+  lua_pushvalue(L, s);
+  int status = lua_pcall(L, 1, 0, 0);
+  if (gc) lua_gc(L, LUA_GCRESTART);
+  return status;
+}
+
+/* s:capture(fn, opts) -> Graph */
+static int l_capture(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  const char *name = check_graph_name(L, 3, "s:capture");
+  gl_runtime *rt = s->dev->rt;
+  graph_ud *u = gl_newudata(L, sizeof *u, 0, &gl_graph_type);
+  int at = lua_gettop(L);
+  gl_site site = GL_SITE(L);
+  gl_graph *g;
+  if (gl_graph_begin(s, name, &site, &g) != 0) return gl_raise(L, rt);
+  u->g = g;
+  g->handle = &u->g;
+  int status = run_captured(L, 2, 1);
+  if (gl_graph_end(&u->g, status == LUA_OK, &site) != 0) return gl_raise(L, rt);
+  if (status != LUA_OK) return lua_error(L); /* the capture is discarded: fn's own error */
+  lua_settop(L, at);
+  return 1;
+}
+
+/* g:launch(s) -> g */
+static int g_launch(lua_State *L) {
+  gl_graph *g = check_graph(L, 1);
+  gl_stream *s = gl_check_stream(L, 2);
+  gl_site site = GL_SITE(L);
+  if (gl_graph_launch(g, s, &site) != 0) return gl_raise(L, g->dev->rt);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* g:update(fn, opts) -> g, updated (true: in place; false: rebuilt). fn gets
+ * the stream to capture on: opts.stream, or the device's main stream. */
+static int g_update(lua_State *L) {
+  gl_graph *g = check_graph(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  static const char *const update_options[] = {"stream", NULL};
+  gl_check_options(L, 3, "g:update", update_options);
+  gl_stream *s = gl_opt_stream(L, 3, g->dev);
+  gl_runtime *rt = g->dev->rt;
+  gl_push_stream(L, s);
+  int sidx = lua_gettop(L);
+  gl_site site = GL_SITE(L);
+  gl_graph *fresh;
+  if (gl_graph_begin_update(g, s, &site, &fresh) != 0) return gl_raise(L, rt);
+  int status = run_captured(L, 2, sidx);
+  int rebuilt = 0;
+  if (gl_graph_end_update(g, fresh, status == LUA_OK, &rebuilt, &site) != 0) return gl_raise(L, rt);
+  if (status != LUA_OK) return lua_error(L);
+  lua_settop(L, 1);
+  lua_pushboolean(L, !rebuilt);
+  return 2;
+}
+
+/* g:close(), __close and __gc */
+static int g_release(lua_State *L) {
+  graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
+  gl_graph *g = u->g;
+  if (!g) return 0;
+  if (gl_release_how(L) != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, g->dev->rt, "g:");
+  u->g = NULL;
+  gl_graph_close(g); /* waits for nothing: destroyed once its replays finish */
+  return 0;
+}
+
+static int g_field(lua_State *L) {
+  graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
+  const char *k = lua_tostring(L, 2);
+  if (!k) return 0;
+  int name = strcmp(k, "name") == 0, nodes = strcmp(k, "nodes") == 0, device = strcmp(k, "device") == 0,
+      launches = strcmp(k, "launches") == 0;
+  if (!name && !nodes && !device && !launches) return 0;
+  gl_graph *g = u->g;
+  if (!g) lua_pushnil(L);
+  else if (name) lua_pushstring(L, g->name);
+  else if (nodes) lua_pushinteger(L, (lua_Integer)g->nodes);
+  else if (launches) lua_pushinteger(L, (lua_Integer)g->launches);
+  else gl_push_device(L, g->dev);
+  return 1;
+}
+
+static int g_tostring(lua_State *L) {
+  graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
+  if (!u->g) lua_pushliteral(L, "gpulua.Graph (closed)");
+  else lua_pushfstring(L, "gpulua.Graph('%s', %d nodes, device %d)", u->g->name, (int)u->g->nodes,
+                       u->g->dev->ordinal);
+  return 1;
+}
+
+int gl_stream_capture(lua_State *L) { return l_capture(L); }
+
+static const luaL_Reg graph_methods[] = {{"launch", g_launch}, {"update", g_update}, {NULL, NULL}};
+static const luaL_Reg graph_meta[] = {{"__tostring", g_tostring}, {NULL, NULL}};
+
+const gl_type gl_graph_type = {"gpulua.Graph", graph_methods, graph_meta, g_field, g_release, "close",
+                               "name, nodes, device, launches", NULL};
