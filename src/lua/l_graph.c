@@ -94,7 +94,12 @@ static int g_update(lua_State *L) {
   gl_check_options(L, 3, "g:update", update_options);
   gl_stream *s = gl_opt_stream(L, 3, g->dev);
   gl_runtime *rt = g->dev->rt;
-  gl_push_stream(L, s);
+  /* fn gets the stream's own handle (a second handle's finalizer would close it) */
+  if (lua_isnoneornil(L, 3) || lua_getfield(L, 3, "stream") == LUA_TNIL) {
+    lua_settop(L, 3);
+    gl_push_device(L, g->dev);
+    lua_getfield(L, -1, "main");
+  }
   int sidx = lua_gettop(L);
   gl_site site = GL_SITE(L);
   gl_graph *fresh;

@@ -40,7 +40,7 @@ gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned,
 
 /* Lua is about to read (write = 0) or write elements [first, first + n) of h. */
 static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int write) {
-  if (h->m->acc.n == 0 && !(write && h->m->readonly)) return;
+  if (h->m->acc.n == 0 && !(write && h->m->readonly) && !h->m->graph_uses) return;
   gl_site site = GL_SITE(L);
   if (gl_hostbuf_access(h, first, n, write, &site) != 0) gl_raise(L, h->m->rt);
 }
