@@ -164,7 +164,7 @@ static int by_range(const void *pa, const void *pb) {
 /* The use list merged: per memory, its overlapping or adjacent ranges of
  * the same kind as one (the line of the first node captured among them). */
 static void merge_uses(gl_graph *g) {
-  qsort(g->use, (size_t)g->nuse, sizeof *g->use, by_range);
+  if (g->nuse > 1) qsort(g->use, (size_t)g->nuse, sizeof *g->use, by_range);
   int n = 0;
   for (int i = 0; i < g->nuse; i++) {
     gl_graph_use *u = &g->use[i];
