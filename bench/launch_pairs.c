@@ -9,6 +9,11 @@
  * context), in alternating order, and the ratio is taken per round; the
  * median over the rounds and its spread are printed.
  *
+ * The graph cases compare a chain of CHAIN empty kernels captured and
+ * replayed by gpulua with the same capture and replay made raw: host time
+ * of the launch calls per replayed kernel, and the cost of one capture with
+ * its instantiation.
+ *
  *   launch_pairs [ops per loop] [rounds] [path to launch_pairs.lua]
  * Prints "RESULT pair_<case>_ratio <median> x <min> <max>" and the medians of
  * both sides; needs the cuda backend.
@@ -67,9 +72,12 @@ typedef struct raw_side {
   CUstream s, s2;
   CUevent ev;
   CUfunction f1, f8;
+  CUgraphExec chain;
   void *params[8];
   CUdeviceptr ptrs[8];
 } raw_side;
+
+static CUgraphExec raw_capture(raw_side *r);
 
 static void raw_setup(raw_side *r) {
   char why[512];
@@ -113,11 +121,44 @@ static void raw_setup(raw_side *r) {
     r->ptrs[i] = buf + (CUdeviceptr)(i * 256);
     r->params[i] = &r->ptrs[i];
   }
+  r->chain = raw_capture(r);
 }
 
-/* the raw loop of kind "launch1", "launch8" or "event": us per op */
+#define CHAIN 1000
+
+/* the chain of CHAIN empty launches captured on s and instantiated */
+static CUgraphExec raw_capture(raw_side *r) {
+  CUgraph g;
+  CUgraphExec x;
+  CK(cuStreamBeginCapture(r->s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  for (int i = 0; i < CHAIN; i++) CK(cuLaunchKernel(r->f1, 1, 1, 1, 32, 1, 1, 0, r->s, r->params, NULL));
+  CK(cuStreamEndCapture(r->s, &g));
+  CK(cuGraphInstantiateWithFlags(&x, g, 0));
+  CK(cuGraphUpload(x, r->s));
+  CK(cuGraphDestroy(g));
+  return x;
+}
+
+/* the raw loop of kind "launch1", "launch8", "event", "graph" (per replayed
+ * kernel, the launch calls only) or "capture" (per capture): us per op */
 static double raw_run(raw_side *r, const char *kind, int n) {
   CK(cuCtxSetCurrent(r->ctx));
+  if (strcmp(kind, "graph") == 0) {
+    CK(cuStreamSynchronize(r->s));
+    double t0 = now();
+    for (int i = 0; i < n; i++) CK(cuGraphLaunch(r->chain, r->s));
+    double us = (now() - t0) / ((double)n * CHAIN) * 1e6;
+    CK(cuStreamSynchronize(r->s));
+    return us;
+  }
+  if (strcmp(kind, "capture") == 0) {
+    CK(cuStreamSynchronize(r->s));
+    double t0 = now();
+    for (int i = 0; i < n; i++) CK(cuGraphExecDestroy(raw_capture(r)));
+    double us = (now() - t0) / n * 1e6;
+    CK(cuStreamSynchronize(r->s));
+    return us;
+  }
   CK(cuStreamSynchronize(r->s));
   CK(cuStreamSynchronize(r->s2));
   double t0 = now();
@@ -174,27 +215,31 @@ int main(int argc, char **argv) {
   raw_setup(&r);
 
   const char *names[MAX_CASES], *kinds[MAX_CASES];
+  int counts[MAX_CASES];
   int nc = 0;
   lua_pushnil(L);
   while (lua_next(L, 1) && nc < MAX_CASES) {
     names[nc] = lua_tostring(L, -2); /* the keys stay in the table */
-    lua_getfield(L, -1, "raw");
+    lua_getfield(L, -1, "div");
+    int div = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 1;
+    counts[nc] = div > 0 && n / div > 0 ? n / div : 1;
+    lua_getfield(L, -2, "raw");
     kinds[nc++] = lua_tostring(L, -1); /* a string of the table too */
-    lua_pop(L, 2);
+    lua_pop(L, 3);
   }
   static double traw[MAX_CASES][MAX_ROUNDS], tlua[MAX_CASES][MAX_ROUNDS], ratio[MAX_CASES][MAX_ROUNDS];
   for (int c = 0; c < nc; c++) { /* warm-up: the lazy parts of both sides */
-    raw_run(&r, kinds[c], n / 10 + 1);
-    lua_run(L, names[c], n / 10 + 1);
+    raw_run(&r, kinds[c], counts[c] / 10 + 1);
+    lua_run(L, names[c], counts[c] / 10 + 1);
   }
   for (int k = 0; k < rounds; k++)
     for (int c = 0; c < nc; c++) {
       if ((k + c) % 2 == 0) {
-        traw[c][k] = raw_run(&r, kinds[c], n);
-        tlua[c][k] = lua_run(L, names[c], n);
+        traw[c][k] = raw_run(&r, kinds[c], counts[c]);
+        tlua[c][k] = lua_run(L, names[c], counts[c]);
       } else {
-        tlua[c][k] = lua_run(L, names[c], n);
-        traw[c][k] = raw_run(&r, kinds[c], n);
+        tlua[c][k] = lua_run(L, names[c], counts[c]);
+        traw[c][k] = raw_run(&r, kinds[c], counts[c]);
       }
       ratio[c][k] = tlua[c][k] / traw[c][k];
     }

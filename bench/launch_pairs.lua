@@ -1,7 +1,13 @@
 -- bench/launch_pairs.lua: gpulua's side of bench/launch_pairs.c, which loads
 -- it into its own Lua state and times each case here right beside the same
 -- calls made raw, round after round, in one process. Returns the cases:
--- name -> {raw = "launch1" | "launch8" | "event", run = function(n) -> us per op}.
+-- name -> {raw = "launch1" | "launch8" | "event" | "graph" | "capture",
+--          div = n's divisor for this case's count (default 1),
+--          run = function(count) -> us per op}.
+-- The graph cases (issue 14): a chain of CHAIN empty kernels captured once and
+-- replayed (host time of the g:launch calls, per replayed kernel: the sync
+-- after them is not timed), the same chain launched one by one from Lua, and
+-- the capture of the chain itself (us per capture and instantiation).
 local gpu = require "gpulua"
 
 local dev = gpu.device(0)
@@ -22,6 +28,14 @@ for i = 1, 8 do v[i] = base:view((i - 1) * 64, 64) end
 local forms = {table = {grid = 1, block = 32}, config = gpu.config{grid = 1, block = 32}}
 local e = s:record()
 s:sync()
+
+local CHAIN = 1000
+local chain_cfg = gpu.config{grid = 1, block = 32}
+local function chain(cs)
+  local a = v[1]
+  for _ = 1, CHAIN do cs:launch(k1, chain_cfg, a) end
+end
+local g = s:capture(chain, {name = "chain"})
 
 local function timed(policy, n, body)
   gpu.policy(policy)
@@ -62,5 +76,29 @@ cases.event_wait_new = {raw = "event", run = function(n)
   return timed("strict", n, function(count)
     for _ = 1, count do s2:wait(s:record()) end
   end)
+end}
+cases.graph_replay_per_kernel = {raw = "graph", div = 400, run = function(count)
+  s:sync()
+  local t0 = gpu.clock()
+  for _ = 1, count do g:launch(s) end
+  local us = (gpu.clock() - t0) / (count * CHAIN) * 1e6
+  s:sync()
+  return us
+end}
+cases.chain_eager_per_kernel = {raw = "graph", div = 400, run = function(count)
+  s:sync()
+  local t0 = gpu.clock()
+  for _ = 1, count do chain(s) end
+  local us = (gpu.clock() - t0) / (count * CHAIN) * 1e6
+  s:sync()
+  return us
+end}
+cases.capture_chain = {raw = "capture", div = 4000, run = function(count)
+  s:sync()
+  local t0 = gpu.clock()
+  for _ = 1, count do s:capture(chain):close() end
+  local us = (gpu.clock() - t0) / count * 1e6
+  s:sync()
+  return us
 end}
 return cases

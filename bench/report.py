@@ -54,7 +54,10 @@ for name, goal, what in (("launch_1arg_config_off", 1.1, "launch, 1 slice arg, o
                          ("launch_8arg_table_off", None, "launch, 8 slice args, off, cfg table"),
                          ("launch_8arg_table_strict", None, "launch, 8 slice args, strict, cfg table"),
                          ("event_wait_rerecord", 1.5, "s:record(e) + t:wait(e)"),
-                         ("event_wait_new", None, "s:record() (a new event) + t:wait(e)")):
+                         ("event_wait_new", None, "s:record() (a new event) + t:wait(e)"),
+                         ("graph_replay_per_kernel", 1.1, "graph of 1,000 empty kernels, host time per replayed kernel"),
+                         ("capture_chain", None, "capture + instantiate of the 1,000-kernel chain"),
+                         ("chain_eager_per_kernel", None, "the 1,000-kernel chain launched one by one, per kernel")):
     ratio = get("gpulua", f"pair_{name}_ratio")
     if ratio is None:
         continue
@@ -64,6 +67,11 @@ for name, goal, what in (("launch_1arg_config_off", 1.1, "launch, 1 slice arg, o
     verdict = "reference" if goal is None else ("met" if ratio <= goal else "MISSED")
     rows.append((f"paired: {what} vs raw (us)", f"<= {goal:g}x" if goal else "", f"{us:.3f} us" if us else "n/a",
                  f"{rawus}", f"{ratio:.3f}x {verdict}", f"rounds from {lo}x to {hi}x"))
+eager, replay = get("gpulua", "pair_chain_eager_per_kernel_us"), get("gpulua", "pair_graph_replay_per_kernel_us")
+if eager and replay:
+    sp = eager / replay
+    rows.append(("graph replay vs launching the chain from Lua one by one", ">= 5x", f"{replay:.4f} us/kernel",
+                 f"{eager:.4f}", f"{sp:.1f}x faster {'met' if sp >= 5 else 'MISSED'}", ""))
 row("event record + cross-stream wait (us) vs raw", 99, get("gpulua", "event_wait"), "us", get("raw", "event_wait"), "time", "a new event each time (s:record())")
 row("event re-record + cross-stream wait (us) vs raw", 1.5, get("gpulua", "event_wait_rerecord"), "us", get("raw", "event_wait"), "time", "s:record(e)")
 for d in ("h2d", "d2h"):

@@ -20,6 +20,14 @@
 -- to the last operation (timing events on each main stream; the largest over
 -- the devices; it waits for the work to finish), ms each stream's own span.
 --
+-- pipeline.graph{...} takes run's options (one device; `streams` a count;
+-- `name` the graph's name) and returns the whole pipeline as one graph
+-- (API.md "CUDA graphs"): it is captured on the device's main stream, each of
+-- the `streams` becomes a branch forked from it (batch b on branch
+-- (b - 1) % streams + 1, as in run) and is joined back at the end. `setup` is
+-- called before the capture, with the main stream, since nothing can be
+-- allocated inside one. Replay it with g:launch(s) as often as needed.
+--
 -- pipeline.buffers{a = {"f32", n}, h = {"f32", n, host = true}} makes a
 -- `setup` that gives each stream its own device slices (allocated on that
 -- stream) and pinned host buffers: double buffering without bookkeeping.
@@ -29,8 +37,9 @@ local pipeline = {}
 
 local here = debug.getinfo(1, "S").source
 
--- Raise msg at the line of the script that called pipeline.run (the first
--- frame outside this file), as gpulua's own errors are.
+-- Raise msg at the line of the script that called pipeline.run or
+-- pipeline.graph (the first frame outside this file), as gpulua's own errors are.
+local fname = "pipeline.run"
 local function fail(msg)
   local level = 2
   while true do
@@ -38,7 +47,7 @@ local function fail(msg)
     if not info or info.source ~= here then break end
     level = level + 1
   end
-  error("pipeline.run: " .. msg, level)
+  error(fname .. ": " .. msg, level)
 end
 
 -- Is v a gpulua object of the type named `name` ("gpulua.Device")?
@@ -54,14 +63,15 @@ local function as_device(d)
 end
 
 local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage"}
+local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "name"}
 
-local function check_opts(opts)
+local function check_opts(opts, known_options)
   if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end
   for k in pairs(opts) do
     local known = false
-    for _, name in ipairs(OPTIONS) do known = known or k == name end
+    for _, name in ipairs(known_options) do known = known or k == name end
     if not known then
-      fail(("unknown option '%s' (the options are: %s)"):format(tostring(k), table.concat(OPTIONS, ", ")))
+      fail(("unknown option '%s' (the options are: %s)"):format(tostring(k), table.concat(known_options, ", ")))
     end
   end
   if type(opts.stage) ~= "function" then fail("option 'stage' expected a function, got " .. type(opts.stage)) end
@@ -110,7 +120,8 @@ local function streams_of(opts, dev, ndevices)
 end
 
 function pipeline.run(opts)
-  check_opts(opts)
+  fname = "pipeline.run"
+  check_opts(opts, OPTIONS)
   local devs = devices_of(opts)
   local per_dev, owned, streams = {}, false, {}
   for d, dev in ipairs(devs) do
@@ -161,6 +172,34 @@ function pipeline.run(opts)
     for _, s in ipairs(streams) do s:close() end
   end
   return stats
+end
+
+function pipeline.graph(opts)
+  fname = "pipeline.graph"
+  check_opts(opts, GRAPH_OPTIONS)
+  local devs = devices_of(opts)
+  if #devs > 1 then fail("a graph's work is on one device: give 'device', not several 'devices'") end
+  local dev = devs[1]
+  local n = opts.streams or 1
+  if math.type(n) ~= "integer" or n < 1 then
+    fail("option 'streams' expected a positive integer (the branches are forked inside the capture), got "
+      .. tostring(n))
+  end
+  if opts.name ~= nil and type(opts.name) ~= "string" then
+    fail("option 'name' expected a string, got " .. type(opts.name))
+  end
+  local ctx = {}
+  for i = 1, n do ctx[i] = opts.setup and opts.setup(dev.main, i) or {} end
+  local stage, batches = opts.stage, opts.batches
+  return dev.main:capture(function(cs)
+    local branches = {}
+    for i = 1, n do branches[i] = cs:fork{name = "pipeline" .. i} end
+    for b = 1, batches do
+      local k = (b - 1) % n + 1
+      stage(b, branches[k], ctx[k])
+    end
+    for i = 1, n do cs:join(branches[i]) end
+  end, {name = opts.name or "pipeline"})
 end
 
 -- A `setup` giving each stream its own buffers: spec maps a name to

@@ -154,6 +154,15 @@ static const gl_stream *unjoined(const gl_graph *g) {
   return NULL;
 }
 
+/* Before a capture is discarded: every branch joined back, so that the
+ * driver ends it cleanly (an unjoined fork would leave it invalidated). */
+static void join_all(gl_graph *g) {
+  for (int i = 0; i < g->nmembers; i++) {
+    gl_stream *t = g->members[i];
+    if (!gl_ordered_before(g->origin, t, t->seq)) gl_stream_order_after(g->origin, t, 1, NULL);
+  }
+}
+
 static int by_range(const void *pa, const void *pb) {
   const gl_graph_use *a = pa, *b = pb;
   if (a->mem != b->mem) return a->mem < b->mem ? -1 : 1;
@@ -219,6 +228,7 @@ static int capture_finish(gl_graph *g, int ok, gl_site *site) {
                    "before the function returned: %s:join(%s) after its last work",
                    g->name, gl_loc_text(rt, g->capture_loc), t->name, origin->name, origin->name, t->name);
   }
+  if (!ok || rc != 0) join_all(g);
   CUresult r = end_capture(g);
   if (ok && rc == 0 && r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuStreamEndCapture", site);
   if (ok && rc == 0) {
@@ -261,6 +271,7 @@ int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_s
                        "before the function returned: %s:join(%s) after its last work",
                    g->name, t->name, origin->name, origin->name, t->name);
   }
+  if (!ok || rc != 0) join_all(fresh);
   CUresult r = end_capture(fresh);
   if (ok && rc == 0 && r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuStreamEndCapture", site);
   /* the replays queued so far may use what the old work holds (its host
@@ -521,7 +532,7 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
 
 void gl_graph_close(gl_graph *g) {
   gl_runtime *rt = g->dev->rt;
-  if (g->origin) end_capture(g); /* closed while capturing (an error unwinding): discarded */
+  if (g->origin) join_all(g), end_capture(g); /* closed while capturing (an error unwinding): discarded */
   unlink_live(g);
   if (g->handle) *g->handle = NULL;
   g->handle = NULL;

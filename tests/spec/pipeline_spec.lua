@@ -100,6 +100,68 @@ describe("pipelines", function()
   end)
 end)
 
+describe("pipeline.graph", function()
+  local dev = gpu.device(0)
+  local N = 256
+  local CFG = {grid = 1, block = 256}
+
+  local function opts(h, o, extra)
+    local t = {device = dev, streams = 4, batches = 8,
+      setup = pipeline.buffers{a = {"f32", N}, b = {"f32", N}},
+      stage = function(b, s, buf)
+        s:copy(buf.a, h:view((b - 1) * N, N))
+        s:launch(gpu.kernels.scale, CFG, 2.0, buf.a, buf.b, N)
+        s:copy(o:view((b - 1) * N, N), buf.b)
+      end}
+    for k, v in pairs(extra or {}) do t[k] = v end
+    return t
+  end
+
+  it("captures the whole pipeline as one graph of parallel branches, replayed like pipeline.run's work", function()
+    local h, o = H.iota("f32", N * 8), gpu.host("f32", N * 8)
+    local where = {}
+    local o2 = opts(h, o, {name = "whole"})
+    local inner = o2.stage
+    o2.stage = function(b, s, buf)
+      where[b] = s.name
+      inner(b, s, buf)
+    end
+    local g = pipeline.graph(o2)
+    assert.are.equal("whole", g.name)
+    assert.are.equal(24, g.nodes) -- 8 batches of 3 operations
+    assert.are.same({"pipeline1", "pipeline2", "pipeline3", "pipeline4", "pipeline1", "pipeline2", "pipeline3",
+      "pipeline4"}, where)
+    dev.main:sync()
+    for _ = 1, 3 do g:launch(dev.main) end
+    dev.main:sync()
+    for i = 1, N * 8 do assert.are.equal(2 * i, o[i]) end
+    g:close()
+  end)
+
+  it("rejects what cannot be one graph, and a stage's refused call comes out of it", function()
+    local h, o = H.iota("f32", N * 8), gpu.host("f32", N * 8)
+    H.fails("pipeline.graph: option 'streams' expected a positive integer %(the branches are forked inside the "
+      .. "capture%), got table", function() return pipeline.graph(opts(h, o, {streams = {dev.main}})) end)
+    H.fails("pipeline.graph: unknown option 'nmae'", function() return pipeline.graph(opts(h, o, {nmae = "x"})) end)
+    local two = opts(h, o, {devices = {0, 0}})
+    two.device = nil
+    H.fails("pipeline.graph: a graph's work is on one device", function() return pipeline.graph(two) end)
+    H.fails("pipeline.run: unknown option 'name'", function() return pipeline.run(opts(h, o, {name = "x"})) end)
+    local bad = opts(h, o)
+    bad.stage = function(_, s) s:sync() end
+    H.fails("s:sync at [^:]*pipeline_spec.lua:%d+: not allowed during the capture of graph 'pipeline'", function()
+      return pipeline.graph(bad)
+    end)
+    -- after that the device works as before
+    local g = pipeline.graph(opts(h, o))
+    dev.main:sync()
+    g:launch(dev.main)
+    dev.main:sync()
+    for i = 1, N * 8 do assert.are.equal(2 * i, o[i]) end
+    g:close()
+  end)
+end)
+
 describe("the trace", function()
   it("writes Chrome trace JSON with a track per stream and an event per copy, fill and launch", function()
     local json = require "dkjson"
