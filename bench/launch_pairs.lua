@@ -61,8 +61,8 @@ for _, policy in ipairs{"off", "strict"} do
     end}
     cases[("launch_8arg_%s_%s"):format(form, policy)] = {raw = "launch8", run = function(n)
       return timed(policy, n, function(count)
-        local a, b, c, d, f, g, h, i = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
-        for _ = 1, count do s:launch(k8, cfg, a, b, c, d, f, g, h, i) end
+        local a, b, c, d, f, gg, h, i = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+        for _ = 1, count do s:launch(k8, cfg, a, b, c, d, f, gg, h, i) end
       end)
     end}
   end

@@ -6,7 +6,8 @@
 local gpu = require "gpulua"
 local pipeline = require "gpulua.pipeline"
 
-local chunk, chunks, REPS = 1 << 22, 32, 5
+local on_gpu = gpu.backend() == "cuda"
+local chunk, chunks, REPS = on_gpu and (1 << 22) or (1 << 14), 32, 5
 local dev = gpu.device(0)
 local n = chunk * chunks
 local input = gpu.host("f32", n)
@@ -19,22 +20,29 @@ local function median(t)
   return #t % 2 == 1 and t[(#t + 1) // 2] or 0.5 * (t[#t // 2] + t[#t // 2 + 1])
 end
 
-local function run(streams, stages)
-  return pipeline.run{
-    device = dev, streams = streams, batches = chunks,
+-- pipeline.run's (or pipeline.graph's) options for `batches` chunks of
+-- `size` elements on `streams` streams, doing the given stages
+local function options(streams, stages, size, batches)
+  local kcfg = size == chunk and cfg or {grid = math.min((size + 255) // 256, dev.sms * 8), block = 256}
+  return {
+    device = dev, streams = streams, batches = batches or chunks,
     setup = function(s)
-      return {a = dev:alloc("f32", chunk, {stream = s}), b = dev:alloc("f32", chunk, {stream = s})}
+      return {a = dev:alloc("f32", size, {stream = s}), b = dev:alloc("f32", size, {stream = s})}
     end,
     stage = function(c, s, buf)
-      local off = (c - 1) * chunk
-      if stages.copy_in then s:copy(buf.a, input:view(off, chunk)) end
+      local off = (c - 1) * size
+      if stages.copy_in then s:copy(buf.a, input:view(off, size)) end
       if stages.compute then
-        s:launch(gpu.kernels.scale, cfg, 2.0, buf.a, buf.b, chunk)
-        s:launch(gpu.kernels.axpy, cfg, 1.0, buf.a, buf.b, chunk)
+        s:launch(gpu.kernels.scale, kcfg, 2.0, buf.a, buf.b, size)
+        s:launch(gpu.kernels.axpy, kcfg, 1.0, buf.a, buf.b, size)
       end
-      if stages.copy_out then s:copy(output:view(off, chunk), buf.b) end
+      if stages.copy_out then s:copy(output:view(off, size), buf.b) end
     end,
-  }.gpu_ms
+  }
+end
+
+local function run(streams, stages)
+  return pipeline.run(options(streams, stages, chunk)).gpu_ms
 end
 
 local all = {copy_in = true, compute = true, copy_out = true}
@@ -69,3 +77,36 @@ print(string.format("RESULT pipeline_copy_out %.4f ms", t_out))
 print(string.format("RESULT pipeline_1stream %.4f ms", one))
 print(string.format("RESULT pipeline_4stream %.4f ms", four))
 print(string.format("RESULT pipeline_ideal %.4f ms", ideal))
+
+-- the same 4-stream pipeline as one graph (pipeline.graph), against
+-- pipeline.run: device time (timing events around the work) and wall time
+-- (queueing it and waiting for it), at the default size and at 256 batches
+-- of 64 KiB, where queueing each operation from Lua costs more than running it
+local function graph_vs_run(label, size, batches)
+  local all_stages = {copy_in = true, compute = true, copy_out = true}
+  local g = pipeline.graph(options(4, all_stages, size, batches))
+  local main = dev.main
+  local tg, wg, tr, wr = {}, {}, {}, {}
+  for r = 0, REPS do
+    main:sync()
+    local w0 = gpu.clock()
+    local e0 = main:record{timing = true}
+    g:launch(main)
+    local e1 = main:record{timing = true}
+    main:sync()
+    if r > 0 then tg[r], wg[r] = e0:elapsed(e1), (gpu.clock() - w0) * 1e3 end
+    w0 = gpu.clock()
+    local stats = pipeline.run(options(4, all_stages, size, batches))
+    dev:sync()
+    if r > 0 then tr[r], wr[r] = stats.gpu_ms, (gpu.clock() - w0) * 1e3 end
+  end
+  for i = 1, size * batches, 4099 do assert(output[i] == 3 * input[i], "pipeline result is wrong") end
+  g:close()
+  print(string.format("RESULT pipeline_graph_%s %.4f ms", label, median(tg)))
+  print(string.format("RESULT pipeline_run_%s %.4f ms", label, median(tr)))
+  print(string.format("RESULT pipeline_graph_%s_wall %.4f ms", label, median(wg)))
+  print(string.format("RESULT pipeline_run_%s_wall %.4f ms", label, median(wr)))
+end
+graph_vs_run("default", chunk, chunks)
+local small = math.min(256, n // 16384) -- 256 on the GPU; fewer on sim, whose buffers are smaller
+graph_vs_run(small .. "x64KiB", 16384, small)

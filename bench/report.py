@@ -72,6 +72,16 @@ if eager and replay:
     sp = eager / replay
     rows.append(("graph replay vs launching the chain from Lua one by one", ">= 5x", f"{replay:.4f} us/kernel",
                  f"{eager:.4f}", f"{sp:.1f}x faster {'met' if sp >= 5 else 'MISSED'}", ""))
+for label, goal, what in (("default", 1.0, "no slower"), ("256x64KiB", 1.0, "faster")):
+    for suffix, kind in (("_wall", "wall time, queue + run"), ("", "device time")):
+        gr, ru = get("gpulua", f"pipeline_graph_{label}{suffix}"), get("gpulua", f"pipeline_run_{label}{suffix}")
+        if gr and ru:
+            ratio = gr / ru
+            ok = ratio <= 1.0 if what == "no slower" else ratio < 1.0
+            judged = suffix == "_wall"
+            rows.append((f"pipeline.graph vs pipeline.run, {label}, {kind}", f"{what}" if judged else "",
+                         f"{gr:.3f} ms", f"{ru:.3f}",
+                         f"{ratio:.3f}x {('met' if ok else 'MISSED') if judged else '(reference)'}", ""))
 row("event record + cross-stream wait (us) vs raw", 99, get("gpulua", "event_wait"), "us", get("raw", "event_wait"), "time", "a new event each time (s:record())")
 row("event re-record + cross-stream wait (us) vs raw", 1.5, get("gpulua", "event_wait_rerecord"), "us", get("raw", "event_wait"), "time", "s:record(e)")
 for d in ("h2d", "d2h"):
