@@ -74,6 +74,17 @@ LUA
 check timeline-kernel 'mixed #[0-9]+ +\|[^|]*K[^|]*\| 5 ops' "$g" --timeline "$tmp/tl.lua"
 check timeline-fill 'mixed #[0-9]+ +\|[^|]*F[^|]*\| 5 ops' "$g" --timeline "$tmp/tl.lua"
 check timeline-one-op 'single #[0-9]+ +\|[^|]*\| 1 op$' "$g" --timeline "$tmp/tl.lua"
+# a graph's replays are their own kind of work on the stream that launched them
+cat >"$tmp/tlg.lua" <<'LUA'
+local dev = gpu.device(0)
+local x = dev:zeros("f32", 1 << 16)
+local s = dev:stream{name = "replayer"}
+s:join(dev.main)
+local g = s:capture(function(cs) for _ = 1, 8 do cs:fill(x, 1) end end)
+for _ = 1, 3 do g:launch(s) end
+gpu.sync()
+LUA
+check timeline-graph 'replayer #[0-9]+ +\|[^|]*G[^|]*\| 3 ops$' "$g" --timeline "$tmp/tlg.lua"
 check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
 # the REPL's locations count its input lines, continuation lines included
 printf 'x = gpu.device(0):zeros("f32", 4)\n\nfor i = 1, 1 do\n  x:free()\nend\nprint(pcall(x.read, x))\nerror("line 7")\n' \

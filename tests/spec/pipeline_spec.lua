@@ -205,6 +205,41 @@ describe("the trace", function()
     b:close()
   end)
 
+  it("shows each graph replay as one event of its own kind, and nothing of the capture", function()
+    local json = require "dkjson"
+    local path = os.tmpname()
+    gpu.trace(path)
+    local dev = gpu.device(0)
+    local a = dev:stream{name = "tr_g"}
+    local x = dev:zeros("f32", 1024, {stream = a})
+    local g = a:capture(function(cs)
+      cs:fill(x, 1)
+      cs:launch(gpu.kernels.scale, {grid = 2, block = 128}, 2.0, x, x, 1024)
+    end, {name = "traced"})
+    g:launch(a)
+    g:launch(a)
+    gpu.trace(false)
+    local f = assert(io.open(path))
+    local doc = json.decode(f:read("a"))
+    f:close()
+    os.remove(path)
+    local replays, others = 0, 0
+    for _, e in ipairs(doc.traceEvents) do
+      if e.ph == "X" and e.cat == "graph" then
+        replays = replays + 1
+        assert.are.equal("traced", e.name)
+        assert.are.equal(2, e.args.nodes)
+        assert.are.equal("tr_g", e.args.stream)
+      elseif e.ph == "X" and e.args.stream == "tr_g" and e.name ~= "dev:zeros" then
+        others = others + 1
+      end
+    end
+    assert.are.equal(2, replays)
+    assert.are.equal(0, others, "the captured fill and launch are not traced themselves")
+    g:close()
+    a:close()
+  end)
+
   it("says what is wrong", function()
     H.fails("gpu%.trace: no trace file", gpu.trace)
     H.fails("gpu%.trace: cannot write /nonexistent/dir/trace%.json: No such file or directory", gpu.trace,
