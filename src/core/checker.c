@@ -103,7 +103,9 @@ int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int writ
 }
 
 int gl_access_reserve(gl_accesses *acc, int k) {
-  if (acc->n) prune(acc); /* the lanes the host has seen finish go first */
+  /* the lanes the host has seen finish go first; a memory used by one stream
+   * alone keeps its lane (lane_put sweeps its finished spans) */
+  if (acc->n > 1 || acc->n + k > acc->cap) prune(acc);
   if (acc->n + k <= acc->cap) return 0;
   int cap = acc->cap ? acc->cap : 2;
   while (cap < acc->n + k) cap *= 2;
@@ -206,6 +208,13 @@ static int lane_put(gl_lane *l, uint64_t lo, uint64_t hi, int write, uint64_t se
     if (write) *c = (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE};
     else c->rseq = seq, c->rloc = loc;
     return 0;
+  }
+  if (c && c->lo <= lo && hi <= c->hi) { /* inside the last record's span, which may take it whole */
+    gl_span piece = write ? (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE} : (gl_span){lo, hi, c->wseq, seq, c->wloc, loc};
+    if (mergeable(c, &piece, l->s->captured)) {
+      absorb(c, &piece);
+      return 0;
+    }
   }
   if (l->n >= 64 && l->n >= 2 * l->swept) sweep(l);
   int i = first_after(l, lo), j = i;

@@ -184,7 +184,8 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
       if (check_operand(s, op, &op->opnd[i], site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
   for (int i = 0; i < op->nopnd; i++) /* one stream's lane per memory at most */
-    if (gl_access_reserve(op->opnd[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
+    if ((i == 0 || op->opnd[i].acc != op->opnd[i - 1].acc) && gl_access_reserve(op->opnd[i].acc, 1) != 0)
+      return gl_fail_nomem(rt, NULL);
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
 
   gl_set_ctx(dev);
