@@ -49,8 +49,20 @@ int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what)
 
 int gl_raise(lua_State *L, gl_runtime *rt) {
   luaL_where(L, 1);
-  lua_pushstring(L, gl_error_message(rt));
-  lua_concat(L, 2);
+  const char *msg = gl_error_message(rt);
+  lua_pushstring(L, msg);
+  int n = 2;
+  gl_graph *g = rt->capture;
+  if (g) { /* every error inside a capture says which (unless it does already) */
+    char named[GL_GRAPH_NAME_MAX + 16];
+    snprintf(named, sizeof named, "graph '%s'", g->name);
+    if (!strstr(msg, named)) {
+      lua_pushfstring(L, " (during the capture of graph '%s', s:capture at %s)", g->name,
+                      gl_loc_text(rt, g->capture_loc));
+      n = 3;
+    }
+  }
+  lua_concat(L, n);
   return lua_error(L);
 }
 
