@@ -78,7 +78,16 @@ int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out
   return capture_new(s, name, gl_site_loc(s->dev->rt, site), site, out);
 }
 
-/* Let go of the memory and modules (the graph no longer uses them). */
+static void release_modules(gl_graph *g) {
+  for (int i = 0; i < g->nmods; i++) gl_module_unref(g->mods[i]);
+  free(g->mods);
+  g->mods = NULL;
+  g->nmods = g->capmods = 0;
+}
+
+/* Let go of the memory (the graph no longer uses it). Its modules stay
+ * until the driver's graph goes (destroy), after the replays: so a replay
+ * needs no record of their use. */
 static void release_uses(gl_graph *g) {
   for (int i = 0; i < g->nmem; i++) {
     gl_graph_mem *m = &g->mem[i];
@@ -92,10 +101,6 @@ static void release_uses(gl_graph *g) {
   free(g->use);
   g->use = NULL;
   g->nuse = g->capuse = 0;
-  for (int i = 0; i < g->nmods; i++) gl_module_unref(g->mods[i]);
-  free(g->mods);
-  g->mods = NULL;
-  g->nmods = g->capmods = 0;
 }
 
 static void run_cleanups(gl_graph *g) {
@@ -115,6 +120,7 @@ static void destroy(gl_graph *g) {
     if (g->graph) gl_drv.cuGraphDestroy(g->graph);
   }
   run_cleanups(g);
+  release_modules(g);
   gl_access_clear(&g->replays);
   free(g);
 }
@@ -306,6 +312,7 @@ int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_s
   /* g takes the new work; the old goes with fresh's shell */
   release_uses(g);
   run_cleanups(g);
+  release_modules(g);
   gl_set_ctx(g->dev);
   if (g->graph) gl_drv.cuGraphDestroy(g->graph);
   g->graph = fresh->graph;
@@ -511,8 +518,6 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   for (int i = 0; i < g->nuse; i++)
     if (gl_access_reserve(g->mem[g->use[i].mem].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
   if (gl_access_reserve(&g->replays, 1) != 0) return gl_fail_nomem(rt, NULL);
-  for (int i = 0; i < g->nmods; i++)
-    if (gl_access_reserve(&g->mods[i]->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
   gl_trace_begin(s);
   CUresult r = gl_drv.cuGraphLaunch(g->exec, s->cu);
@@ -525,8 +530,6 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
     gl_access_record(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, u->loc);
   }
   gl_access_record(&g->replays, s, 0, 1, 0, GL_LOC_NONE);
-  for (int i = 0; i < g->nmods; i++) /* a module stays loaded until the replay finishes */
-    gl_access_record(&g->mods[i]->uses, s, 0, 1, 0, GL_LOC_NONE);
   return 0;
 }
 

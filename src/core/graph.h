@@ -68,7 +68,7 @@ struct gl_graph {
   int nmem, capmem;
   gl_graph_use *use;
   int nuse, capuse;
-  gl_module **mods;       /* references */
+  gl_module **mods;       /* references, kept until the driver's graph goes (after its replays) */
   int nmods, capmods;
   struct gl_graph_cleanup {
     void (*fn)(void *);
@@ -125,9 +125,9 @@ int gl_graph_add_module(gl_graph *g, gl_module *m);
 int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg);
 /* g:launch(s): checked and recorded on s like the captured work, then replayed. */
 int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site);
-/* g:close(), <close>, __gc: the memory and modules are let go now; the
- * driver's objects and g itself once the replays have finished (at once,
- * or at a later reap). g must not be used after. */
+/* g:close(), <close>, __gc: the memory is let go now; the driver's objects,
+ * the modules and g itself once the replays have finished (at once, or at a
+ * later reap). g must not be used after. */
 void gl_graph_close(gl_graph *g);
 /* Destroy the closed graphs whose replays have finished (wait: all). */
 void gl_graph_reap(gl_runtime *rt, int wait);
