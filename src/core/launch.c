@@ -56,11 +56,16 @@ int gl_launch_check_limits(const gl_kernel *k, const gl_device *d, const gl_laun
 
 int gl_launch_check_slice(gl_stream *s, const gl_kernel *k, int i, const gl_slice *x) {
   gl_device *dev = s->dev;
+  const gl_alloc *a = x->a;
+  const gl_param *p = &k->sig.p[i];
+  /* the usual case, at once: live memory of this device, of the declared dtype */
+  if (a && !x->released && !a->freed && a->dev == dev && dev->opened &&
+      (p->dtype < 0 || x->dtype == (gl_dtype)p->dtype))
+    return 0;
   gl_runtime *rt = dev->rt;
   int rc = gl_slice_check(x, k->name, i + 1);
   if (rc == -2) return gl_fail(rt, "s:launch: kernel '%s': argument %d: slice is not initialised", k->name, i + 1);
   if (rc != 0) return -1;
-  const gl_param *p = &k->sig.p[i];
   if (p->dtype >= 0 && x->dtype != (gl_dtype)p->dtype)
     return gl_fail(rt, "s:launch: kernel '%s': argument %d expected %s %s slice, got %s %s slice", k->name, i + 1,
                    gl_dtype_article((gl_dtype)p->dtype), gl_dtypes[p->dtype].name, gl_dtype_article(x->dtype),
