@@ -3,6 +3,7 @@
 # one file ($OUT/all.tgz: the device tool returns only a few files a call):
 #   bash scripts/device-batch.sh [rounds]     (after scripts/device-prepare.sh here,
 #                                             with carry [".carry"])
+#   SKIP_EXAMPLES=1 leaves the examples out; LAUNCHES=n sets bench/run.sh's loop length.
 # Runs the spec suite and the examples (scripts/device-run.sh), the graph specs
 # under compute-sanitizer memcheck, then `rounds` (default 3) rounds of
 # bench/run.sh, and prints bench/rounds.py's medians over the rounds.
@@ -16,8 +17,10 @@ mkdir -p "$work"
 status=0
 OUT=$work timeout 240 bash scripts/device-run.sh specs >"$work/specs-run.txt" 2>&1 || status=1
 tail -n 6 "$work/specs-run.txt"
-OUT=$work timeout 150 bash scripts/device-run.sh examples >"$work/examples-run.txt" 2>&1 || status=1
-grep -E '^== |speed-up|verified|Error|error' "$work/examples-run.txt" | head -n 40
+if [ -z "${SKIP_EXAMPLES:-}" ]; then # SKIP_EXAMPLES=1: not this time
+  OUT=$work timeout 150 bash scripts/device-run.sh examples >"$work/examples-run.txt" 2>&1 || status=1
+  grep -E '^== |speed-up|verified|Error|error' "$work/examples-run.txt" | head -n 40
+fi
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 LUA_PATH_5_4="$root/lua/?.lua;$root/lua/?/init.lua;$root/tests/spec/?.lua;$root/.carry/share/lua/5.4/?.lua;$root/.carry/share/lua/5.4/?/init.lua;;" \
 LUA_CPATH_5_4="$root/.carry/bin/?.so;$root/.carry/lib/lua/5.4/?.so;;" GPULUA_BACKEND=cuda \
@@ -28,7 +31,7 @@ echo "compute-sanitizer memcheck, graph_spec.lua:"
 grep -E 'successes /|ERROR SUMMARY|LEAK SUMMARY' "$work/sanitize-graph.log"
 for ((i = 1; i <= rounds; i++)); do
   mkdir -p "$work/r$i"
-  OUT=$work/r$i timeout 150 bash bench/run.sh 100000 >"$work/r$i/stdout.txt" 2>&1 || status=1
+  OUT=$work/r$i timeout 150 bash bench/run.sh "${LAUNCHES:-100000}" >"$work/r$i/stdout.txt" 2>&1 || status=1
   echo "bench round $i: rc=$?"
 done
 python3 bench/rounds.py "$work"/r*/bench-results.txt | tee "$work/rounds.md"
