@@ -219,30 +219,39 @@ static int instantiate(gl_graph *g, gl_stream *s, gl_site *site) {
   return 0;
 }
 
-/* The end of a capture: checked complete, then the graph made. */
-static int capture_finish(gl_graph *g, int ok, gl_site *site) {
+/* The end of the capture into g (by `call`: "s:capture", "g:update"): when
+ * ok, checked complete (nothing lost, every fork joined back); the capture
+ * is ended in any case, and on success the uses merged. *origin is the
+ * capturing stream, with a reference for the caller. 0, or -1 (the error
+ * set when ok). */
+static int end_checked(gl_graph *g, int ok, const char *call, gl_stream **origin, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  gl_stream *origin = g->origin;
-  gl_stream_ref(origin);
+  gl_stream *o = *origin = g->origin;
+  gl_stream_ref(o);
   int rc = 0;
-  if (ok && g->broken) rc = gl_fail_nomem(rt, "s:capture");
+  if (ok && g->broken) rc = gl_fail_nomem(rt, call);
   if (ok && rc == 0) {
     const gl_stream *t = unjoined(g);
     if (t)
       rc = gl_fail(rt,
-                   "s:capture of graph '%s' (at %s): stream '%s', forked from '%s' in the capture, was not joined back "
-                   "before the function returned: %s:join(%s) after its last work",
-                   g->name, gl_loc_text(rt, g->capture_loc), t->name, origin->name, origin->name, t->name);
+                   "%s of graph '%s' (s:capture at %s): stream '%s', forked from '%s' in the capture, was not joined "
+                   "back before the function returned: %s:join(%s) after its last work",
+                   call, g->name, gl_loc_text(rt, g->capture_loc), t->name, o->name, o->name, t->name);
   }
   if (!ok || rc != 0) join_all(g);
   CUresult r = end_capture(g);
   if (ok && rc == 0 && r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuStreamEndCapture", site);
-  if (ok && rc == 0) {
-    merge_uses(g);
-    rc = instantiate(g, origin, site);
-  }
-  gl_stream_unref(origin);
+  if (ok && rc == 0) merge_uses(g);
   return ok ? rc : -1;
+}
+
+/* The end of a capture: checked complete, then the graph made. */
+static int capture_finish(gl_graph *g, int ok, gl_site *site) {
+  gl_stream *origin;
+  int rc = end_checked(g, ok, "s:capture", &origin, site);
+  if (rc == 0) rc = instantiate(g, origin, site);
+  gl_stream_unref(origin);
+  return rc;
 }
 
 int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
@@ -267,32 +276,24 @@ int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **f
 int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
   *rebuilt = 0;
-  gl_stream *origin = fresh->origin;
-  gl_stream_ref(origin);
-  int rc = 0;
-  if (ok) {
-    const gl_stream *t = unjoined(fresh);
-    if (t)
-      rc = gl_fail(rt, "g:update of graph '%s': stream '%s', forked from '%s' in the capture, was not joined back "
-                       "before the function returned: %s:join(%s) after its last work",
-                   g->name, t->name, origin->name, origin->name, t->name);
-  }
-  if (!ok || rc != 0) join_all(fresh);
-  CUresult r = end_capture(fresh);
-  if (ok && rc == 0 && r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuStreamEndCapture", site);
+  gl_stream *origin;
+  int rc = end_checked(fresh, ok, "g:update", &origin, site);
   /* the replays queued so far may use what the old work holds (its host
    * kernels' records, its modules): they finish first */
-  if (ok && rc == 0 && gl_access_wait_all(&g->replays, 1, site) != 0) rc = -1;
-  if (ok && rc == 0) {
-    merge_uses(fresh);
+  if (rc == 0 && gl_access_wait_all(&g->replays, 1, site) != 0) rc = -1;
+  if (rc == 0) {
     gl_set_ctx(g->dev);
     CUgraphExecUpdateResultInfo info;
     memset(&info, 0, sizeof info);
     if (gl_drv.cuGraphExecUpdate(g->exec, fresh->graph, &info) == CUDA_SUCCESS) {
       fresh->exec = g->exec;
       g->exec = NULL;
-      r = gl_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes);
-      if (r != CUDA_SUCCESS) rc = gl_fail_cu(rt, g->dev, r, "cuGraphGetNodes", site);
+      CUresult r = gl_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes);
+      if (r != CUDA_SUCCESS) {
+        rc = gl_fail_cu(rt, g->dev, r, "cuGraphGetNodes", site);
+        g->exec = fresh->exec; /* updated, but kept by g: g replays the new work, fresh goes */
+        fresh->exec = NULL;
+      }
     } else { /* another topology: made anew */
       *rebuilt = 1;
       rc = instantiate(fresh, origin, site);
