@@ -288,12 +288,9 @@ int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_s
     if (gl_drv.cuGraphExecUpdate(g->exec, fresh->graph, &info) == CUDA_SUCCESS) {
       fresh->exec = g->exec;
       g->exec = NULL;
-      CUresult r = gl_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes);
-      if (r != CUDA_SUCCESS) {
-        rc = gl_fail_cu(rt, g->dev, r, "cuGraphGetNodes", site);
-        g->exec = fresh->exec; /* updated, but kept by g: g replays the new work, fresh goes */
-        fresh->exec = NULL;
-      }
+      /* the executable already runs the new work: the update cannot be undone, so a
+       * count the driver will not give (a valid graph: it cannot refuse) is the old one */
+      if (gl_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes) != CUDA_SUCCESS) fresh->nodes = g->nodes;
     } else { /* another topology: made anew */
       *rebuilt = 1;
       rc = instantiate(fresh, origin, site);
