@@ -274,7 +274,6 @@ int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **f
 }
 
 int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
-  gl_runtime *rt = g->dev->rt;
   *rebuilt = 0;
   gl_stream *origin;
   int rc = end_checked(fresh, ok, "g:update", &origin, site);
