@@ -18,49 +18,15 @@
  * Prints "RESULT pair_<case>_ratio <median> x <min> <max>" and the medians of
  * both sides; needs the cuda backend.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 
-#include "driver.h"
+#define RAW_NAME "launch_pairs"
+#include "raw_common.h"
+
 #include "gpulua.h"
 #include "nvrtc_table.h"
-
-static gl_driver d;
-
-#define CK(call)                                                                    \
-  do {                                                                              \
-    CUresult r_ = d.call;                                                           \
-    if (r_ != CUDA_SUCCESS) {                                                       \
-      const char *n_ = "?";                                                         \
-      d.cuGetErrorName(r_, &n_);                                                    \
-      fprintf(stderr, "launch_pairs: %s failed: %s (line %d)\n", #call, n_, __LINE__); \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n) {
-  double s[64];
-  memcpy(s, v, (size_t)n * sizeof *v);
-  qsort(s, (size_t)n, sizeof *s, cmp);
-  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
 
 static const char empty_src[] =
   "extern \"C\" __global__ void empty1(float *a) {}\n"

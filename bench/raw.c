@@ -6,43 +6,11 @@
  *
  *   raw [launches]   (default 200000)
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#define RAW_NAME "raw"
+#include "raw_common.h"
 
 #include "builtins.h"
-#include "driver.h"
 #include "nvrtc_table.h"
-
-static gl_driver d;
-
-#define CK(call)                                                                 \
-  do {                                                                           \
-    CUresult r_ = d.call;                                                        \
-    if (r_ != CUDA_SUCCESS) {                                                    \
-      const char *n_ = "?";                                                      \
-      d.cuGetErrorName(r_, &n_);                                                 \
-      fprintf(stderr, "raw: %s failed: %s (line %d)\n", #call, n_, __LINE__);    \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static CUmodule compile(const char *src, const char *name) {
   const char *opts[] = {"-arch=sm_90"};

@@ -1,0 +1,50 @@
+/*
+ * bench/raw_common.h -- what the raw-driver benchmarks share (raw.c,
+ * launch_pairs.c): the driver table they call through, a check of each call
+ * that names it and exits, a monotonic clock and the median of a sample.
+ * Each program defines RAW_NAME (its name in messages) before including it.
+ */
+#ifndef GPULUA_BENCH_RAW_COMMON_H
+#define GPULUA_BENCH_RAW_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "driver.h"
+
+static gl_driver d;
+
+#define CK(call)                                                                   \
+  do {                                                                             \
+    CUresult r_ = d.call;                                                          \
+    if (r_ != CUDA_SUCCESS) {                                                      \
+      const char *n_ = "?";                                                        \
+      d.cuGetErrorName(r_, &n_);                                                   \
+      fprintf(stderr, RAW_NAME ": %s failed: %s (line %d)\n", #call, n_, __LINE__); \
+      exit(1);                                                                     \
+    }                                                                              \
+  } while (0)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* the median of v[0..n) (at most 64 values; v is left as it was) */
+static double median(const double *v, int n) {
+  double s[64];
+  if (n > 64) n = 64;
+  memcpy(s, v, (size_t)n * sizeof *v);
+  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+#endif
