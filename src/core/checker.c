@@ -310,6 +310,11 @@ void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, 
   }
 }
 
+void gl_access_mark(gl_accesses *acc, gl_stream *s) {
+  gl_lane *l = acc->n && acc->lanes[0].s == s ? &acc->lanes[0] : lane_of(acc, s);
+  l->rmax = s->seq;
+}
+
 int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site) {
   for (int i = 0; i < acc->n; i++) {
     gl_lane *l = &acc->lanes[i];

@@ -75,6 +75,10 @@ int gl_access_reserve(gl_accesses *acc, int k);
 /* Record an access queued on s (at s->seq), after gl_access_reserve. It
  * cannot fail: without memory for a span, the access is kept blind. */
 void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, int write, int loc);
+/* Only that s uses acc's object at its position (after gl_access_reserve), for
+ * the finished and wait queries below, never for conflicts: a module's
+ * launches, a graph's replays. Cheaper than a record: no ranges. */
+void gl_access_mark(gl_accesses *acc, gl_stream *s);
 /* Order `waiter` after every recorded access (for a free): real waits, from
  * which the checker learns nothing. */
 int gl_access_order_all(gl_accesses *acc, gl_stream *waiter, gl_site *site);

@@ -101,7 +101,9 @@ void gl_clock_snapshot(gl_stream *s, uint64_t *clock, uint32_t *gens, int len) {
   if (n) memcpy(clock, s->clock, (size_t)n * sizeof *clock);
   if (len > n) memset(clock + n, 0, (size_t)(len - n) * sizeof *clock);
   clock[s->id] = s->seq;
-  for (int i = 0; i < len; i++) gens[i] = i < rt->nids ? rt->gen[i] : 0;
+  int known = len < rt->nids ? len : rt->nids;
+  if (known > 0) memcpy(gens, rt->gen, (size_t)known * sizeof *gens);
+  for (int i = known; i < len; i++) gens[i] = 0;
 }
 
 void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const uint32_t *gens, int n) {

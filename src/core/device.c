@@ -99,7 +99,7 @@ int gl_device_open(gl_runtime *rt, int ordinal, gl_device **out) {
   return 0;
 }
 
-int gl_device_check(gl_device *d) {
+int gl_device_check_slow(gl_device *d) {
   if (!d->opened) return gl_fail(d->rt, "gpulua has been shut down");
   if (gl_device_poisoned(d)) return gl_fail(d->rt, "%s", gl_buf_str(&d->poison));
   if (d->pending.n) {

@@ -44,7 +44,10 @@ int gl_device_open(gl_runtime *rt, int ordinal, gl_device **out);
 void gl_set_ctx(gl_device *d);
 /* 0 when d can take work; else -1: shut down, poisoned (the fault), or an
  * error a finalizer kept (reported once). */
-int gl_device_check(gl_device *d);
+int gl_device_check_slow(gl_device *d);
+static inline int gl_device_check(gl_device *d) {
+  return d->opened && !d->poison.n && !d->pending.n ? 0 : gl_device_check_slow(d); /* the usual case, at once */
+}
 static inline int gl_device_poisoned(const gl_device *d) { return d->poison.n != 0; }
 /* Keep the runtime's current error on d, for gl_device_check to report (a
  * finalizer's failure: never lost, never raised where it happened). */

@@ -81,8 +81,8 @@ static void take_snapshot(gl_event *e, gl_stream *s) {
 
 int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   gl_device *d = s->dev;
-  unsigned capture;
-  if (gl_capture_check_record(d->rt, s, timing, &capture, site) != 0) return -1;
+  unsigned capture = 0;
+  if (d->rt->capture && gl_capture_check_record(d->rt, s, timing, &capture, site) != 0) return -1;
   CUevent ev;
   CUresult r = gl_event_take(d, timing != 0, &ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
@@ -104,8 +104,8 @@ int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
 
 int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site) {
   gl_device *d = s->dev;
-  unsigned capture;
-  if (gl_capture_check_record(d->rt, s, e->timing, &capture, site) != 0) return -1;
+  unsigned capture = 0;
+  if (d->rt->capture && gl_capture_check_record(d->rt, s, e->timing, &capture, site) != 0) return -1;
   CUevent ev = e->ev;
   if (e->s->dev != d) { /* a driver event belongs to its context: one of d's */
     CUresult r = gl_event_take(d, e->timing != 0, &ev);

@@ -526,7 +526,7 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
     const gl_graph_use *u = &g->use[i];
     gl_access_record(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, u->loc);
   }
-  gl_access_record(&g->replays, s, 0, 1, 0, GL_LOC_NONE);
+  gl_access_mark(&g->replays, s);
   return 0;
 }
 

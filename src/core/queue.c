@@ -202,7 +202,7 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     s->last_launch_seq = s->seq;
     s->last_kernel = op->u.launch.k->name_id;
     s->last_launch_loc = loc;
-    if (m) gl_access_record(&m->uses, s, 0, 1, 0, GL_LOC_NONE); /* the module stays loaded until it finishes */
+    if (m) gl_access_mark(&m->uses, s); /* the module stays loaded until it finishes */
   }
   for (int i = 0; i < op->nopnd; i++) {
     gl_operand *o = &op->opnd[i];

@@ -66,11 +66,9 @@ int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, g
   return 0;
 }
 
-int gl_stream_check(gl_stream *s) {
-  if (!s->cu)
-    return gl_fail(s->dev->rt, "stream '%s' of device %d is closed (closed at %s)", s->name, s->dev->ordinal,
-                   gl_loc_text(s->dev->rt, s->closed_at));
-  return gl_device_check(s->dev);
+int gl_stream_check_closed(gl_stream *s) {
+  return gl_fail(s->dev->rt, "stream '%s' of device %d is closed (closed at %s)", s->name, s->dev->ordinal,
+                 gl_loc_text(s->dev->rt, s->closed_at));
 }
 
 void gl_stream_mark_synced(gl_stream *s) { gl_clock_host_reached(s, s->seq); }
@@ -117,12 +115,12 @@ int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out
 
 int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
-  if (gl_capture_check_wait(rt, s, e, site) != 0) return -1;
+  if ((rt->capture || e->capture) && gl_capture_check_wait(rt, s, e, site) != 0) return -1;
   gl_set_ctx(s->dev);
   CUresult r = gl_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuStreamWaitEvent", site);
   int lost = gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);
-  gl_trace_wait(s, e->s, e->seq, "wait");
+  if (rt->trace) gl_trace_wait(s, e->s, e->seq, "wait");
   s->seq++;
   return lost ? gl_fail_nomem(rt, "s:wait") : 0;
 }

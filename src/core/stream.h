@@ -12,6 +12,7 @@
 #ifndef GPULUA_CORE_STREAM_H
 #define GPULUA_CORE_STREAM_H
 
+#include "device.h"
 #include "driver.h"
 #include "types.h"
 
@@ -45,7 +46,8 @@ int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, g
 void gl_stream_ref(gl_stream *s);
 void gl_stream_unref(gl_stream *s);
 /* 0 when s is open on a device that can take work. */
-int gl_stream_check(gl_stream *s);
+int gl_stream_check_closed(gl_stream *s);
+static inline int gl_stream_check(gl_stream *s) { return s->cu ? gl_device_check(s->dev) : gl_stream_check_closed(s); }
 /* Close s (not the main stream): dev.main waits for its work, then the
  * driver's stream is destroyed. `loc` says where (a location); `learn`:
  * the checker counts main as ordered after s (an explicit close; never for a
