@@ -310,6 +310,17 @@ void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, 
   }
 }
 
+int gl_access_admit(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, int write, gl_conflict *c,
+                    gl_site *site) {
+  gl_policy policy = s->dev->rt->policy;
+  if (policy == GL_POLICY_OFF) return 0;
+  while (gl_access_conflict(acc, s, lo, hi, write, c)) {
+    if (policy == GL_POLICY_STRICT) return 1;
+    if (gl_stream_join(s, c->other, 1, site) != 0) return -1;
+  }
+  return 0;
+}
+
 void gl_access_mark(gl_accesses *acc, gl_stream *s) {
   gl_lane *l = acc->n && acc->lanes[0].s == s ? &acc->lanes[0] : lane_of(acc, s);
   l->rmax = s->seq;

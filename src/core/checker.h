@@ -66,6 +66,12 @@ typedef struct gl_conflict {
 /* Does an access of [lo, hi) by s conflict with a record? 1 and *c, or 0. */
 int gl_access_conflict(gl_accesses *acc, const gl_stream *s, uint64_t lo, uint64_t hi, int write,
                        gl_conflict *c);
+/* An access of [lo, hi) by s under the policy: under auto s waits for every
+ * stream it conflicts with (and the records are looked at again); 0 when
+ * nothing conflicts (any more), 1 and *c for a conflict under strict (the
+ * caller's error names it), -1 when a wait failed. Policy off: 0. */
+int gl_access_admit(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, int write, gl_conflict *c,
+                    gl_site *site);
 /* ... by Lua on the host: with any device write (a host write: any device
  * access) the host has not seen complete. */
 int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int write, gl_conflict *c);

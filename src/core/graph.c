@@ -30,7 +30,7 @@ static int grow(void **v, int *cap, int need, size_t size) {
 
 static int is_member(const gl_graph *g, const gl_stream *s) { return s->capture == g; }
 
-static int capture_new(gl_stream *s, const char *name, int loc, gl_site *site, gl_graph **out) {
+static int capture_new(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   *out = NULL;
@@ -43,7 +43,7 @@ static int capture_new(gl_stream *s, const char *name, int loc, gl_site *site, g
   if (!g) return gl_fail_nomem(rt, "s:capture");
   g->dev = dev;
   snprintf(g->name, sizeof g->name, "%s", name && *name ? name : "graph");
-  g->capture_loc = loc;
+  g->capture_loc = gl_site_loc(rt, site);
   g->id = ++rt->captures;
   gl_set_ctx(dev);
   /* thread-local: another thread's CUDA calls (a library's) never break this
@@ -75,7 +75,7 @@ static void unlink_live(gl_graph *g) {
 }
 
 int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
-  return capture_new(s, name, gl_site_loc(s->dev->rt, site), site, out);
+  return capture_new(s, name, site, out);
 }
 
 static void release_modules(gl_graph *g) {
@@ -133,8 +133,7 @@ static CUresult end_capture(gl_graph *g) {
     gl_set_ctx(g->dev);
     CUgraph graph = NULL;
     r = gl_drv.cuStreamEndCapture(g->origin->cu, &graph);
-    if (g->graph && graph != g->graph) gl_drv.cuGraphDestroy(g->graph);
-    g->graph = graph;
+    g->graph = graph; /* NULL until now: a graph is made only here */
     g->origin->capture = NULL;
     gl_stream_unref(g->origin);
     g->origin = NULL;
@@ -270,7 +269,7 @@ int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **f
   if (s->dev != g->dev)
     return gl_fail(rt, "g:update: graph '%s' is on device %d, but stream '%s' is on device %d", g->name,
                    g->dev->ordinal, s->name, s->dev->ordinal);
-  return capture_new(s, g->name, gl_site_loc(rt, site), site, fresh);
+  return capture_new(s, g->name, site, fresh);
 }
 
 int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
@@ -507,10 +506,9 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   for (int i = 0; rt->policy != GL_POLICY_OFF && i < g->nuse; i++) {
     const gl_graph_use *u = &g->use[i];
     gl_conflict c;
-    while (gl_access_conflict(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, &c)) {
-      if (rt->policy == GL_POLICY_STRICT) return replay_conflict(g, s, u, &c, site);
-      if (gl_stream_join(s, c.other, 1, site) != 0) return -1;
-    }
+    int rc = gl_access_admit(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, &c, site);
+    if (rc > 0) return replay_conflict(g, s, u, &c, site);
+    if (rc < 0) return -1;
   }
   for (int i = 0; i < g->nuse; i++)
     if (gl_access_reserve(g->mem[g->use[i].mem].acc, 1) != 0) return gl_fail_nomem(rt, NULL);

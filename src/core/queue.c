@@ -39,15 +39,23 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
   return -1;
 }
 
-/* Under strict a conflict is an error; under auto s waits for everything
- * queued on the other stream so far, which orders it after that record, and
- * the records are looked at again. */
-static int check_operand(gl_stream *s, const gl_op *op, const gl_operand *o, gl_site *site) {
-  gl_conflict c;
-  while (gl_access_conflict(o->acc, s, o->lo, o->hi, o->write, &c)) {
-    if (s->dev->rt->policy == GL_POLICY_STRICT) return conflict_error(s, op, o, &c, site);
-    if (gl_stream_join(s, c.other, 1, site) != 0) return -1;
+/* Every operand under the policy (gl_access_admit): under strict a
+ * conflict is an error naming it. */
+static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, gl_site *site) {
+  for (int i = 0; i < op->nopnd; i++) {
+    gl_conflict c;
+    int rc = gl_access_admit(o[i].acc, s, o[i].lo, o[i].hi, o[i].write, &c, site);
+    if (rc > 0) return conflict_error(s, op, &o[i], &c, site);
+    if (rc < 0) return -1;
   }
+  return 0;
+}
+
+/* Room for each operand's record on s before anything is queued: one
+ * stream's lane per memory at most, once for operands on the same memory. */
+static int reserve_operands(gl_runtime *rt, const gl_operand *o, int n) {
+  for (int i = 0; i < n; i++)
+    if ((i == 0 || o[i].acc != o[i - 1].acc) && gl_access_reserve(o[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
   return 0;
 }
 
@@ -152,12 +160,9 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
     local[i] = *o;
     if (!(local[i].acc = gl_graph_local(g, o))) return gl_fail_nomem(rt, NULL);
   }
-  if (rt->policy != GL_POLICY_OFF)
-    for (int i = 0; i < op->nopnd; i++)
-      if (check_operand(s, op, &local[i], site) != 0) return -1;
+  if (check_operands(s, op, local, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0;
-  for (int i = 0; i < op->nopnd; i++)
-    if (gl_access_reserve(local[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
+  if (reserve_operands(rt, local, op->nopnd) != 0) return -1;
   if (op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent && gl_graph_add_module(g, op->u.launch.k->m) != 0)
     return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
@@ -179,13 +184,9 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   gl_runtime *rt = dev->rt;
   if (rt->capture) return queue_captured(s, op, rt->capture, site);
   gl_module *m = op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent ? op->u.launch.k->m : NULL;
-  if (rt->policy != GL_POLICY_OFF)
-    for (int i = 0; i < op->nopnd; i++)
-      if (check_operand(s, op, &op->opnd[i], site) != 0) return -1;
+  if (check_operands(s, op, op->opnd, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
-  for (int i = 0; i < op->nopnd; i++) /* one stream's lane per memory at most */
-    if ((i == 0 || op->opnd[i].acc != op->opnd[i - 1].acc) && gl_access_reserve(op->opnd[i].acc, 1) != 0)
-      return gl_fail_nomem(rt, NULL);
+  if (reserve_operands(rt, op->opnd, op->nopnd) != 0) return -1;
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
 
   gl_set_ctx(dev);

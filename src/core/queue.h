@@ -21,6 +21,7 @@
 #define GPULUA_CORE_QUEUE_H
 
 #include "driver.h"
+#include "signature.h"
 #include "types.h"
 
 /* One piece of memory an operation touches. */
@@ -35,7 +36,7 @@ typedef struct gl_operand {
 } gl_operand;
 
 /* The most operands an operation has: a launch's pointer arguments. */
-#define GL_MAX_OPERANDS 64
+#define GL_MAX_OPERANDS GL_MAX_PARAMS
 
 typedef struct gl_op {
   gl_op_kind kind;
