@@ -100,6 +100,10 @@ int gl_refuse_in_capture(lua_State *L, gl_runtime *rt, const char *call);
  * 1): every key must be one of `keys` (NULL-terminated); an unknown key is
  * an error naming it and the accepted ones. */
 int gl_check_options(lua_State *L, int idx, const char *fname, const char *const keys[]);
+/* The option `name` of the options table at idx (none, nil or no name:
+ * NULL): a string of 1 to max characters, else an error (prefixed by
+ * "fname: " when fname is given). The string stays the table's. */
+const char *gl_opt_name(lua_State *L, int idx, const char *fname, int max);
 /* What the value at idx is, for "got X": "number 5", a gpulua object's type
  * name ("gpulua.Slice"), else the Lua type name. */
 const char *gl_given(lua_State *L, int idx);

@@ -66,6 +66,23 @@ int gl_raise(lua_State *L, gl_runtime *rt) {
   return lua_error(L);
 }
 
+const char *gl_opt_name(lua_State *L, int idx, const char *fname, int max) {
+  if (lua_isnoneornil(L, idx)) return NULL;
+  lua_getfield(L, idx, "name");
+  const char *name = NULL;
+  const char *sep = fname ? ": " : "";
+  if (!fname) fname = "";
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s%soption 'name' expected a string, got %s", fname, sep, gl_given(L, -1));
+    name = lua_tostring(L, -1);
+    if (strlen(name) == 0 || strlen(name) > (size_t)max)
+      luaL_error(L, "%s%soption 'name' must be 1 to %d characters long", fname, sep, max);
+  }
+  lua_pop(L, 1); /* the string stays reachable from the options table */
+  return name;
+}
+
 int gl_check_options(lua_State *L, int idx, const char *fname, const char *const keys[]) {
   if (lua_isnoneornil(L, idx)) return 0;
   luaL_checktype(L, idx, LUA_TTABLE);

@@ -29,18 +29,7 @@ static gl_graph *check_graph(lua_State *L, int idx) {
 static const char *const capture_options[] = {"name", NULL};
 
 static const char *check_graph_name(lua_State *L, int idx, const char *fname) {
-  if (!gl_check_options(L, idx, fname, capture_options)) return NULL;
-  lua_getfield(L, idx, "name");
-  const char *name = NULL;
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "%s: option 'name' expected a string, got %s", fname, gl_given(L, -1));
-    name = lua_tostring(L, -1);
-    if (strlen(name) == 0 || strlen(name) > GL_GRAPH_NAME_MAX)
-      luaL_error(L, "%s: option 'name' must be 1 to %d characters long", fname, GL_GRAPH_NAME_MAX);
-  }
-  lua_pop(L, 1); /* the string stays reachable from the options table */
-  return name;
+  return gl_check_options(L, idx, fname, capture_options) ? gl_opt_name(L, idx, fname, GL_GRAPH_NAME_MAX) : NULL;
 }
 
 /* fn(s) in protected mode, the collector stopped; LUA_OK or the status with
@@ -56,7 +45,7 @@ static int run_captured(lua_State *L, int fn, int s) {
 }
 
 /* s:capture(fn, opts) -> Graph */
-static int l_capture(lua_State *L) {
+int gl_stream_capture(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   const char *name = check_graph_name(L, 3, "s:capture");
@@ -147,8 +136,6 @@ static int g_tostring(lua_State *L) {
                        u->g->dev->ordinal);
   return 1;
 }
-
-int gl_stream_capture(lua_State *L) { return l_capture(L); }
 
 static const luaL_Reg graph_methods[] = {{"launch", g_launch}, {"update", g_update}, {NULL, NULL}};
 static const luaL_Reg graph_meta[] = {{"__tostring", g_tostring}, {NULL, NULL}};

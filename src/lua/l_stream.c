@@ -70,26 +70,13 @@ static int check_priority(lua_State *L, gl_device *dev, int idx) {
   return prio;
 }
 
-static const char *check_name(lua_State *L, int idx) {
-  if (lua_isnoneornil(L, idx)) return NULL;
-  lua_getfield(L, idx, "name");
-  const char *name = NULL;
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "option 'name' expected a string, got %s", gl_given(L, -1));
-    name = lua_tostring(L, -1);
-    if (strlen(name) == 0 || strlen(name) > GL_STREAM_NAME_MAX)
-      luaL_error(L, "option 'name' must be 1 to %d characters long", GL_STREAM_NAME_MAX);
-  }
-  lua_pop(L, 1); /* the string stays reachable from the options table */
-  return name;
-}
 
 /* dev:stream{name =, priority =} */
 int gl_dev_stream(lua_State *L) {
   gl_device *dev = gl_check_device(L, 1);
   if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
   gl_check_options(L, 2, "dev:stream", stream_options);
-  const char *name = check_name(L, 2);
+  const char *name = gl_opt_name(L, 2, NULL, GL_STREAM_NAME_MAX);
   int prio = check_priority(L, dev, 2);
   gl_stream *s;
   gl_site site = GL_SITE(L);
@@ -102,7 +89,7 @@ int gl_dev_stream(lua_State *L) {
 static int s_fork(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_check_options(L, 2, "s:fork", stream_options);
-  const char *name = check_name(L, 2);
+  const char *name = gl_opt_name(L, 2, NULL, GL_STREAM_NAME_MAX);
   int prio = check_priority(L, s->dev, 2);
   gl_stream *t;
   gl_site site = GL_SITE(L);
