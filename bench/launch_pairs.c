@@ -26,12 +26,6 @@
 #include "raw_common.h"
 
 #include "gpulua.h"
-#include "nvrtc_table.h"
-
-static const char empty_src[] =
-  "extern \"C\" __global__ void empty1(float *a) {}\n"
-  "extern \"C\" __global__ void empty8(float *a, float *b, float *c, float *d, float *e, float *f,"
-  " float *g, float *h) {}\n";
 
 typedef struct raw_side {
   CUcontext ctx;
@@ -63,21 +57,7 @@ static void raw_setup(raw_side *r) {
   CK(cuStreamCreateWithPriority(&r->s, CU_STREAM_NON_BLOCKING, 0));
   CK(cuStreamCreateWithPriority(&r->s2, CU_STREAM_NON_BLOCKING, 0));
   CK(cuEventCreate(&r->ev, CU_EVENT_DISABLE_TIMING));
-  const char *opts[] = {"-arch=sm_90"};
-  nvrtcProgram p;
-  if (gl_nv.nvrtcCreateProgram(&p, empty_src, "empty.cu", 0, NULL, NULL) != NVRTC_SUCCESS ||
-      gl_nv.nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
-    fprintf(stderr, "launch_pairs: compiling the empty kernels failed\n");
-    exit(1);
-  }
-  size_t n;
-  gl_nv.nvrtcGetCUBINSize_(p, &n);
-  char *img = malloc(n);
-  gl_nv.nvrtcGetCUBIN_(p, img);
-  gl_nv.nvrtcDestroyProgram(&p);
-  CUmodule m;
-  CK(cuModuleLoadData(&m, img));
-  free(img);
+  CUmodule m = compile(empty_src, "empty.cu");
   CK(cuModuleGetFunction(&r->f1, m, "empty1"));
   CK(cuModuleGetFunction(&r->f8, m, "empty8"));
   CUdeviceptr buf;

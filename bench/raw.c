@@ -10,35 +10,6 @@
 #include "raw_common.h"
 
 #include "builtins.h"
-#include "nvrtc_table.h"
-
-static CUmodule compile(const char *src, const char *name) {
-  const char *opts[] = {"-arch=sm_90"};
-  nvrtcProgram p;
-  if (gl_nv.nvrtcCreateProgram(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
-      gl_nv.nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
-    size_t n = 0;
-    gl_nv.nvrtcGetProgramLogSize(p, &n);
-    char *log = malloc(n + 1);
-    gl_nv.nvrtcGetProgramLog(p, log);
-    fprintf(stderr, "raw: compile %s failed:\n%s\n", name, log);
-    exit(1);
-  }
-  size_t n;
-  gl_nv.nvrtcGetCUBINSize_(p, &n);
-  char *img = malloc(n);
-  gl_nv.nvrtcGetCUBIN_(p, img);
-  gl_nv.nvrtcDestroyProgram(&p);
-  CUmodule m;
-  CK(cuModuleLoadData(&m, img));
-  free(img);
-  return m;
-}
-
-static const char empty_src[] =
-  "extern \"C\" __global__ void empty1(float *a) {}\n"
-  "extern \"C\" __global__ void empty8(float *a, float *b, float *c, float *d, float *e, float *f,"
-  " float *g, float *h) {}\n";
 
 #define REPS 5
 

@@ -1,7 +1,9 @@
 /*
  * bench/raw_common.h -- what the raw-driver benchmarks share (raw.c,
  * launch_pairs.c): the driver table they call through, a check of each call
- * that names it and exits, a monotonic clock and the median of a sample.
+ * that names it and exits, a monotonic clock, the median of a sample, and
+ * NVRTC compiling a source for sm_90 into a loaded module (the empty kernels
+ * of the launch benchmarks among them).
  * Each program defines RAW_NAME (its name in messages) before including it.
  */
 #ifndef GPULUA_BENCH_RAW_COMMON_H
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #include "driver.h"
+#include "nvrtc_table.h"
 
 static gl_driver d;
 
@@ -46,5 +49,34 @@ static double median(const double *v, int n) {
   qsort(s, (size_t)n, sizeof *s, cmp_double);
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
+
+/* the CUBIN of src, loaded (exits on any failure, with NVRTC's log) */
+static CUmodule compile(const char *src, const char *name) {
+  const char *opts[] = {"-arch=sm_90"};
+  nvrtcProgram p;
+  if (gl_nv.nvrtcCreateProgram(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
+      gl_nv.nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
+    size_t n = 0;
+    gl_nv.nvrtcGetProgramLogSize(p, &n);
+    char *log = malloc(n + 1);
+    gl_nv.nvrtcGetProgramLog(p, log);
+    fprintf(stderr, RAW_NAME ": compile %s failed:\n%s\n", name, log);
+    exit(1);
+  }
+  size_t n;
+  gl_nv.nvrtcGetCUBINSize_(p, &n);
+  char *img = malloc(n);
+  gl_nv.nvrtcGetCUBIN_(p, img);
+  gl_nv.nvrtcDestroyProgram(&p);
+  CUmodule m;
+  CK(cuModuleLoadData(&m, img));
+  free(img);
+  return m;
+}
+
+static const char empty_src[] =
+  "extern \"C\" __global__ void empty1(float *a) {}\n"
+  "extern \"C\" __global__ void empty8(float *a, float *b, float *c, float *d, float *e, float *f,"
+  " float *g, float *h) {}\n";
 
 #endif
