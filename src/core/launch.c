@@ -25,8 +25,9 @@ int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {
   return 0;
 }
 
-int gl_launch_check_limits(const gl_kernel *k, const gl_device *d, const gl_launch_cfg *c) {
+int gl_launch_check_limits(gl_kernel *k, const gl_device *d, const gl_launch_cfg *c) {
   static const char *const axis[] = {"x", "y", "z"};
+  if (c->id && c->id == k->cfg_ok) return 0; /* this prepared configuration passed for k before */
   gl_runtime *rt = d->rt;
   const unsigned *g = c->grid, *b = c->block;
   for (int i = 0; i < 3; i++) {
@@ -51,17 +52,14 @@ int gl_launch_check_limits(const gl_kernel *k, const gl_device *d, const gl_laun
   if (k->builtin && k->builtin->needs_warps && (b[0] % 32 != 0 || b[1] != 1 || b[2] != 1))
     return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional block of a multiple of 32 threads, got "
                        "%ux%ux%u", k->name, b[0], b[1], b[2]);
+  k->cfg_ok = c->id;
   return 0;
 }
 
 int gl_launch_check_slice(gl_stream *s, const gl_kernel *k, int i, const gl_slice *x) {
   gl_device *dev = s->dev;
-  const gl_alloc *a = x->a;
   const gl_param *p = &k->sig.p[i];
-  /* the usual case, at once: live memory of this device, of the declared dtype */
-  if (a && !x->released && !a->freed && a->dev == dev && dev->opened &&
-      (p->dtype < 0 || x->dtype == (gl_dtype)p->dtype))
-    return 0;
+  if (gl_launch_slice_usual(s, k, i, x)) return 0;
   gl_runtime *rt = dev->rt;
   int rc = gl_slice_check(x, k->name, i + 1);
   if (rc == -2) return gl_fail(rt, "s:launch: kernel '%s': argument %d: slice is not initialised", k->name, i + 1);

@@ -40,6 +40,7 @@ struct gl_kernel {
   char name[GL_KERNEL_NAME_MAX + 1];
   int name_id;           /* name, interned (for fault messages) */
   int max_threads;       /* per block for this function (registers, __launch_bounds__); 0: unknown */
+  uint64_t cfg_ok;       /* the id of the last prepared configuration that passed its limits (launch.c) */
   gl_signature sig;
   const gl_builtin *builtin; /* a variant of a built-in, or NULL */
   /* the launch's parameter buffer (one slot per parameter, plus one for a

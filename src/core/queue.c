@@ -42,6 +42,7 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
 /* Every operand under the policy (gl_access_admit): under strict a
  * conflict is an error naming it. */
 static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, gl_site *site) {
+  if (s->dev->rt->policy == GL_POLICY_OFF) return 0; /* admits everything */
   for (int i = 0; i < op->nopnd; i++) {
     gl_conflict c;
     int rc = gl_access_admit(o[i].acc, s, o[i].lo, o[i].hi, o[i].write, &c, site);
@@ -205,8 +206,11 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     s->last_launch_loc = loc;
     if (m) gl_access_mark(&m->uses, s); /* the module stays loaded until it finishes */
   }
+  int off = rt->policy == GL_POLICY_OFF;
   for (int i = 0; i < op->nopnd; i++) {
     gl_operand *o = &op->opnd[i];
+    /* off keeps no ranges: after a record on the same memory, the same way, another adds nothing */
+    if (off && i && o->acc == o[-1].acc && o->write == o[-1].write && o[-1].lo < o[-1].hi) continue;
     gl_access_record(o->acc, s, o->lo, o->hi, o->write, loc);
   }
   return 0;

@@ -41,6 +41,7 @@ struct gl_runtime {
   struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */
   int host_kernel_depth; /* > 0 while a sim host kernel runs on the main thread */
+  uint64_t configs;      /* gpu.config objects made so far: each one's id */
   gl_buf host_kernel_error; /* the last sim host kernel's error */
   gl_runtime *next_live; /* the process's list of live runtimes (for exit) */
 };

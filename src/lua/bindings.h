@@ -21,6 +21,8 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "device.h"
 #include "dtype.h"
@@ -49,6 +51,10 @@ typedef struct gl_type {
   const char *release_method;
   const char *fields;        /* the fields' names, for that message ("name, device") */
   const char *hint;          /* what to say of a number key (x[1]), or NULL */
+  int own_methods;           /* each object gets its own metatable whose __index is a table of the
+                                methods (streams, graphs: the receivers of the hot calls), so that
+                                s:launch is a table lookup rather than a call of a C __index; its
+                                fields still go through `field` (gl_newudata) */
 } gl_type;
 
 enum { GL_NTYPES = 9 };
@@ -60,15 +66,26 @@ extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_typ
 /* Make the metatables of the GL_NTYPES types and fill them; in a state
  * that has them, publish the methods again (package.loaded). */
 void gl_register_all(lua_State *L, const gl_type *const *types);
-/* lua_newuserdatauv + luaL_setmetatable for an object of type t: the block
+/* lua_newuserdatauv + luaL_setmetatable for an object of type t (for an
+ * own_methods type, a metatable of its own, a copy of the type's): the block
  * starts with a tag word naming t (and this block), the object follows it;
  * returns the object, zeroed. gl_testudata and gl_checkudata (luaL_testudata,
  * luaL_checkudata) check that tag: a launch checks each argument's type
  * with two API calls and a compare, and no other userdata passes (the tag
  * mixes the block's address and a per-process random key). */
 void *gl_newudata(lua_State *L, size_t size, int nuvalue, const gl_type *t);
-void *gl_testudata(lua_State *L, int idx, const gl_type *t);
 void *gl_checkudata(lua_State *L, int idx, const gl_type *t);
+/* The tag: one maximally aligned unit before the object, holding the block's
+ * address ^ the type's ^ a key drawn once per process (l_types.c). */
+#define GL_TAG_SIZE sizeof(union { uintptr_t tag; LUAI_MAXALIGN; })
+extern uintptr_t gl_tag_key;
+static inline void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
+  unsigned char *block = lua_touserdata(L, idx);
+  if (!block || lua_rawlen(L, idx) < GL_TAG_SIZE) return NULL; /* a light userdata's length is 0 */
+  uintptr_t tag;
+  memcpy(&tag, block, sizeof tag);
+  return tag == ((uintptr_t)block ^ (uintptr_t)t ^ gl_tag_key) ? block + GL_TAG_SIZE : NULL;
+}
 /* In a release function: which of its three uses called it. */
 #define gl_release_how(L) ((gl_release_how)lua_tointeger((L), lua_upvalueindex(1)))
 
@@ -137,7 +154,7 @@ int gl_stream_capture(lua_State *L);                   /* l_graph.c: s:capture(f
 int gl_dev_alloc(lua_State *L);                        /* l_slice.c */
 int gl_dev_zeros(lua_State *L);
 
-gl_slice *gl_test_slice(lua_State *L, int idx);
+static inline gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_slice_type); }
 gl_slice *gl_check_slice(lua_State *L, int idx);       /* alive */
 void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg);
 

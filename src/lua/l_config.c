@@ -64,6 +64,7 @@ static void read_cfg(lua_State *L, int idx, const char *what, gl_launch_cfg *c, 
   ndims[0] = dims(L, what, base + 1, "grid", c->grid);
   ndims[1] = dims(L, what, base + 2, "block", c->block);
   c->shared = 0;
+  c->id = 0;
   if (!lua_isnil(L, base + 3)) {
     int ok;
     lua_Integer shared = lua_tointegerx(L, base + 3, &ok);
@@ -93,6 +94,7 @@ static int l_config(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   config_ud *u = gl_newudata(L, sizeof *u, 0, &gl_config_type);
   read_cfg(L, 1, "gpu.config", &u->c, u->ndims);
+  u->c.id = ++gl_rt(L)->configs;
   return 1;
 }
 
@@ -135,7 +137,7 @@ static int config_tostring(lua_State *L) {
 static const luaL_Reg config_meta[] = {{"__newindex", config_newindex}, {"__tostring", config_tostring}, {NULL, NULL}};
 
 const gl_type gl_config_type = {"gpulua.Config", NULL, config_meta, config_field, NULL, NULL, "grid, block, shared",
-                                NULL};
+                                NULL, 0};
 
 void gl_config_functions(lua_State *L) {
   lua_pushcfunction(L, l_config);

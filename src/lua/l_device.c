@@ -67,4 +67,4 @@ static const luaL_Reg device_methods[] = {
 static const luaL_Reg device_meta[] = {{"__tostring", d_tostring}, {NULL, NULL}};
 
 const gl_type gl_device_type = {"gpulua.Device", device_methods, device_meta, d_field, NULL, NULL,
-                                "ordinal, name, memory, cc, sms, main", NULL};
+                                "ordinal, name, memory, cc, sms, main", NULL, 0};

@@ -141,4 +141,4 @@ static const luaL_Reg graph_methods[] = {{"launch", g_launch}, {"update", g_upda
 static const luaL_Reg graph_meta[] = {{"__tostring", g_tostring}, {NULL, NULL}};
 
 const gl_type gl_graph_type = {"gpulua.Graph", graph_methods, graph_meta, g_field, g_release, "close",
-                               "name, nodes, device, launches", NULL};
+                               "name, nodes, device, launches", NULL, 1};

@@ -235,4 +235,4 @@ static const luaL_Reg host_meta[] = {
   {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
 
 const gl_type gl_host_type = {"gpulua.HostBuffer", host_methods, host_meta, h_field, h_release, "free",
-                              "dtype, bytes, pinned", NULL};
+                              "dtype, bytes, pinned", NULL, 0};

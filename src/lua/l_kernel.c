@@ -112,4 +112,4 @@ static const luaL_Reg kernel_methods[] = {{"host", k_host}, {NULL, NULL}};
 static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
 
 const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL,
-                                "name, signature, doc", NULL};
+                                "name, signature, doc", NULL, 0};

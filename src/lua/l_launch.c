@@ -63,7 +63,7 @@ int gl_stream_launch(lua_State *L) {
     if (p->is_ptr) {
       gl_slice *x = gl_test_slice(L, idx);
       if (!x) return arg_error(L, k, "s:launch: kernel '%s' (%s): argument %d expected a slice (%s%s*), got %s", i, p, idx);
-      if (gl_launch_check_slice(s, k, i, x) != 0) return gl_raise(L, rt);
+      if (!gl_launch_slice_usual(s, k, i, x) && gl_launch_check_slice(s, k, i, x) != 0) return gl_raise(L, rt);
       slices[i] = x;
       CUdeviceptr ptr = gl_slice_ptr(x);
       memcpy(k->params[i], &ptr, sizeof ptr);

@@ -195,7 +195,7 @@ static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, N
 static const luaL_Reg module_meta[] = {{"__gc", m_gc}, {"__tostring", m_tostring}, {NULL, NULL}};
 
 const gl_type gl_module_type = {"gpulua.Module", module_methods, module_meta, m_field, NULL, NULL, "name, device",
-                                NULL};
+                                NULL, 0};
 
 /* compile, load and kernels into the gpu table on the stack top */
 void gl_kernel_functions(lua_State *L) {

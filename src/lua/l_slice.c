@@ -9,8 +9,6 @@
 
 #include "ops.h"
 
-gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_slice_type); }
-
 void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
   int rc = gl_slice_check(x, NULL, arg);
   if (rc == -2) luaL_error(L, "bad argument #%d: slice is not initialised", arg);
@@ -166,4 +164,4 @@ static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostrin
 const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free",
                                "dtype, bytes, device",
                                "a slice's elements are in device memory: read them into a host buffer with "
-                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)"};
+                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)", 0};

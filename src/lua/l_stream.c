@@ -196,4 +196,4 @@ static const luaL_Reg stream_methods[] = {
 static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
 
 const gl_type gl_stream_type = {"gpulua.Stream", stream_methods, stream_meta, s_field, s_release, "close",
-                                "name, device", NULL};
+                                "name, device", NULL, 1};

@@ -4,7 +4,9 @@
  * registry (under its name, and under the type's address), a methods table
  * as __index's upvalue, the type's fields after it, then the metamethods.
  * Objects carry a tag word naming their type (gl_newudata), which is what
- * a type check compares.
+ * a type check compares. An own_methods type's objects each get a copy of
+ * that metatable whose __index is a table: the methods, the object itself
+ * (under object_key), and a metatable whose __index serves the fields.
  */
 #include "bindings.h"
 
@@ -54,6 +56,63 @@ static int type_index(lua_State *L) {
   const gl_type *t = lua_touserdata(L, lua_upvalueindex(2));
   if (t->field && t->field(L) > 0) return 1;
   return no_field(L, t);
+}
+
+/* An own_methods object's methods table holds the object under this key. */
+static const char object_key;
+
+/* __index of an own_methods object's methods table (the key missed it): the
+ * object's field, or the error. */
+static int own_index(lua_State *L) {
+  lua_rawgetp(L, 1, &object_key);
+  lua_replace(L, 1);
+  const gl_type *t = lua_touserdata(L, lua_upvalueindex(2));
+  if (t->field && t->field(L) > 0) return 1;
+  return no_field(L, t);
+}
+
+/* The registry holds a type's metatable under t; an own_methods type's
+ * methods table under &t->methods and its methods tables' metatable under
+ * &t->own_methods. */
+static void register_own(lua_State *L, const gl_type *t) { /* the methods table on top */
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &t->methods);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, -2);
+  lua_pushlightuserdata(L, (void *)t);
+  lua_pushcclosure(L, own_index, 2);
+  lua_setfield(L, -2, "__index");
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &t->own_methods);
+}
+
+/* t[k] = v for each pair of the table at from into the table on top. */
+static void copy_pairs(lua_State *L, int from) {
+  lua_pushnil(L);
+  while (lua_next(L, from)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+}
+
+/* The metatable of an own_methods object (on top): the type's metatable
+ * copied, __index its own methods table. */
+static void set_own_metatable(lua_State *L, const gl_type *t) {
+  int obj = lua_gettop(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, t);
+  lua_createtable(L, 0, 8);
+  copy_pairs(L, obj + 1);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &t->methods);
+  lua_createtable(L, 0, 16);
+  copy_pairs(L, obj + 3);
+  lua_pushvalue(L, obj);
+  lua_rawsetp(L, -2, &object_key);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &t->own_methods);
+  lua_setmetatable(L, -2);
+  lua_setfield(L, obj + 2, "__index");
+  lua_pop(L, 1);
+  lua_setmetatable(L, obj);
+  lua_pop(L, 1);
 }
 
 static void set_release(lua_State *L, const gl_type *t) {
@@ -106,6 +165,7 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
     lua_newtable(L); /* methods */
     fill_methods(L, t);
     publish_methods(L, t);
+    if (t->own_methods) register_own(L, t);
     lua_pushlightuserdata(L, (void *)t);
     lua_pushcclosure(L, type_index, 2);
     lua_setfield(L, -2, "__index");
@@ -114,12 +174,10 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
   }
 }
 
-/* The tag word before each object: its type and its block's address, mixed
- * with a key drawn once per process, so that neither another library's
- * userdata nor a script's bytes can pass for a gpulua object. */
-static uintptr_t tag_key;
-
-static uintptr_t tag_of(const void *block, const gl_type *t) { return (uintptr_t)block ^ (uintptr_t)t ^ tag_key; }
+/* The tag word before each object (bindings.h): its type and its block's
+ * address, mixed with a key drawn once per process, so that neither another
+ * library's userdata nor a script's bytes can pass for a gpulua object. */
+uintptr_t gl_tag_key;
 
 static void draw_key(void) {
   uintptr_t k = 0;
@@ -128,30 +186,23 @@ static void draw_key(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     k = (uintptr_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uintptr_t)&k ^ (uintptr_t)getpid();
   }
-  tag_key = k | 1;
+  gl_tag_key = k | 1;
 }
-
-/* the tag takes one maximally aligned unit, so the object keeps Lua's alignment */
-#define TAG_SIZE sizeof(union { uintptr_t tag; LUAI_MAXALIGN; })
 
 void *gl_newudata(lua_State *L, size_t size, int nuvalue, const gl_type *t) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, draw_key);
-  unsigned char *block = lua_newuserdatauv(L, TAG_SIZE + size, nuvalue);
-  uintptr_t tag = tag_of(block, t);
+  unsigned char *block = lua_newuserdatauv(L, GL_TAG_SIZE + size, nuvalue);
+  uintptr_t tag = (uintptr_t)block ^ (uintptr_t)t ^ gl_tag_key;
   memcpy(block, &tag, sizeof tag);
-  memset(block + TAG_SIZE, 0, size);
-  lua_rawgetp(L, LUA_REGISTRYINDEX, t);
-  lua_setmetatable(L, -2);
-  return block + TAG_SIZE;
-}
-
-void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
-  unsigned char *block = lua_touserdata(L, idx);
-  if (!block || lua_rawlen(L, idx) < TAG_SIZE) return NULL; /* a light userdata's length is 0 */
-  uintptr_t tag;
-  memcpy(&tag, block, sizeof tag);
-  return tag == tag_of(block, t) ? block + TAG_SIZE : NULL;
+  memset(block + GL_TAG_SIZE, 0, size);
+  if (t->own_methods) {
+    set_own_metatable(L, t);
+  } else {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, t);
+    lua_setmetatable(L, -2);
+  }
+  return block + GL_TAG_SIZE;
 }
 
 void *gl_checkudata(lua_State *L, int idx, const gl_type *t) {
