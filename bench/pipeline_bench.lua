@@ -58,6 +58,7 @@ local t_comp = timed(1, {compute = true})
 local t_out = timed(1, {copy_out = true})
 local one = timed(1, all)
 local four = timed(4, all)
+local eight = timed(8, all) -- for reference: does more overlap than 4 streams give reach the limit?
 dev:sync()
 for i = 1, n, 4099 do assert(output[i] == 3 * input[i], "pipeline result is wrong") end
 local mx = math.max(t_in, t_comp, t_out)
@@ -76,6 +77,7 @@ print(string.format("RESULT pipeline_compute %.4f ms", t_comp))
 print(string.format("RESULT pipeline_copy_out %.4f ms", t_out))
 print(string.format("RESULT pipeline_1stream %.4f ms", one))
 print(string.format("RESULT pipeline_4stream %.4f ms", four))
+print(string.format("RESULT pipeline_8stream %.4f ms", eight))
 print(string.format("RESULT pipeline_ideal %.4f ms", ideal))
 
 -- the same 4-stream pipeline as one graph (pipeline.graph), against

@@ -13,6 +13,83 @@
 
 #define REPS 5
 
+/* bench/pipeline_bench.lua's pipeline made raw: 32 chunks of 2^22 f32, each
+ * copied in, scaled (b = 2a), axpy'd (b += a) and copied out on stream
+ * (c % nstreams), two device buffers per stream; the time from an event
+ * before all of it to one after every stream's last work. */
+enum { PIPE_CHUNK = 1 << 22, PIPE_CHUNKS = 32 };
+
+static double pipeline_ms(CUfunction scale, CUfunction axpy, unsigned grid, float *in, float *out,
+                          CUdeviceptr *bufs, CUstream *ss, int nstreams, CUstream main_s) {
+  CUevent start, stop, done[8];
+  CK(cuEventCreate(&start, 0));
+  CK(cuEventCreate(&stop, 0));
+  for (int i = 0; i < nstreams; i++) CK(cuEventCreate(&done[i], CU_EVENT_DISABLE_TIMING));
+  CK(cuEventRecord(start, main_s));
+  for (int i = 0; i < nstreams; i++) CK(cuStreamWaitEvent(ss[i], start, 0));
+  unsigned long long n = PIPE_CHUNK;
+  for (int c = 0; c < PIPE_CHUNKS; c++) {
+    int k = c % nstreams;
+    CUstream st = ss[k];
+    CUdeviceptr a = bufs[2 * k], b = bufs[2 * k + 1];
+    size_t off = (size_t)c * PIPE_CHUNK;
+    float two = 2.0f, one = 1.0f;
+    void *ps[] = {&two, &a, &b, &n}, *pa[] = {&one, &a, &b, &n};
+    CK(cuMemcpyHtoDAsync(a, in + off, PIPE_CHUNK * 4, st));
+    CK(cuLaunchKernel(scale, grid, 1, 1, 256, 1, 1, 0, st, ps, NULL));
+    CK(cuLaunchKernel(axpy, grid, 1, 1, 256, 1, 1, 0, st, pa, NULL));
+    CK(cuMemcpyDtoHAsync(out + off, b, PIPE_CHUNK * 4, st));
+  }
+  for (int i = 0; i < nstreams; i++) {
+    CK(cuEventRecord(done[i], ss[i]));
+    CK(cuStreamWaitEvent(main_s, done[i], 0));
+  }
+  CK(cuEventRecord(stop, main_s));
+  CK(cuEventSynchronize(stop));
+  float ms;
+  CK(cuEventElapsedTime(&ms, start, stop));
+  CK(cuEventDestroy(start));
+  CK(cuEventDestroy(stop));
+  for (int i = 0; i < nstreams; i++) CK(cuEventDestroy(done[i]));
+  return ms;
+}
+
+static void pipeline(CUmodule mb, int sms, CUstream main_s) {
+  size_t bytes = (size_t)PIPE_CHUNK * PIPE_CHUNKS * 4;
+  void *in, *out;
+  CK(cuMemHostAlloc(&in, bytes, CU_MEMHOSTALLOC_PORTABLE));
+  CK(cuMemHostAlloc(&out, bytes, CU_MEMHOSTALLOC_PORTABLE));
+  float *fin = in, *fout = out;
+  for (size_t i = 0; i < (size_t)PIPE_CHUNK * PIPE_CHUNKS; i++) fin[i] = (float)(i % 1000) * 0.5f;
+  CUfunction scale, axpy;
+  CK(cuModuleGetFunction(&scale, mb, "scale_f32"));
+  CK(cuModuleGetFunction(&axpy, mb, "axpy_f32"));
+  unsigned grid = (PIPE_CHUNK + 255) / 256;
+  if (grid > (unsigned)sms * 8) grid = (unsigned)sms * 8;
+  CUstream ss[4];
+  CUdeviceptr bufs[8];
+  for (int i = 0; i < 4; i++) CK(cuStreamCreateWithPriority(&ss[i], CU_STREAM_NON_BLOCKING, 0));
+  for (int i = 0; i < 8; i++) CK(cuMemAllocAsync(&bufs[i], PIPE_CHUNK * 4, main_s));
+  CK(cuStreamSynchronize(main_s));
+  static const int counts[] = {1, 4};
+  for (int j = 0; j < 2; j++) {
+    double t[REPS];
+    pipeline_ms(scale, axpy, grid, fin, fout, bufs, ss, counts[j], main_s); /* warm-up */
+    for (int r = 0; r < REPS; r++) t[r] = pipeline_ms(scale, axpy, grid, fin, fout, bufs, ss, counts[j], main_s);
+    printf("RESULT pipeline_%dstream %.4f ms\n", counts[j], median(t, REPS));
+  }
+  for (size_t i = 0; i < (size_t)PIPE_CHUNK * PIPE_CHUNKS; i += 4099)
+    if (fout[i] != 3 * fin[i]) {
+      fprintf(stderr, "raw: pipeline result is wrong at %zu\n", i);
+      exit(1);
+    }
+  for (int i = 0; i < 8; i++) CK(cuMemFreeAsync(bufs[i], main_s));
+  CK(cuStreamSynchronize(main_s));
+  for (int i = 0; i < 4; i++) CK(cuStreamDestroy(ss[i]));
+  CK(cuMemFreeHost(in));
+  CK(cuMemFreeHost(out));
+}
+
 int main(int argc, char **argv) {
   int launches = argc > 1 ? atoi(argv[1]) : 200000;
   char why[512];
@@ -169,6 +246,10 @@ int main(int argc, char **argv) {
     t[r] = 2.0 * n * 4 / (ms * 1e-3) / 1e9;
   }
   printf("RESULT d2d_copy_bw %.1f GB/s\n", median(t, REPS));
+  CK(cuMemFreeAsync(x, s));
+  CK(cuMemFreeAsync(y, s));
+  CK(cuStreamSynchronize(s));
+  pipeline(mb, sms, s);
   CK(cuCtxSynchronize());
   return 0;
 }

@@ -107,6 +107,11 @@ if limit and four:
     rows.append(("pipeline, 4 streams: physical limit / measured", ">= 0.97", f"{four:.3f} ms", f"{limit:.3f}",
                  f"{eff:.3f} {'met' if eff >= 0.97 else 'MISSED'}",
                  f"limit: max(copy-in, copy-out, both at the bidirectional {get('raw', 'bidir_256MiB') or 0:.1f} GB/s, compute) + one batch's fill and drain"))
+raw4 = get("raw", "pipeline_4stream")
+if limit and raw4:
+    rows.append(("pipeline, 4 streams, raw driver (bench/raw.c): physical limit / measured", "", f"{raw4:.3f} ms",
+                 f"{limit:.3f}", f"{limit / raw4:.3f}", "the same calls from C: what the structure allows"))
+row("pipeline, 4 streams (ms) vs the raw driver's", 99, four, "ms", raw4, "time", "for reference")
 for name, what in (("scaling_pipeline", "4-stream pipeline, per batch, 32,000 vs 2,000 batches"),
                    ("scaling_sliding_strict", "sliding windows, per fill, 64,000 vs 2,000, strict"),
                    ("scaling_sliding_off", "sliding windows, per fill, 64,000 vs 2,000, off")):
