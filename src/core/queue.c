@@ -39,15 +39,39 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
   return -1;
 }
 
-/* Every operand under the policy (gl_access_admit): under strict a
- * conflict is an error naming it. */
+/* The operands from i on that are one range: on the same memory, the same
+ * way, each touching the range of those before it (adjacent views of one
+ * buffer, as x:split makes them); with any_range (policy off keeps no
+ * ranges), every such operand. [*lo, *hi) is their union; returns the index
+ * after them. Checking or recording the union is checking or recording each. */
+static int group_of(const gl_operand *o, int n, int i, int any_range, uint64_t *lo, uint64_t *hi) {
+  *lo = o[i].lo;
+  *hi = o[i].hi;
+  int j = i + 1;
+  if (*lo == *hi) return j;
+  for (; j < n && o[j].acc == o[i].acc && o[j].write == o[i].write && o[j].lo < o[j].hi; j++) {
+    if (!any_range && (o[j].lo > *hi || o[j].hi < *lo)) break;
+    if (o[j].lo < *lo) *lo = o[j].lo;
+    if (o[j].hi > *hi) *hi = o[j].hi;
+  }
+  return j;
+}
+
+/* Every operand under the policy (gl_access_admit), a group of touching
+ * ones at once: under strict a conflict is an error naming the first
+ * operand of the group that has it. */
 static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, gl_site *site) {
   if (s->dev->rt->policy == GL_POLICY_OFF) return 0; /* admits everything */
-  for (int i = 0; i < op->nopnd; i++) {
+  for (int i = 0, j; i < op->nopnd; i = j) {
+    uint64_t lo, hi;
+    j = group_of(o, op->nopnd, i, 0, &lo, &hi);
     gl_conflict c;
-    int rc = gl_access_admit(o[i].acc, s, o[i].lo, o[i].hi, o[i].write, &c, site);
-    if (rc > 0) return conflict_error(s, op, &o[i], &c, site);
+    int rc = gl_access_admit(o[i].acc, s, lo, hi, o[i].write, &c, site);
     if (rc < 0) return -1;
+    if (rc == 0) continue;
+    for (int k = i; k < j; k++)
+      if (gl_access_conflict(o[k].acc, s, o[k].lo, o[k].hi, o[k].write, &c)) return conflict_error(s, op, &o[k], &c, site);
+    return conflict_error(s, op, &o[i], &c, site); /* the union's conflict is one of theirs: not reached */
   }
   return 0;
 }
@@ -207,11 +231,10 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     if (m) gl_access_mark(&m->uses, s); /* the module stays loaded until it finishes */
   }
   int off = rt->policy == GL_POLICY_OFF;
-  for (int i = 0; i < op->nopnd; i++) {
-    gl_operand *o = &op->opnd[i];
-    /* off keeps no ranges: after a record on the same memory, the same way, another adds nothing */
-    if (off && i && o->acc == o[-1].acc && o->write == o[-1].write && o[-1].lo < o[-1].hi) continue;
-    gl_access_record(o->acc, s, o->lo, o->hi, o->write, loc);
+  for (int i = 0, j; i < op->nopnd; i = j) {
+    uint64_t lo, hi;
+    j = group_of(op->opnd, op->nopnd, i, off, &lo, &hi);
+    gl_access_record(op->opnd[i].acc, s, lo, hi, op->opnd[i].write, loc);
   }
   return 0;
 }

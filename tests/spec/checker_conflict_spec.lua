@@ -327,6 +327,67 @@ describe("the ordering checker", function()
     end)
   end)
 
+  describe("launch arguments that are touching views of one buffer", function()
+    -- checked and recorded as one range (queue.c), each still named by its own argument
+    local SRC = [[
+extern "C" __global__ void ck_add3(float *p, float *q, float *r, unsigned long long n) {
+  unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+  if (i < n) { p[i] += 1.0f; q[i] += 2.0f; r[i] += 3.0f; }
+}
+]]
+    local function add3(d)
+      local k = gpu.compile(SRC, {name = "ck_add3.cu", device = d}):kernel("ck_add3", "f32*, f32*, f32*, u64")
+      k:host(function(_, p, q, r, n)
+        for i = 1, n do p[i], q[i], r[i] = p[i] + 1, q[i] + 2, r[i] + 3 end
+      end)
+      return k
+    end
+
+    it("a conflict with the middle view names argument 2 and that view", function()
+      local a, b = dev:stream{name = "ck_kv_a"}, dev:stream{name = "ck_kv_b"}
+      local z = dev:zeros("f32", 3 * N)
+      dev.main:sync()
+      local k = add3(dev)
+      local p, q, r = z:view(0, N), z:view(N, N), z:view(2 * N, N)
+      local la = here(); a:fill(q, 5)
+      local lb = here(); local err = H.refused(function() b:launch(k, CFG, p, q, r, N) end)
+      assert_conflict(err, {op = "s:launch of 'ck_add3' argument 2",
+                            what = ("slice f32[%d] (view at offset %d of f32[%d]) on device 0"):format(N, N, 3 * N),
+                            rw = "written", s = "ck_kv_b", s_at = lb, t = "ck_kv_a", t_at = la, prev = "writing"})
+      -- ordered, the launch is legal; then the other way round, the first view conflicts
+      a:fill(r:view(N - 1, 1), 7)
+      b:join(a)
+      local lk = here(); b:launch(k, CFG, p, q, r, N)
+      lb = here(); err = H.refused(function() a:launch(k, CFG, p, q, r, N) end)
+      assert_conflict(err, {op = "s:launch of 'ck_add3' argument 1",
+                            what = ("slice f32[%d] (view at offset 0 of f32[%d]) on device 0"):format(N, 3 * N),
+                            rw = "written", s = "ck_kv_a", s_at = lb, t = "ck_kv_b", t_at = lk, prev = "writing"})
+      local h = z:read{stream = b}
+      assert.are.same({1, 7, 10}, {h[1], h[N + 1], h[3 * N]})
+    end)
+
+    it("the whole of each range is recorded: a later access to any view conflicts", function()
+      local a, b = dev:stream{name = "ck_kr_a"}, dev:stream{name = "ck_kr_b"}
+      local z = dev:zeros("f32", 3 * N)
+      dev.main:sync()
+      local k = add3(dev)
+      local la = here(); a:launch(k, CFG, z:view(0, N), z:view(N, N), z:view(2 * N, N), N)
+      for _, off in ipairs{0, N, 2 * N, 3 * N - 1} do
+        local lb = here(); local err = H.refused(function() b:fill(z:view(off, 1), 1) end)
+        local what = ("slice f32[1] (view at offset %d of f32[%d]) on device 0"):format(off, 3 * N)
+        assert_conflict(err, {op = "s:fill", what = what,
+                              rw = "written", s = "ck_kr_b", s_at = lb, t = "ck_kr_a", t_at = la, prev = "writing"})
+      end
+      gpu.policy("off")
+      local ok = pcall(function() b:launch(k, CFG, z:view(0, N), z:view(N, N), z:view(2 * N, N), N) end)
+      gpu.policy("strict")
+      assert.is_true(ok)
+      dev:sync()
+      local h = z:read()
+      assert.are.same({2, 4, 6}, {h[1], h[N + 1], h[3 * N]})
+    end)
+  end)
+
   describe("host buffers", function()
     it("a device->host copy on a stream: reading the buffer from Lua is refused until that stream syncs", function()
       local a = dev:stream{name = "ck_h_a"}
