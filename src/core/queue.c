@@ -39,48 +39,57 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
   return -1;
 }
 
-/* The operands from i on that are one range: on the same memory, the same
- * way, each touching the range of those before it (adjacent views of one
- * buffer, as x:split makes them); with any_range (policy off keeps no
- * ranges), every such operand. [*lo, *hi) is their union; returns the index
- * after them. Checking or recording the union is checking or recording each. */
-static int group_of(const gl_operand *o, int n, int i, int any_range, uint64_t *lo, uint64_t *hi) {
-  *lo = o[i].lo;
-  *hi = o[i].hi;
-  int j = i + 1;
-  if (*lo == *hi) return j;
-  for (; j < n && o[j].acc == o[i].acc && o[j].write == o[i].write && o[j].lo < o[j].hi; j++) {
-    if (!any_range && (o[j].lo > *hi || o[j].hi < *lo)) break;
-    if (o[j].lo < *lo) *lo = o[j].lo;
-    if (o[j].hi > *hi) *hi = o[j].hi;
+/* A run of operands that are one range: on the same memory, the same way,
+ * each touching the range of those before it (adjacent views of one buffer,
+ * as x:split makes them; under policy off, which keeps no ranges, any such
+ * operands). Checking or recording their union [lo, hi) is checking or
+ * recording each. */
+typedef struct {
+  int first, end; /* opnd[first .. end) */
+  uint64_t lo, hi;
+} run;
+
+static int runs_of(const gl_operand *o, int n, int any_range, run *r) {
+  int nr = 0;
+  for (int i = 0; i < n; nr++) {
+    uint64_t lo = o[i].lo, hi = o[i].hi;
+    int j = i + 1;
+    for (; lo < hi && j < n && o[j].acc == o[i].acc && o[j].write == o[i].write && o[j].lo < o[j].hi; j++) {
+      if (!any_range && (o[j].lo > hi || o[j].hi < lo)) break;
+      if (o[j].lo < lo) lo = o[j].lo;
+      if (o[j].hi > hi) hi = o[j].hi;
+    }
+    r[nr] = (run){i, j, lo, hi};
+    i = j;
   }
-  return j;
+  return nr;
 }
 
-/* Every operand under the policy (gl_access_admit), a group of touching
- * ones at once: under strict a conflict is an error naming the first
- * operand of the group that has it. */
-static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, gl_site *site) {
+/* Every run under the policy (gl_access_admit): under strict a conflict is
+ * an error naming the first operand of the run that has it. */
+static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, const run *r, int nr,
+                          gl_site *site) {
   if (s->dev->rt->policy == GL_POLICY_OFF) return 0; /* admits everything */
-  for (int i = 0, j; i < op->nopnd; i = j) {
-    uint64_t lo, hi;
-    j = group_of(o, op->nopnd, i, 0, &lo, &hi);
+  for (int i = 0; i < nr; i++) {
+    const gl_operand *first = &o[r[i].first];
     gl_conflict c;
-    int rc = gl_access_admit(o[i].acc, s, lo, hi, o[i].write, &c, site);
+    int rc = gl_access_admit(first->acc, s, r[i].lo, r[i].hi, first->write, &c, site);
     if (rc < 0) return -1;
     if (rc == 0) continue;
-    for (int k = i; k < j; k++)
+    for (int k = r[i].first; k < r[i].end; k++)
       if (gl_access_conflict(o[k].acc, s, o[k].lo, o[k].hi, o[k].write, &c)) return conflict_error(s, op, &o[k], &c, site);
-    return conflict_error(s, op, &o[i], &c, site); /* the union's conflict is one of theirs: not reached */
+    return conflict_error(s, op, first, &c, site); /* the union's conflict is one of theirs: not reached */
   }
   return 0;
 }
 
-/* Room for each operand's record on s before anything is queued: one
- * stream's lane per memory at most, once for operands on the same memory. */
-static int reserve_operands(gl_runtime *rt, const gl_operand *o, int n) {
-  for (int i = 0; i < n; i++)
-    if ((i == 0 || o[i].acc != o[i - 1].acc) && gl_access_reserve(o[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
+/* Room for each run's record on s before anything is queued: one stream's
+ * lane per memory at most, once for runs on the same memory. */
+static int reserve_operands(gl_runtime *rt, const gl_operand *o, const run *r, int nr) {
+  for (int i = 0; i < nr; i++) {
+    gl_accesses *acc = o[r[i].first].acc;
+    if ((i == 0 || acc != o[r[i - 1].first].acc) && gl_access_reserve(acc, 1) != 0) return gl_fail_nomem(rt, NULL);
+  }
   return 0;
 }
 
@@ -185,9 +194,11 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
     local[i] = *o;
     if (!(local[i].acc = gl_graph_local(g, o))) return gl_fail_nomem(rt, NULL);
   }
-  if (check_operands(s, op, local, site) != 0) return -1;
+  run runs[GL_MAX_OPERANDS];
+  int nr = runs_of(local, op->nopnd, rt->policy == GL_POLICY_OFF, runs);
+  if (check_operands(s, op, local, runs, nr, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0;
-  if (reserve_operands(rt, local, op->nopnd) != 0) return -1;
+  if (reserve_operands(rt, local, runs, nr) != 0) return -1;
   if (op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent && gl_graph_add_module(g, op->u.launch.k->m) != 0)
     return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
@@ -209,9 +220,13 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   gl_runtime *rt = dev->rt;
   if (rt->capture) return queue_captured(s, op, rt->capture, site);
   gl_module *m = op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent ? op->u.launch.k->m : NULL;
-  if (check_operands(s, op, op->opnd, site) != 0) return -1;
+  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  int off = rt->policy == GL_POLICY_OFF;
+  run runs[GL_MAX_OPERANDS];
+  int nr = runs_of(op->opnd, op->nopnd, off, runs);
+  if (check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
-  if (reserve_operands(rt, op->opnd, op->nopnd) != 0) return -1;
+  if (reserve_operands(rt, op->opnd, runs, nr) != 0) return -1;
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
 
   gl_set_ctx(dev);
@@ -230,11 +245,9 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     s->last_launch_loc = loc;
     if (m) gl_access_mark(&m->uses, s); /* the module stays loaded until it finishes */
   }
-  int off = rt->policy == GL_POLICY_OFF;
-  for (int i = 0, j; i < op->nopnd; i = j) {
-    uint64_t lo, hi;
-    j = group_of(op->opnd, op->nopnd, i, off, &lo, &hi);
-    gl_access_record(op->opnd[i].acc, s, lo, hi, op->opnd[i].write, loc);
+  for (int i = 0; i < nr; i++) {
+    const gl_operand *first = &op->opnd[runs[i].first];
+    gl_access_record(first->acc, s, runs[i].lo, runs[i].hi, first->write, loc);
   }
   return 0;
 }
