@@ -13,7 +13,7 @@ static int rerecord(lua_State *L, gl_stream *s, gl_event *e) {
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
   if (gl_event_rerecord(e, s, &site) != 0) return gl_raise(L, s->dev->rt);
-  lua_settop(L, 2);
+  lua_pushvalue(L, 2); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
 

@@ -70,7 +70,7 @@ static int g_launch(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 2);
   gl_site site = GL_SITE(L);
   if (gl_graph_launch(g, s, &site) != 0) return gl_raise(L, g->dev->rt);
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
 

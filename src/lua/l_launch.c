@@ -86,6 +86,6 @@ int gl_stream_launch(lua_State *L) {
     rt->capture->broken = 1;
     return luaL_error(L, "s:launch: out of host memory");
   }
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }

@@ -109,7 +109,7 @@ static int s_wait(lua_State *L) {
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
   if (gl_stream_wait_event(s, e, &site) != 0) return gl_raise(L, s->dev->rt);
-  lua_settop(L, 1);
+  lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
 
