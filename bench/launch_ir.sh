@@ -11,14 +11,20 @@ n=${2:-4000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GPULUA_BACKEND=sim
-ir() { # launches policy form -> total instructions of the run
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$g" "$root/bench/launch_loop.lua" "$@" >/dev/null 2>&1
+ir() { # script launches policy form -> total instructions of the run
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$g" "$@" >/dev/null 2>&1
   sed -n 's/^summary: *//p' "$tmp/cg.out"
 }
 for policy in strict off; do
   for form in table config; do
-    a=$(ir 0 "$policy" "$form")
-    b=$(ir "$n" "$policy" "$form")
+    a=$(ir "$root/bench/launch_loop.lua" 0 "$policy" "$form")
+    b=$(ir "$root/bench/launch_loop.lua" "$n" "$policy" "$form")
     echo "RESULT launch_ir_${policy}_${form} $(( (b - a) / n )) instructions"
   done
+done
+for c in "off launch8" "strict launch8" "strict event" "strict replay"; do
+  set -- $c
+  a=$(ir "$root/bench/ops_loop.lua" 0 "$1" "$2")
+  b=$(ir "$root/bench/ops_loop.lua" "$n" "$1" "$2")
+  echo "RESULT ops_ir_$1_$2 $(( (b - a) / n )) instructions"
 done
