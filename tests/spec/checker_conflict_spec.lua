@@ -331,8 +331,10 @@ describe("the ordering checker", function()
     -- checked and recorded as one range (queue.c), each still named by its own argument
     local SRC = [[
 extern "C" __global__ void ck_add3(float *p, float *q, float *r, unsigned long long n) {
-  unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-  if (i < n) { p[i] += 1.0f; q[i] += 2.0f; r[i] += 3.0f; }
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    p[i] += 1.0f; q[i] += 2.0f; r[i] += 3.0f;
+  }
 }
 ]]
     local function add3(d)
