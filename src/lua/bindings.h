@@ -66,6 +66,9 @@ extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_typ
 /* Make the metatables of the GL_NTYPES types and fill them; in a state
  * that has them, publish the methods again (package.loaded). */
 void gl_register_all(lua_State *L, const gl_type *const *types);
+/* Release the objects whose finalizers ran during a capture (they were kept
+ * until it ended: l_types.c); the stack is left as it was. */
+void gl_release_deferred(lua_State *L);
 /* lua_newuserdatauv + luaL_setmetatable for an object of type t (for an
  * own_methods type, a metatable of its own, a copy of the type's): the block
  * starts with a tag word naming t (and this block), the object follows it;
@@ -106,6 +109,7 @@ int gl_lua_loc(gl_runtime *rt, void *L);
 #define GL_SITE(L) {gl_lua_loc, (L), GL_LOC_UNRESOLVED}
 /* Raise the runtime's error at the calling script line. */
 int gl_raise(lua_State *L, gl_runtime *rt);
+void gl_push_error(lua_State *L, gl_runtime *rt); /* gl_raise's message, pushed */
 /* During a capture (graph.h) a call that cannot be captured (a host wait,
  * an allocation, a free, a close) raises, naming itself and the graph. */
 #define GL_NOT_IN_CAPTURE(L, rt, call)                                   \
@@ -132,6 +136,7 @@ void gl_check_view(lua_State *L, size_t total, const char *what, size_t *off, si
 /* ---- the runtime and the gpu table (l_gpu.c) --------------------------- */
 
 gl_runtime *gl_rt(lua_State *L);
+gl_runtime *gl_rt_or_null(lua_State *L); /* never raises: NULL when gpulua is not (or no longer) set up */
 /* Device `ordinal`, opened at first use (errors raised). */
 gl_device *gl_open_device(lua_State *L, int ordinal);
 /* Whether a full garbage collection may run now (out-of-memory retries):

@@ -48,6 +48,11 @@ int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what)
 }
 
 int gl_raise(lua_State *L, gl_runtime *rt) {
+  gl_push_error(L, rt);
+  return lua_error(L);
+}
+
+void gl_push_error(lua_State *L, gl_runtime *rt) {
   luaL_where(L, 1);
   const char *msg = gl_error_message(rt);
   lua_pushstring(L, msg);
@@ -63,7 +68,6 @@ int gl_raise(lua_State *L, gl_runtime *rt) {
     }
   }
   lua_concat(L, n);
-  return lua_error(L);
 }
 
 const char *gl_opt_name(lua_State *L, int idx, const char *fname, int max) {

@@ -44,6 +44,14 @@ static int run_captured(lua_State *L, int fn, int s) {
   return status;
 }
 
+/* The end of a capture failed: its error, raised after the finalizers
+ * deferred during the capture have run (which cannot change it). */
+static int end_raise(lua_State *L, gl_runtime *rt) {
+  gl_push_error(L, rt);
+  gl_release_deferred(L);
+  return lua_error(L);
+}
+
 /* s:capture(fn, opts) -> Graph */
 int gl_stream_capture(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
@@ -58,7 +66,8 @@ int gl_stream_capture(lua_State *L) {
   u->g = g;
   g->handle = &u->g;
   int status = run_captured(L, 2, 1);
-  if (gl_graph_end(&u->g, status == LUA_OK, &site) != 0) return gl_raise(L, rt);
+  if (gl_graph_end(&u->g, status == LUA_OK, &site) != 0) return end_raise(L, rt);
+  gl_release_deferred(L);
   if (status != LUA_OK) return lua_error(L); /* the capture is discarded: fn's own error */
   lua_settop(L, at);
   return 1;
@@ -95,7 +104,8 @@ static int g_update(lua_State *L) {
   if (gl_graph_begin_update(g, s, &site, &fresh) != 0) return gl_raise(L, rt);
   int status = run_captured(L, 2, sidx);
   int rebuilt = 0;
-  if (gl_graph_end_update(g, fresh, status == LUA_OK, &rebuilt, &site) != 0) return gl_raise(L, rt);
+  if (gl_graph_end_update(g, fresh, status == LUA_OK, &rebuilt, &site) != 0) return end_raise(L, rt);
+  gl_release_deferred(L);
   if (status != LUA_OK) return lua_error(L);
   lua_settop(L, 1);
   lua_pushboolean(L, !rebuilt);

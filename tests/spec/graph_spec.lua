@@ -385,6 +385,37 @@ describe("graphs", function()
       collectgarbage()
     end)
 
+    it("a collection inside the capture's function releases its garbage after the capture, not into it", function()
+      local x = dev:zeros("f32", N, {stream = s})
+      local seen = setmetatable({}, {__mode = "k"})
+      local big = SIM and (64 << 20) or 4096
+      do
+        local gx = dev:zeros("u8", big, {stream = s}) -- freed on s, the capturing stream, if released inside
+        local gs = dev:stream{name = "garbage"}
+        gs:fill(dev:zeros("f32", 16, {stream = gs}), 1)
+        seen[gx], seen[gs], seen[gpu.host("f32", 16)] = true, true, true
+      end
+      local before = dev:free_memory()
+      local g = s:capture(function(cs)
+        cs:fill(x, 1)
+        collectgarbage() -- the collector is stopped during a capture; a full collection still runs
+        collectgarbage()
+        cs:launch(k.scale, CFG, 2.0, x, x, N)
+      end, {name = "gc"})
+      assert.are.equal(2, g.nodes) -- no free, wait or close went into the graph
+      g:launch(s)
+      H.check_all(x:read{stream = s}, 2)
+      -- released once the capture ended: collected for good at the next collection
+      dev:sync()
+      collectgarbage()
+      collectgarbage()
+      assert.is_nil(next(seen))
+      if SIM then -- the sim's pool keeps nothing: the big slice's memory is back
+        assert.is_true(dev:free_memory() >= before + big, ("%d free, %d before"):format(dev:free_memory(), before))
+      end
+      g:close()
+    end)
+
     it("close is idempotent, <close> closes, and a closed graph says so", function()
       local x, y = dev:zeros("f32", N, {stream = s}), dev:zeros("f32", N, {stream = s})
       local g = axpy_graph(x, y, 1, 1)
