@@ -141,13 +141,13 @@ static void sweep(gl_lane *l) {
 /* May touching spans a and b of one stream be kept as one? When they agree;
  * or when they have the same kinds of access (a write, a read) and all their
  * positions are past the latest one anything has learned of the stream
- * (captured): no one, now or later, can then tell them apart (clock.h), and
+ * (learned): no one, now or later, can then tell them apart (clock.h), and
  * the later position of each kind stands for both. */
-static int mergeable(const gl_span *a, const gl_span *b, uint64_t captured) {
+static int mergeable(const gl_span *a, const gl_span *b, uint64_t learned) {
   if (a->wseq == b->wseq && a->rseq == b->rseq && a->wloc == b->wloc && a->rloc == b->rloc) return 1;
   if (!a->wseq != !b->wseq || !a->rseq != !b->rseq) return 0;
-  return (!a->wseq || (a->wseq > captured && b->wseq > captured)) &&
-         (!a->rseq || (a->rseq > captured && b->rseq > captured));
+  return (!a->wseq || (a->wseq > learned && b->wseq > learned)) &&
+         (!a->rseq || (a->rseq > learned && b->rseq > learned));
 }
 
 /* a absorbs b (mergeable, touching on either side) */
@@ -159,9 +159,9 @@ static void absorb(gl_span *a, const gl_span *b) {
 }
 
 /* Append piece p to the list, merged into the last one when they touch and may be one. */
-static void add_piece(gl_span *out, int *np, gl_span p, uint64_t captured) {
+static void add_piece(gl_span *out, int *np, gl_span p, uint64_t learned) {
   if (p.lo == p.hi) return;
-  if (*np && out[*np - 1].hi == p.lo && mergeable(&out[*np - 1], &p, captured)) absorb(&out[*np - 1], &p);
+  if (*np && out[*np - 1].hi == p.lo && mergeable(&out[*np - 1], &p, learned)) absorb(&out[*np - 1], &p);
   else out[(*np)++] = p;
 }
 
@@ -172,7 +172,7 @@ static void add_piece(gl_span *out, int *np, gl_span p, uint64_t captured) {
  * keeps each piece's write and gives all of them its own position. */
 static int pieces(const gl_lane *l, int i, int j, uint64_t lo, uint64_t hi, int write, uint64_t seq, int loc,
                   gl_span *out) {
-  uint64_t cap = l->s->captured;
+  uint64_t cap = l->s->learned;
   int np = 0;
   if (i < j && l->v[i].lo < lo) { /* what lies before lo */
     gl_span left = l->v[i];
@@ -211,7 +211,7 @@ static int lane_put(gl_lane *l, uint64_t lo, uint64_t hi, int write, uint64_t se
   }
   if (c && c->lo <= lo && hi <= c->hi) { /* inside the last record's span, which may take it whole */
     gl_span piece = write ? (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE} : (gl_span){lo, hi, c->wseq, seq, c->wloc, loc};
-    if (mergeable(c, &piece, l->s->captured)) {
+    if (mergeable(c, &piece, l->s->learned)) {
       absorb(c, &piece);
       return 0;
     }
@@ -219,7 +219,7 @@ static int lane_put(gl_lane *l, uint64_t lo, uint64_t hi, int write, uint64_t se
   if (l->n >= 64 && l->n >= 2 * l->swept) sweep(l);
   int i = first_after(l, lo), j = i;
   while (j < l->n && l->v[j].lo < hi) j++;
-  uint64_t cap = l->s->captured;
+  uint64_t cap = l->s->learned;
   if (j == i + 1 && l->v[i].lo <= lo && hi <= l->v[i].hi) { /* inside one span that may take it whole */
     gl_span *p = &l->v[i];
     gl_span piece = write ? (gl_span){lo, hi, seq, 0, loc, GL_LOC_NONE} : (gl_span){lo, hi, p->wseq, seq, p->wloc, loc};

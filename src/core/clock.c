@@ -81,13 +81,13 @@ int gl_clock_merge(gl_stream *s, const uint64_t *clock, const uint32_t *gens, in
   return rc;
 }
 
-void gl_clock_capture(gl_stream *t, uint64_t seq) {
-  if (seq > t->captured) t->captured = seq;
+void gl_clock_learn(gl_stream *t, uint64_t seq) {
+  if (seq > t->learned) t->learned = seq;
 }
 
 int gl_clock_join(gl_stream *s, gl_stream *t) {
   if (s == t) return 0;
-  gl_clock_capture(t, t->seq);
+  gl_clock_learn(t, t->seq);
   int rc = gl_clock_merge(s, t->clock, NULL, t->nclock);
   return clock_raise(s, t->id, t->seq) != 0 ? -1 : rc;
 }
@@ -96,7 +96,7 @@ int gl_clock_snapshot_len(const gl_stream *s) { return s->nclock > s->id + 1 ? s
 
 void gl_clock_snapshot(gl_stream *s, uint64_t *clock, uint32_t *gens, int len) {
   gl_runtime *rt = s->dev->rt;
-  gl_clock_capture(s, s->seq);
+  gl_clock_learn(s, s->seq);
   int n = s->nclock < len ? s->nclock : len;
   if (n) memcpy(clock, s->clock, (size_t)n * sizeof *clock);
   if (len > n) memset(clock + n, 0, (size_t)(len - n) * sizeof *clock);
@@ -114,7 +114,7 @@ void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const
 }
 
 void gl_clock_host_reached(gl_stream *s, uint64_t seq) {
-  gl_clock_capture(s, seq);
+  gl_clock_learn(s, seq);
   if (seq != s->seq) { /* a part of the stream: only its own position is known */
     if (seq > s->done_seq) s->done_seq = seq;
     return;

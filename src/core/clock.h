@@ -40,9 +40,9 @@ void gl_clock_host_reached_snapshot(gl_runtime *rt, const uint64_t *clock, const
 
 /* Something (a clock, an event, the host) has learned t's position seq. The
  * positions learned later are copies of those or t's position then, so two
- * accesses of t both past t->captured can never be told apart by anyone:
+ * accesses of t both past t->learned can never be told apart by anyone:
  * the checker keeps them as one (checker.c). */
-void gl_clock_capture(gl_stream *t, uint64_t seq);
+void gl_clock_learn(gl_stream *t, uint64_t seq);
 
 /* Is an access of stream t at position seq ordered before s's next work? */
 int gl_ordered_before(const gl_stream *s, const gl_stream *t, uint64_t seq);

@@ -68,7 +68,7 @@ static void take_snapshot(gl_event *e, gl_stream *s) {
       e->snap = NULL;
       e->snap_gen = NULL;
       e->nsnap = 0;
-      gl_clock_capture(s, s->seq); /* what the snapshot would have done */
+      gl_clock_learn(s, s->seq); /* what the snapshot would have done */
       return;
     }
     e->snap = c;

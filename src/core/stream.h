@@ -35,7 +35,7 @@ struct gl_stream {
   int id;               /* runtime-wide, for vector clocks (clock.h) */
   uint64_t *clock;      /* clock[t]: position of stream t this one is ordered after */
   int nclock;
-  uint64_t captured;    /* the latest position of this stream that anything has learned or
+  uint64_t learned;     /* the latest position of this stream that anything has learned or
                          * may learn (a clock, an event, the host): clock.h */
   struct gl_graph *capture; /* the graph this stream is capturing into (graph.h), or NULL */
 };
