@@ -102,7 +102,7 @@ int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int writ
   return 0;
 }
 
-int gl_access_reserve(gl_accesses *acc, int k) {
+int gl_access_reserve_slow(gl_accesses *acc, int k) {
   /* the lanes the host has seen finish go first; a memory used by one stream
    * alone keeps its lane (lane_put sweeps its finished spans) */
   if (acc->n > 1 || acc->n + k > acc->cap) prune(acc);

@@ -77,7 +77,10 @@ int gl_access_admit(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, in
 int gl_access_conflict_host(gl_accesses *acc, uint64_t lo, uint64_t hi, int write, gl_conflict *c);
 /* Room for k more streams' records, so that recording once queued cannot
  * fail; -1 when out of memory. */
-int gl_access_reserve(gl_accesses *acc, int k);
+int gl_access_reserve_slow(gl_accesses *acc, int k);
+static inline int gl_access_reserve(gl_accesses *acc, int k) { /* the usual case, one stream's lane and room: at once */
+  return acc->n <= 1 && acc->n + k <= acc->cap ? 0 : gl_access_reserve_slow(acc, k);
+}
 /* Record an access queued on s (at s->seq), after gl_access_reserve. It
  * cannot fail: without memory for a span, the access is kept blind. */
 void gl_access_record(gl_accesses *acc, gl_stream *s, uint64_t lo, uint64_t hi, int write, int loc);

@@ -496,7 +496,7 @@ static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, con
 int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
-  if (gl_capture_refuse(rt, "g:launch", site) != 0) return -1;
+  if (rt->capture && gl_capture_refuse(rt, "g:launch", site) != 0) return -1;
   if (g->closed) return gl_fail(rt, "g:launch: graph '%s' is closed", g->name);
   if (dev != g->dev)
     return gl_fail(rt, "g:launch: graph '%s' was captured on device %d, but stream '%s' is on device %d", g->name,
@@ -514,12 +514,12 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
     if (gl_access_reserve(g->mem[g->use[i].mem].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
   if (gl_access_reserve(&g->replays, 1) != 0) return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
-  gl_trace_begin(s);
+  if (rt->trace) gl_trace_begin(s);
   CUresult r = gl_drv.cuGraphLaunch(g->exec, s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuGraphLaunch", site);
   s->seq++;
   g->launches++;
-  gl_trace_end(s, GL_OP_GRAPH, g->name, g->nodes);
+  if (rt->trace) gl_trace_end(s, GL_OP_GRAPH, g->name, g->nodes);
   for (int i = 0; i < g->nuse; i++) {
     const gl_graph_use *u = &g->use[i];
     gl_access_record(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, u->loc);

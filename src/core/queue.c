@@ -230,13 +230,13 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
 
   gl_set_ctx(dev);
-  gl_trace_begin(s);
+  if (rt->trace) gl_trace_begin(s);
   int queued;
   const char *call = "";
   CUresult r = submit(s, op, &queued, &call);
   s->seq += (uint64_t)queued;
   if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
-  gl_trace_end(s, op->kind, op->name, op->kind == GL_OP_LAUNCH ? 0 : op->bytes);
+  if (rt->trace) gl_trace_end(s, op->kind, op->name, op->kind == GL_OP_LAUNCH ? 0 : op->bytes);
   /* locations only serve messages, which policy off never gives */
   int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
   if (op->kind == GL_OP_LAUNCH) { /* a later fault names the kernels that may have caused it */

@@ -66,8 +66,11 @@ extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_typ
 /* Make the metatables of the GL_NTYPES types and fill them; in a state
  * that has them, publish the methods again (package.loaded). */
 void gl_register_all(lua_State *L, const gl_type *const *types);
-/* Release the objects whose finalizers ran during a capture (they were kept
- * until it ended: l_types.c); the stack is left as it was. */
+/* In a finalizer (the object at 1) of a runtime with a capture running: the
+ * object is kept until the capture ends, returns 1 (the finalizer then does
+ * nothing); else 0. gl_release_deferred, after a capture's end, runs the
+ * kept objects' finalizers; the stack is left as it was (l_types.c). */
+int gl_gc_defer(lua_State *L, const gl_runtime *rt);
 void gl_release_deferred(lua_State *L);
 /* lua_newuserdatauv + luaL_setmetatable for an object of type t (for an
  * own_methods type, a metatable of its own, a copy of the type's): the block
@@ -136,7 +139,6 @@ void gl_check_view(lua_State *L, size_t total, const char *what, size_t *off, si
 /* ---- the runtime and the gpu table (l_gpu.c) --------------------------- */
 
 gl_runtime *gl_rt(lua_State *L);
-gl_runtime *gl_rt_or_null(lua_State *L); /* never raises: NULL when gpulua is not (or no longer) set up */
 /* Device `ordinal`, opened at first use (errors raised). */
 gl_device *gl_open_device(lua_State *L, int ordinal);
 /* Whether a full garbage collection may run now (out-of-memory retries):

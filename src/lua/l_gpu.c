@@ -26,13 +26,6 @@ typedef struct {
   gl_runtime *rt;
 } runtime_ud; /* uservalue 1: ordinal -> the device's userdata */
 
-gl_runtime *gl_rt_or_null(lua_State *L) {
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key);
-  runtime_ud *u = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  return u ? u->rt : NULL;
-}
-
 gl_runtime *gl_rt(lua_State *L) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key);
   runtime_ud *u = lua_touserdata(L, -1);

@@ -117,6 +117,7 @@ static int g_release(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   gl_graph *g = u->g;
   if (!g) return 0;
+  if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, g->dev->rt)) return 0;
   if (gl_release_how(L) != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, g->dev->rt, "g:");
   u->g = NULL;
   gl_graph_close(g); /* waits for nothing: destroyed once its replays finish */

@@ -211,6 +211,7 @@ static int h_release(lua_State *L) {
   gl_release_how how = gl_release_how(L);
   /* a finalizer of a released handle needs no runtime (it may already be gone) */
   gl_runtime *rt = h->m ? h->m->rt : how == GL_RELEASE_METHOD ? gl_rt(L) : NULL;
+  if (how == GL_RELEASE_GC && h->m && gl_gc_defer(L, rt)) return 0;
   if (rt && how != GL_RELEASE_GC && h->m) GL_NOT_IN_CAPTURE(L, rt, "h:free");
   gl_site site = GL_SITE(L);
   if (gl_hostbuf_release(rt, h, how, &site) != 0) return gl_raise(L, rt);

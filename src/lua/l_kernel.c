@@ -52,6 +52,7 @@ static int k_host(lua_State *L) {
 
 static int k_gc(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
+  if (u->k && gl_gc_defer(L, u->k->dev->rt)) return 0;
   gl_kernel_unref(u->k); /* queued host launches hold what they need (l_hostkernel.c) */
   u->k = NULL;
   return 0;

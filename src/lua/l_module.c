@@ -168,6 +168,7 @@ static int l_load(lua_State *L) {
 
 static int m_gc(lua_State *L) {
   gl_module **u = gl_checkudata(L, 1, &gl_module_type);
+  if (*u && gl_gc_defer(L, (*u)->dev->rt)) return 0;
   gl_module_unref(*u); /* never waits: unloaded once its launches finish */
   *u = NULL;
   return 0;

@@ -119,6 +119,7 @@ static int x_release(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
   if (!x->a) return 0;
   gl_runtime *rt = x->a->dev->rt;
+  if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
   if (gl_release_how(L) != GL_RELEASE_GC) {
     GL_NOT_IN_HOST_KERNEL(L, rt, "x:");
     GL_NOT_IN_CAPTURE(L, rt, gl_release_how(L) == GL_RELEASE_CLOSE ? "freeing a slice (<close>)" : "x:free");

@@ -148,6 +148,7 @@ static int s_release(lua_State *L) {
   if (!s) return 0;
   gl_runtime *rt = s->dev->rt;
   if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "s:");
+  if (how == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
   if (how == GL_RELEASE_GC) { /* close if still open, then drop the reference */
     if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection"), 0) != 0)
       gl_device_keep_error(s->dev);

@@ -147,26 +147,21 @@ static void fill_methods(lua_State *L, const gl_type *t) {
  * s:capture's function: the collector is stopped, a full collection is not)
  * would queue frees, waits and closes into the graph, or refuse them: so the
  * object is kept in this registry list and released when the capture has
- * ended (gl_release_deferred). Every type's __gc is this, over its own. */
+ * ended (gl_release_deferred). */
 static const char deferred_key;
 
-static int deferrable_gc(lua_State *L) {
-  gl_runtime *rt = gl_rt_or_null(L);
-  if (rt && rt->capture) {
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &deferred_key) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_newtable(L);
-      lua_pushvalue(L, -1);
-      lua_rawsetp(L, LUA_REGISTRYINDEX, &deferred_key);
-    }
-    lua_pushvalue(L, 1);
-    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-    return 0;
+int gl_gc_defer(lua_State *L, const gl_runtime *rt) {
+  if (!rt || !rt->capture) return 0;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &deferred_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &deferred_key);
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, 1);
-  lua_call(L, 1, 0);
-  return 0;
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+  return 1;
 }
 
 void gl_release_deferred(lua_State *L) {
@@ -186,15 +181,6 @@ void gl_release_deferred(lua_State *L) {
     }
   }
   lua_pop(L, 1);
-}
-
-static void wrap_gc(lua_State *L) { /* the metatable on top */
-  if (lua_getfield(L, -1, "__gc") != LUA_TFUNCTION) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pushcclosure(L, deferrable_gc, 1);
-  lua_setfield(L, -2, "__gc");
 }
 
 void gl_register_all(lua_State *L, const gl_type *const *types) {
@@ -224,7 +210,6 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
     lua_pushcclosure(L, type_index, 2);
     lua_setfield(L, -2, "__index");
     if (t->meta) luaL_setfuncs(L, t->meta, 0);
-    wrap_gc(L);
     lua_pop(L, 1);
   }
 }
