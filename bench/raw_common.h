@@ -30,7 +30,7 @@ static gl_driver d;
     }                                                                              \
   } while (0)
 
-static double now(void) {
+static inline double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
