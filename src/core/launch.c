@@ -98,20 +98,10 @@ static int check_bounds(gl_runtime *rt, const gl_kernel *k, gl_slice *const *sli
   return 0;
 }
 
-int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_slice *const *slices, gl_site *site) {
+int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args *a, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
-  if (k->builtin && check_bounds(rt, k, slices) != 0) return -1;
-  /* const T* parameters are reads, other pointers writes */
-  gl_operand o[GL_MAX_PARAMS];
-  int n = 0;
-  for (int i = 0; i < k->sig.n; i++) {
-    gl_slice *x = slices[i];
-    if (!x) continue;
-    uint64_t lo = gl_slice_lo(x);
-    o[n] = (gl_operand){&x->a->acc, lo, lo + gl_slice_bytes(x), !k->sig.p[i].is_const, x, NULL, NULL, i + 1};
-    n++;
-  }
-  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = o, .nopnd = n};
+  if (k->builtin && check_bounds(rt, k, a->slices) != 0) return -1;
+  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = a->o, .nopnd = a->n, .runs = a->runs, .nruns = a->nruns};
   op.u.launch.k = k;
   op.u.launch.grid = c->grid;
   op.u.launch.block = c->block;

@@ -55,6 +55,7 @@ int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site,
   x->a = a;
   x->count = n;
   x->dtype = dt;
+  x->hi = bytes;
   x->released_at = GL_LOC_NONE;
   s->seq++;
   if (!zero) { /* the memory exists in s's order: its allocation counts as a write on s */
@@ -76,6 +77,8 @@ void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v) {
   v->offset = x->offset + offset;
   v->count = count;
   v->dtype = x->dtype;
+  v->lo = (uint64_t)v->offset * gl_dtypes[v->dtype].size;
+  v->hi = v->lo + (uint64_t)count * gl_dtypes[v->dtype].size;
   v->is_view = 1;
   v->released_at = GL_LOC_NONE;
 }

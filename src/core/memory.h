@@ -40,6 +40,7 @@ struct gl_slice {
   size_t offset;        /* elements from the start of the allocation */
   size_t count;
   gl_dtype dtype;
+  uint64_t lo, hi;      /* the bytes it covers in the allocation (offset and count times the dtype's size) */
   int is_view;
   int released;         /* this handle was freed or closed ... */
   int released_at;      /* ... there (a location) */
@@ -65,9 +66,9 @@ void gl_alloc_graph_rename(gl_alloc *a, const struct gl_graph *from, const struc
 int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
 
 void gl_slice_describe(const gl_slice *x, gl_buf *b);
-static inline size_t gl_slice_bytes(const gl_slice *x) { return x->count * gl_dtypes[x->dtype].size; }
+static inline size_t gl_slice_bytes(const gl_slice *x) { return (size_t)(x->hi - x->lo); }
 /* The first byte x covers in its allocation, and its device address. */
-static inline uint64_t gl_slice_lo(const gl_slice *x) { return (uint64_t)x->offset * gl_dtypes[x->dtype].size; }
-static inline CUdeviceptr gl_slice_ptr(const gl_slice *x) { return x->a->ptr + (CUdeviceptr)gl_slice_lo(x); }
+static inline uint64_t gl_slice_lo(const gl_slice *x) { return x->lo; }
+static inline CUdeviceptr gl_slice_ptr(const gl_slice *x) { return x->a->ptr + (CUdeviceptr)x->lo; }
 
 #endif

@@ -12,6 +12,8 @@
 #include "device.h"
 #include "memory.h"
 #include "module.h"
+#include "queue.h"
+#include "runtime.h"
 #include "stream.h"
 #include "types.h"
 
@@ -53,9 +55,34 @@ static inline int gl_launch_slice_usual(const gl_stream *s, const gl_kernel *k, 
   int dt = k->sig.p[i].dtype;
   return a && !x->released && !a->freed && a->dev == s->dev && s->dev->opened && (dt < 0 || x->dtype == (gl_dtype)dt);
 }
-/* Queue the launch: k's parameter buffer holds the arguments, slices[i] the
- * slice of each pointer parameter (NULL for scalars). A built-in's element
- * counts are checked against its slices first. */
-int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_slice *const *slices, gl_site *site);
+/* A launch's slice arguments, gathered as they are read: slices[i] the
+ * slice of parameter i (NULL for scalars), and their operands (const T*
+ * parameters are reads, other pointers writes) with their runs. */
+typedef struct gl_launch_args {
+  gl_slice *slices[GL_MAX_PARAMS];
+  gl_operand o[GL_MAX_PARAMS];
+  gl_run runs[GL_MAX_PARAMS];
+  int n, nruns;
+  int any_range; /* policy off's runs */
+} gl_launch_args;
+
+static inline void gl_launch_args_init(gl_launch_args *a, const gl_stream *s) {
+  a->n = a->nruns = 0;
+  a->any_range = s->dev->rt->policy == GL_POLICY_OFF;
+}
+/* Parameter i of k is the slice x (checked: gl_launch_check_slice). */
+static inline void gl_launch_args_slice(gl_launch_args *restrict a, const gl_kernel *k, int i, gl_slice *x) {
+  gl_accesses *acc = &x->a->acc;
+  uint64_t lo = x->lo, hi = x->hi;
+  int write = !k->sig.p[i].is_const, n = a->n;
+  a->slices[i] = x;
+  a->o[n] = (gl_operand){acc, lo, hi, write, x, NULL, NULL, i + 1};
+  gl_run_add(a->runs, &a->nruns, n, acc, lo, hi, write, a->any_range);
+  a->n = n + 1;
+}
+/* Queue the launch: k's parameter buffer holds the arguments, `a` its slice
+ * arguments (gathered under the policy now). A built-in's element counts are
+ * checked against its slices first. */
+int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args *a, gl_site *site);
 
 #endif

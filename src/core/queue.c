@@ -39,41 +39,21 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
   return -1;
 }
 
-/* A run of operands that are one range: on the same memory, the same way,
- * each touching the range of those before it (adjacent views of one buffer,
- * as x:split makes them; under policy off, which keeps no ranges, any such
- * operands). Checking or recording their union [lo, hi) is checking or
- * recording each. */
-typedef struct {
-  int first, end; /* opnd[first .. end) */
-  uint64_t lo, hi;
-} run;
-
-static int runs_of(const gl_operand *o, int n, int any_range, run *r) {
+static int runs_of(const gl_operand *o, int n, int any_range, gl_run *r) {
   int nr = 0;
-  for (int i = 0; i < n; nr++) {
-    uint64_t lo = o[i].lo, hi = o[i].hi;
-    int j = i + 1;
-    for (; lo < hi && j < n && o[j].acc == o[i].acc && o[j].write == o[i].write && o[j].lo < o[j].hi; j++) {
-      if (!any_range && (o[j].lo > hi || o[j].hi < lo)) break;
-      if (o[j].lo < lo) lo = o[j].lo;
-      if (o[j].hi > hi) hi = o[j].hi;
-    }
-    r[nr] = (run){i, j, lo, hi};
-    i = j;
-  }
+  for (int i = 0; i < n; i++) gl_run_add(r, &nr, i, o[i].acc, o[i].lo, o[i].hi, o[i].write, any_range);
   return nr;
 }
 
 /* Every run under the policy (gl_access_admit): under strict a conflict is
  * an error naming the first operand of the run that has it. */
-static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, const run *r, int nr,
+static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, const gl_run *r, int nr,
                           gl_site *site) {
   if (s->dev->rt->policy == GL_POLICY_OFF) return 0; /* admits everything */
   for (int i = 0; i < nr; i++) {
     const gl_operand *first = &o[r[i].first];
     gl_conflict c;
-    int rc = gl_access_admit(first->acc, s, r[i].lo, r[i].hi, first->write, &c, site);
+    int rc = gl_access_admit(r[i].acc, s, r[i].lo, r[i].hi, r[i].write, &c, site);
     if (rc < 0) return -1;
     if (rc == 0) continue;
     for (int k = r[i].first; k < r[i].end; k++)
@@ -85,11 +65,9 @@ static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, co
 
 /* Room for each run's record on s before anything is queued: one stream's
  * lane per memory at most, once for runs on the same memory. */
-static int reserve_operands(gl_runtime *rt, const gl_operand *o, const run *r, int nr) {
-  for (int i = 0; i < nr; i++) {
-    gl_accesses *acc = o[r[i].first].acc;
-    if ((i == 0 || acc != o[r[i - 1].first].acc) && gl_access_reserve(acc, 1) != 0) return gl_fail_nomem(rt, NULL);
-  }
+static int reserve_operands(gl_runtime *rt, const gl_run *r, int nr) {
+  for (int i = 0; i < nr; i++)
+    if ((i == 0 || r[i].acc != r[i - 1].acc) && gl_access_reserve(r[i].acc, 1) != 0) return gl_fail_nomem(rt, NULL);
   return 0;
 }
 
@@ -194,11 +172,11 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
     local[i] = *o;
     if (!(local[i].acc = gl_graph_local(g, o))) return gl_fail_nomem(rt, NULL);
   }
-  run runs[GL_MAX_OPERANDS];
+  gl_run runs[GL_MAX_OPERANDS];
   int nr = runs_of(local, op->nopnd, rt->policy == GL_POLICY_OFF, runs);
   if (check_operands(s, op, local, runs, nr, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0;
-  if (reserve_operands(rt, local, runs, nr) != 0) return -1;
+  if (reserve_operands(rt, runs, nr) != 0) return -1;
   if (op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent && gl_graph_add_module(g, op->u.launch.k->m) != 0)
     return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
@@ -221,12 +199,16 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   if (rt->capture) return queue_captured(s, op, rt->capture, site);
   gl_module *m = op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent ? op->u.launch.k->m : NULL;
   if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
-  int off = rt->policy == GL_POLICY_OFF;
-  run runs[GL_MAX_OPERANDS];
-  int nr = runs_of(op->opnd, op->nopnd, off, runs);
+  gl_run own[GL_MAX_OPERANDS];
+  const gl_run *runs = op->runs;
+  int nr = op->nruns;
+  if (!runs) {
+    nr = runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, own);
+    runs = own;
+  }
   if (check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
-  if (reserve_operands(rt, op->opnd, runs, nr) != 0) return -1;
+  if (reserve_operands(rt, runs, nr) != 0) return -1;
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
 
   gl_set_ctx(dev);
@@ -245,9 +227,7 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     s->last_launch_loc = loc;
     if (m) gl_access_mark(&m->uses, s); /* the module stays loaded until it finishes */
   }
-  for (int i = 0; i < nr; i++) {
-    const gl_operand *first = &op->opnd[runs[i].first];
-    gl_access_record(first->acc, s, runs[i].lo, runs[i].hi, first->write, loc);
-  }
+  for (int i = 0; i < nr; i++)
+    gl_access_record(runs[i].acc, s, runs[i].lo, runs[i].hi, runs[i].write, loc);
   return 0;
 }

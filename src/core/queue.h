@@ -38,12 +38,44 @@ typedef struct gl_operand {
 /* The most operands an operation has: a launch's pointer arguments. */
 #define GL_MAX_OPERANDS GL_MAX_PARAMS
 
+/* A run of operands that are one range: on the same memory, the same way,
+ * each touching the range of those before it (adjacent views of one buffer,
+ * as x:split makes them; under policy off, which keeps no ranges, any such
+ * operands). Checking or recording their union [lo, hi) is checking or
+ * recording each. */
+typedef struct gl_run {
+  int first, end;            /* opnd[first .. end) */
+  uint64_t lo, hi;
+  gl_accesses *acc;          /* the memory, and */
+  int write;                 /* the way, of all of them */
+} gl_run;
+
+/* Operand i (of acc, [lo, hi), write) joins the last of the runs r[0 .. *nr)
+ * of the operands before it, or starts a new one (any_range: policy off's
+ * rule). */
+static inline void gl_run_add(gl_run *restrict r, int *restrict nr, int i, gl_accesses *acc, uint64_t lo,
+                              uint64_t hi, int write, int any_range) {
+  if (*nr > 0) {
+    gl_run *last = &r[*nr - 1];
+    if (acc == last->acc && write == last->write && lo < hi && last->lo < last->hi &&
+        (any_range || (lo <= last->hi && hi >= last->lo))) {
+      if (lo < last->lo) last->lo = lo;
+      if (hi > last->hi) last->hi = hi;
+      last->end = i + 1;
+      return;
+    }
+  }
+  r[(*nr)++] = (gl_run){i, i + 1, lo, hi, acc, write};
+}
+
 typedef struct gl_op {
   gl_op_kind kind;
   const char *name;       /* the trace's name (NULL: the kind's); a launch: the kernel's */
   size_t bytes;           /* bytes moved or filled (0: nothing is queued, only checked) */
   gl_operand *opnd;
   int nopnd;
+  const gl_run *runs;     /* opnd's runs under the policy now (gl_run_add), or NULL: found by the queue */
+  int nruns;
   union {
     struct {              /* GL_OP_H2D, D2H, D2D, PEER */
       CUdeviceptr dst, src;

@@ -54,20 +54,21 @@ int gl_stream_launch(lua_State *L) {
   if (gl_launch_check_kernel(s, k, u->has_host) != 0) return gl_raise(L, rt);
   if (gl_launch_check_limits(k, dev, cfg) != 0) return gl_raise(L, rt);
 
-  /* arguments: check every one, then write the parameter buffer */
-  gl_slice *slices[GL_MAX_PARAMS];
+  /* arguments: check each, write it into the parameter buffer, gather the slices' operands */
+  gl_launch_args args;
+  gl_launch_args_init(&args, s);
   for (int i = 0; i < k->sig.n; i++) {
     const gl_param *p = &k->sig.p[i];
     int idx = 4 + i;
-    slices[i] = NULL;
     if (p->is_ptr) {
       gl_slice *x = gl_test_slice(L, idx);
       if (!x) return arg_error(L, k, "s:launch: kernel '%s' (%s): argument %d expected a slice (%s%s*), got %s", i, p, idx);
       if (!gl_launch_slice_usual(s, k, i, x) && gl_launch_check_slice(s, k, i, x) != 0) return gl_raise(L, rt);
-      slices[i] = x;
+      gl_launch_args_slice(&args, k, i, x);
       CUdeviceptr ptr = gl_slice_ptr(x);
       memcpy(k->params[i], &ptr, sizeof ptr);
     } else {
+      args.slices[i] = NULL;
       const char *why = gl_dtype_encode(L, idx, (gl_dtype)p->dtype, k->params[i]);
       if (why)
         return luaL_error(L, "s:launch: kernel '%s': argument %d (%s): %s, got %s", k->name, i + 1,
@@ -75,9 +76,9 @@ int gl_stream_launch(lua_State *L) {
     }
   }
   int host = u->has_host && gl_is_sim;
-  if (host) gl_host_kernel_prepare(L, u, 2, 3, slices);
+  if (host) gl_host_kernel_prepare(L, u, 2, 3, args.slices);
   gl_site site = GL_SITE(L);
-  if (gl_launch(s, k, cfg, slices, &site) != 0) {
+  if (gl_launch(s, k, cfg, &args, &site) != 0) {
     if (host) gl_host_kernel_abandon(L, u);
     return gl_raise(L, rt);
   }
