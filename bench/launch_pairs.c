@@ -122,6 +122,26 @@ static double raw_run(raw_side *r, const char *kind, int n) {
   return (now() - t0) / n * 1e6;
 }
 
+/* The floor of any Lua binding of an 8-argument launch, for the case
+ * launch_8arg_floor: F:launch(k, cfg, a, ..., h) with F a plain table, a C
+ * function that reads each of its 11 arguments as a typed userdata must
+ * (lua_touserdata and lua_rawlen) and then makes the raw launch on the raw
+ * side's stream, with no checks and no records; raw_sync() waits for it. */
+static int floor_launch8(lua_State *L) {
+  raw_side *r = lua_touserdata(L, lua_upvalueindex(1));
+  size_t sum = 0;
+  for (int i = 1; i <= 11; i++) sum += (size_t)lua_touserdata(L, i) + lua_rawlen(L, i);
+  if (sum == 0) return luaL_error(L, "floor_launch8: no arguments");
+  CK(cuLaunchKernel(r->f8, 1, 1, 1, 32, 1, 1, 0, r->s, r->params, NULL));
+  return 0;
+}
+
+static int floor_sync(lua_State *L) {
+  raw_side *r = lua_touserdata(L, lua_upvalueindex(1));
+  CK(cuStreamSynchronize(r->s));
+  return 0;
+}
+
 /* the Lua case `name` of the cases table at index 1: us per op */
 static double lua_run(lua_State *L, const char *name, int n) {
   lua_getfield(L, 1, name);
@@ -152,12 +172,20 @@ int main(int argc, char **argv) {
   luaL_openlibs(L);
   luaL_requiref(L, "gpulua", luaopen_gpulua, 0);
   lua_pop(L, 1);
+  raw_side r; /* set up below; the floor's functions keep its address */
+  lua_createtable(L, 0, 2); /* the global launch_pairs_floor = {launch =, sync =} */
+  lua_pushlightuserdata(L, &r);
+  lua_pushcclosure(L, floor_launch8, 1);
+  lua_setfield(L, -2, "launch");
+  lua_pushlightuserdata(L, &r);
+  lua_pushcclosure(L, floor_sync, 1);
+  lua_setfield(L, -2, "sync");
+  lua_setglobal(L, "launch_pairs_floor");
   if (luaL_dofile(L, script) != LUA_OK || !lua_istable(L, -1)) {
     fprintf(stderr, "launch_pairs: %s: %s\n", script, lua_isstring(L, -1) ? lua_tostring(L, -1) : "no cases table");
     return 1;
   }
   lua_settop(L, 1); /* the cases table, at 1 */
-  raw_side r;
   raw_setup(&r);
 
   const char *names[MAX_CASES], *kinds[MAX_CASES];

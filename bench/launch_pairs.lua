@@ -58,6 +58,21 @@ for _, policy in ipairs{"off", "strict"} do
     end}
   end
 end
+-- the floor of any binding (launch_pairs.c's global launch_pairs_floor):
+-- F:launch(...) with the same arguments calls a C function that reads its 11
+-- arguments and makes the raw launch, with nothing of gpulua's in between
+local F = rawget(_G, "launch_pairs_floor")
+if F then
+  cases.launch_8arg_floor = {raw = "launch8", run = function(n)
+    F.sync()
+    local cfg = forms.config
+    local a, b, c, d, f, gg, h, i = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+    local t0 = gpu.clock()
+    for _ = 1, n do F:launch(k8, cfg, a, b, c, d, f, gg, h, i) end
+    F.sync()
+    return (gpu.clock() - t0) / n * 1e6
+  end}
+end
 cases.event_wait_rerecord = {raw = "event", run = function(n)
   return timed("strict", n, function(count)
     for _ = 1, count do s2:wait(s:record(e)) end

@@ -134,9 +134,9 @@ static void bidir(const char *name, size_t size, int count) {
     CK(cuEventRecord(t0, ss[0]));
     CK(cuStreamWaitEvent(ss[1], t0, 0));
     for (int c = 0; c < count; c++) {
-      size_t off = (size_t)c * size;
-      CK(cuMemcpyHtoDAsync(big[0] + off, (char *)in + off, size, ss[0]));
-      CK(cuMemcpyDtoHAsync((char *)out + off, big[1] + off, size, ss[1]));
+      size_t off = (size_t)c * size, doff = off % (256u << 20); /* the device buffers are 256 MiB */
+      CK(cuMemcpyHtoDAsync(big[0] + doff, (char *)in + off, size, ss[0]));
+      CK(cuMemcpyDtoHAsync((char *)out + off, big[1] + doff, size, ss[1]));
     }
     CK(cuEventRecord(e, ss[1]));
     CK(cuStreamWaitEvent(ss[0], e, 0));
