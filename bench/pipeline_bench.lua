@@ -66,12 +66,15 @@ local ideal = mx + (t_in + t_comp + t_out - mx) / chunks
 -- the physical limit: the slowest of copy-in, copy-out, both together over
 -- the host link's bidirectional aggregate (raw.c measures it; passed as
 -- arg[1] in GB/s), and compute; plus one batch's fill and drain
-local agg = tonumber(arg and arg[1])
-if agg then
+-- (arg[2], when given: the aggregate of the pipeline's own 16 MiB copies back
+-- to back both ways at once, bench/layouts.c: the limit at this copy size)
+local function limit(agg)
   local both_ms = 2 * n * 4 / (agg * 1e9) * 1e3
-  local limit = math.max(mx, both_ms) + (t_in + t_comp + t_out - mx) / chunks
-  print(string.format("RESULT pipeline_link_limit %.4f ms", limit))
+  return math.max(mx, both_ms) + (t_in + t_comp + t_out - mx) / chunks
 end
+local agg, agg16 = tonumber(arg and arg[1]), tonumber(arg and arg[2])
+if agg then print(string.format("RESULT pipeline_link_limit %.4f ms", limit(agg))) end
+if agg16 then print(string.format("RESULT pipeline_link_limit_16MiB %.4f ms", limit(agg16))) end
 print(string.format("RESULT pipeline_copy_in %.4f ms", t_in))
 print(string.format("RESULT pipeline_compute %.4f ms", t_comp))
 print(string.format("RESULT pipeline_copy_out %.4f ms", t_out))

@@ -112,6 +112,20 @@ if limit and raw4:
     rows.append(("pipeline, 4 streams, raw driver (bench/raw.c): physical limit / measured", "", f"{raw4:.3f} ms",
                  f"{limit:.3f}", f"{limit / raw4:.3f}", "the same calls from C: what the structure allows"))
 row("pipeline, 4 streams (ms) vs the raw driver's", 99, four, "ms", raw4, "time", "for reference")
+graph4 = get("gpulua", "pipeline_graph_default")
+if limit and graph4:
+    rows.append(("pipeline as one graph (pipeline.graph, 4 branches): physical limit / measured", "", f"{graph4:.3f} ms",
+                 f"{limit:.3f}", f"{limit / graph4:.3f}", "the same work replayed as a graph"))
+row("pipeline as one graph (ms) vs CuPy streams", 99, graph4, "ms", get("cupy", "pipeline_4stream"), "time", "for reference")
+limit16 = get("gpulua", "pipeline_link_limit_16MiB")
+if limit16 and four:
+    rows.append(("pipeline, 4 streams: limit at its copy size / measured", "", f"{four:.3f} ms", f"{limit16:.3f}",
+                 f"{limit16 / four:.3f}",
+                 f"the aggregate of 16 MiB copies both ways at once: {get('raw', 'bidir_16MiB_x32') or 0:.1f} GB/s (bench/layouts.c)"))
+best = get("raw", "layout_best")
+if limit and best:
+    rows.append(("the fastest raw layout of the pipeline (bench/layouts.c): physical limit / measured", "", f"{best:.3f} ms",
+                 f"{limit:.3f}", f"{limit / best:.3f}", "N streams, split copies, one stream per engine, a graph"))
 for name, what in (("scaling_pipeline", "4-stream pipeline, per batch, 32,000 vs 2,000 batches"),
                    ("scaling_sliding_strict", "sliding windows, per fill, 64,000 vs 2,000, strict"),
                    ("scaling_sliding_off", "sliding windows, per fill, 64,000 vs 2,000, off")):

@@ -22,12 +22,15 @@ run() { # label, command...
   "$@" 2>&1 | tee -a /dev/stderr | sed -n "s/^RESULT /$label /p" >>"$log"
 }
 run raw "$carry/bin/raw" "$launches"
+# the pipeline's layouts made raw, and the link's aggregate at the pipeline's copy size
+run raw "$carry/bin/layouts"
 # the launch and event goals: gpulua beside the raw calls, interleaved in one
 # process, 9 rounds of 20,000 ops per case (bench/launch_pairs.c)
 run gpulua "$carry/bin/launch_pairs" 20000 9 bench/launch_pairs.lua
 run gpulua "$carry/bin/gpulua" bench/bench.lua "$launches"
-agg=$(sed -n 's/^raw bidir_256MiB \([0-9.]*\) .*/\1/p' "$log")
-run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg
+agg=$(sed -n 's/^raw bidir_256MiB \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
+agg16=$(sed -n 's/^raw bidir_16MiB_x32 \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
+run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg $agg16
 run gpulua "$carry/bin/gpulua" bench/scaling.lua
 if python3 -c 'import cupy' 2>/dev/null; then
   run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_bench.py "$launches"

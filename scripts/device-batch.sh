@@ -31,7 +31,7 @@ echo "compute-sanitizer memcheck, graph_spec.lua:"
 grep -E 'successes /|ERROR SUMMARY|LEAK SUMMARY' "$work/sanitize-graph.log"
 for ((i = 1; i <= rounds; i++)); do
   mkdir -p "$work/r$i"
-  OUT=$work/r$i timeout 150 bash bench/run.sh "${LAUNCHES:-100000}" >"$work/r$i/stdout.txt" 2>&1 || status=1
+  OUT=$work/r$i timeout 170 bash bench/run.sh "${LAUNCHES:-100000}" >"$work/r$i/stdout.txt" 2>&1 || status=1
   echo "bench round $i: rc=$?"
 done
 if ((rounds > 0)); then python3 bench/rounds.py "$work"/r*/bench-results.txt | tee "$work/rounds.md"; fi
