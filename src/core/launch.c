@@ -101,7 +101,9 @@ static int check_bounds(gl_runtime *rt, const gl_kernel *k, gl_slice *const *sli
 int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args *a, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
   if (k->builtin && check_bounds(rt, k, a->slices) != 0) return -1;
-  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = a->o, .nopnd = a->n, .runs = a->runs, .nruns = a->nruns};
+  /* the operands are made by the queue from the slices, when it needs them */
+  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = NULL, .nopnd = a->n, .runs = a->runs, .nruns = a->nruns};
+  op.u.launch.slices = a->slices;
   op.u.launch.k = k;
   op.u.launch.grid = c->grid;
   op.u.launch.block = c->block;

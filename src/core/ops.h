@@ -56,13 +56,14 @@ static inline int gl_launch_slice_usual(const gl_stream *s, const gl_kernel *k, 
   return a && !x->released && !a->freed && a->dev == s->dev && s->dev->opened && (dt < 0 || x->dtype == (gl_dtype)dt);
 }
 /* A launch's slice arguments, gathered as they are read: slices[i] the
- * slice of parameter i (NULL for scalars), and their operands (const T*
- * parameters are reads, other pointers writes) with their runs. */
+ * slice of parameter i (NULL for scalars), and the runs of their operands
+ * (queue.h; const T* parameters are reads, other pointers writes). The
+ * operands themselves are made only when something needs them (a conflict's
+ * message, a capture). */
 typedef struct gl_launch_args {
   gl_slice *slices[GL_MAX_PARAMS];
-  gl_operand o[GL_MAX_PARAMS];
   gl_run runs[GL_MAX_PARAMS];
-  int n, nruns;
+  int n, nruns;  /* slice arguments so far; their runs */
   int any_range; /* policy off's runs */
 } gl_launch_args;
 
@@ -72,13 +73,8 @@ static inline void gl_launch_args_init(gl_launch_args *a, const gl_stream *s) {
 }
 /* Parameter i of k is the slice x (checked: gl_launch_check_slice). */
 static inline void gl_launch_args_slice(gl_launch_args *restrict a, const gl_kernel *k, int i, gl_slice *x) {
-  gl_accesses *acc = &x->a->acc;
-  uint64_t lo = x->lo, hi = x->hi;
-  int write = !k->sig.p[i].is_const, n = a->n;
   a->slices[i] = x;
-  a->o[n] = (gl_operand){acc, lo, hi, write, x, NULL, NULL, i + 1};
-  gl_run_add(a->runs, &a->nruns, n, acc, lo, hi, write, a->any_range);
-  a->n = n + 1;
+  gl_run_add(a->runs, &a->nruns, a->n++, &x->a->acc, x->lo, x->hi, !k->sig.p[i].is_const, a->any_range);
 }
 /* Queue the launch: k's parameter buffer holds the arguments, `a` its slice
  * arguments (gathered under the policy now). A built-in's element counts are

@@ -45,17 +45,30 @@ static int runs_of(const gl_operand *o, int n, int any_range, gl_run *r) {
   return nr;
 }
 
+/* A launch's operands from its slices, in parameter order: const T*
+ * parameters are reads, other pointers writes. */
+static const gl_operand *launch_operands(const gl_op *op, gl_operand *buf) {
+  const gl_kernel *k = op->u.launch.k;
+  int n = 0;
+  for (int i = 0; i < k->sig.n; i++) {
+    gl_slice *x = op->u.launch.slices[i];
+    if (x) buf[n++] = (gl_operand){&x->a->acc, x->lo, x->hi, !k->sig.p[i].is_const, x, NULL, NULL, i + 1};
+  }
+  return buf;
+}
+
 /* Every run under the policy (gl_access_admit): under strict a conflict is
  * an error naming the first operand of the run that has it. */
-static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, const gl_run *r, int nr,
-                          gl_site *site) {
+static int check_operands(gl_stream *s, const gl_op *op, const gl_operand *o, const gl_run *r, int nr, gl_site *site) {
   if (s->dev->rt->policy == GL_POLICY_OFF) return 0; /* admits everything */
   for (int i = 0; i < nr; i++) {
-    const gl_operand *first = &o[r[i].first];
     gl_conflict c;
     int rc = gl_access_admit(r[i].acc, s, r[i].lo, r[i].hi, r[i].write, &c, site);
     if (rc < 0) return -1;
     if (rc == 0) continue;
+    gl_operand made[GL_MAX_OPERANDS];
+    if (!o) o = launch_operands(op, made);
+    const gl_operand *first = &o[r[i].first];
     for (int k = r[i].first; k < r[i].end; k++)
       if (gl_access_conflict(o[k].acc, s, o[k].lo, o[k].hi, o[k].write, &c)) return conflict_error(s, op, &o[k], &c, site);
     return conflict_error(s, op, first, &c, site); /* the union's conflict is one of theirs: not reached */
@@ -156,14 +169,15 @@ static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult
  * records, the driver call (captured, nothing runs), then the records there
  * and the graph's uses; the memory's real records are left alone, and
  * nothing is traced (a replay is). */
-static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
+static int queue_captured(gl_stream *s, const gl_op *op, gl_graph *g, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   if (gl_capture_check_stream(rt, s, op_call(op), site) != 0) return -1;
-  gl_operand local[GL_MAX_OPERANDS];
+  gl_operand local[GL_MAX_OPERANDS], made[GL_MAX_OPERANDS];
   if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  const gl_operand *opnd = op->opnd ? op->opnd : launch_operands(op, made);
   for (int i = 0; i < op->nopnd; i++) {
-    const gl_operand *o = &op->opnd[i];
+    const gl_operand *o = &opnd[i];
     if (o->h && !o->h->m->pinned)
       return gl_fail(rt,
                      "%s at %s: a copy with pageable host memory cannot be captured into graph '%s' (the driver "
@@ -188,7 +202,7 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
   for (int i = 0; i < op->nopnd; i++) {
     gl_access_record(local[i].acc, s, local[i].lo, local[i].hi, local[i].write, loc);
-    if (gl_graph_add_use(g, &op->opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
+    if (gl_graph_add_use(g, &opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
   }
   return 0;
 }

@@ -72,7 +72,7 @@ typedef struct gl_op {
   gl_op_kind kind;
   const char *name;       /* the trace's name (NULL: the kind's); a launch: the kernel's */
   size_t bytes;           /* bytes moved or filled (0: nothing is queued, only checked) */
-  gl_operand *opnd;
+  gl_operand *opnd;       /* NULL for a launch given its slices: made from them when needed */
   int nopnd;
   const gl_run *runs;     /* opnd's runs under the policy now (gl_run_add), or NULL: found by the queue */
   int nruns;
@@ -93,6 +93,7 @@ typedef struct gl_op {
       const unsigned *grid, *block;
       unsigned shared;
       void **params;
+      gl_slice *const *slices; /* per parameter: its slice, NULL for scalars (when opnd is NULL) */
     } launch;
   } u;
 } gl_op;

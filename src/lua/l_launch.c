@@ -54,7 +54,7 @@ int gl_stream_launch(lua_State *L) {
   if (gl_launch_check_kernel(s, k, u->has_host) != 0) return gl_raise(L, rt);
   if (gl_launch_check_limits(k, dev, cfg) != 0) return gl_raise(L, rt);
 
-  /* arguments: check each, write it into the parameter buffer, gather the slices' operands */
+  /* arguments: check each, write it into the parameter buffer, gather the slices' runs */
   gl_launch_args args;
   gl_launch_args_init(&args, s);
   for (int i = 0; i < k->sig.n; i++) {
