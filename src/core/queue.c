@@ -220,7 +220,7 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     nr = runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, own);
     runs = own;
   }
-  if (check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
+  if (rt->policy != GL_POLICY_OFF && check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
   if (reserve_operands(rt, runs, nr) != 0) return -1;
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);

@@ -76,15 +76,15 @@ static void read_cfg(lua_State *L, int idx, const char *what, gl_launch_cfg *c, 
 }
 
 const gl_launch_cfg *gl_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *read) {
+  config_ud *u = gl_testudata(L, idx, &gl_config_type); /* the prepared form first: the fast one */
+  if (u) return &u->c;
   if (lua_type(L, idx) == LUA_TTABLE) {
     int ndims[2];
     read_cfg(L, idx, "s:launch", read, ndims);
     return read;
   }
-  config_ud *u = gl_testudata(L, idx, &gl_config_type);
-  if (!u) luaL_error(L, "s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got %s",
-                     gl_given(L, idx));
-  return &u->c;
+  luaL_error(L, "s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got %s", gl_given(L, idx));
+  return NULL;
 }
 
 int gl_is_config(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_config_type) != NULL; }
