@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "event.h"
 #include "module.h"
 #include "runtime.h"
@@ -190,6 +191,7 @@ int gl_peer_granted(const gl_runtime *rt, const gl_device *a, const gl_device *b
 void gl_device_close(gl_device *d) {
   gl_set_ctx(d);
   gl_drv.cuCtxSynchronize();
+  gl_blas_device_close(d); /* the streams' workspaces and every cuBLAS handle */
   while (d->streams) {
     gl_stream *s = d->streams;
     *s->prev_open = s->next_open;

@@ -36,6 +36,8 @@ struct gl_device {
   int npool[2], cappool[2];
   gl_module *builtins;       /* the built-in kernels' module, loaded at first use */
   gl_kernel *builtin_kernel[GL_MAX_BUILTINS][GL_NDTYPES];
+  struct cublasContext **blas_idle; /* cuBLAS handles of closed streams, for the next (blas.h) */
+  int nblas_idle, capblas_idle;
 };
 
 /* Device `ordinal`, opened at first use. */

@@ -35,9 +35,6 @@ const char *gl_dtype_article(gl_dtype dt);
 const char *gl_dtype_store_number(gl_dtype dt, double d, void *out);
 const char *gl_dtype_store_integer(gl_dtype dt, long long i, void *out);
 
-uint16_t gl_f32_to_f16(float f);
-float gl_f16_to_f32(uint16_t h);
-uint16_t gl_f32_to_bf16(float f);
-float gl_bf16_to_f32(uint16_t h);
+#include "halfprec.h" /* gl_f32_to_f16 and the others (driver layer) */
 
 #endif

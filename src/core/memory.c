@@ -62,7 +62,7 @@ int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site,
     gl_access_record(&a->acc, s, 0, bytes, 1, gl_site_loc(rt, site));
     return 0;
   }
-  gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, "dev:zeros", 0};
+  gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, "dev:zeros", 0, NULL};
   gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
   op.u.fill.p = a->ptr;
   op.u.fill.size = 1;

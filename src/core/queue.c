@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "blas.h"
 #include "checker.h"
 #include "device.h"
 #include "graph.h"
@@ -21,7 +22,8 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
                           gl_site *site) {
   gl_runtime *rt = s->dev->rt;
   gl_buf what = GL_BUF_INIT, role = GL_BUF_INIT;
-  if (o->x) gl_slice_describe(o->x, &what);
+  if (o->what) gl_buf_printf(&what, "%s", o->what);
+  else if (o->x) gl_slice_describe(o->x, &what);
   else if (o->h) gl_hostbuf_describe(o->h, &what);
   else gl_buf_printf(&what, "memory");
   if (o->role) gl_buf_printf(&role, "%s", o->role);
@@ -52,7 +54,7 @@ static const gl_operand *launch_operands(const gl_op *op, gl_operand *buf) {
   int n = 0;
   for (int i = 0; i < k->sig.n; i++) {
     gl_slice *x = op->u.launch.slices[i];
-    if (x) buf[n++] = (gl_operand){&x->a->acc, x->lo, x->hi, !k->sig.p[i].is_const, x, NULL, NULL, i + 1};
+    if (x) buf[n++] = (gl_operand){&x->a->acc, x->lo, x->hi, !k->sig.p[i].is_const, x, NULL, NULL, i + 1, NULL};
   }
   return buf;
 }
@@ -85,7 +87,7 @@ static int reserve_operands(gl_runtime *rt, const gl_run *r, int nr) {
 }
 
 /* The driver call(s) of op; *queued: how many operations went onto s. */
-static CUresult submit(gl_stream *s, const gl_op *op, int *queued, const char **call) {
+static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) {
   *queued = 1;
   switch (op->kind) {
   case GL_OP_H2D:
@@ -141,6 +143,9 @@ static CUresult submit(gl_stream *s, const gl_op *op, int *queued, const char **
     }
   }
   case GL_OP_GRAPH: break; /* replays go through gl_graph_launch */
+  case GL_OP_GEMM:
+    *call = op->u.gemm.count ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
+    return gl_blas_submit(op) == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN; /* the status is in op->u.gemm */
   case GL_OP_LAUNCH: {
     const unsigned *g = op->u.launch.grid, *b = op->u.launch.block;
     *call = "cuLaunchKernel";
@@ -153,10 +158,11 @@ static CUresult submit(gl_stream *s, const gl_op *op, int *queued, const char **
 }
 
 static const char *op_call(const gl_op *op) {
-  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : "s:copy";
+  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : op->kind == GL_OP_GEMM ? "s:gemm" : "s:copy";
 }
 
 static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult r, const char *call, gl_site *site) {
+  if (op->kind == GL_OP_GEMM) return gl_blas_fail(rt, op, call);
   if (op->kind != GL_OP_LAUNCH) return gl_fail_cu(rt, dev, r, call, site);
   gl_buf what = GL_BUF_INIT;
   gl_buf_printf(&what, "cuLaunchKernel of kernel '%s'", op->name);
@@ -169,7 +175,7 @@ static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult
  * records, the driver call (captured, nothing runs), then the records there
  * and the graph's uses; the memory's real records are left alone, and
  * nothing is traced (a replay is). */
-static int queue_captured(gl_stream *s, const gl_op *op, gl_graph *g, gl_site *site) {
+static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   if (gl_capture_check_stream(rt, s, op_call(op), site) != 0) return -1;

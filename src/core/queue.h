@@ -33,6 +33,7 @@ typedef struct gl_operand {
   const gl_hostbuf *h;    /* ... the host buffer */
   const char *role;       /* "s:copy dst", "s:fill", ...; NULL: argument `arg` of the launch */
   int arg;
+  const char *what;       /* for messages, instead of describing the slice (gpulua's own memory) */
 } gl_operand;
 
 /* The most operands an operation has: a launch's pointer arguments. */
@@ -88,6 +89,16 @@ typedef struct gl_op {
       unsigned size;
       unsigned char v[8];
     } fill;
+    struct {              /* GL_OP_GEMM: cuBLAS's column-major call (blas.c) */
+      struct cublasContext *handle;
+      int ta, tb, m, n, k, lda, ldb, ldc, count; /* count 0: cublasGemmEx, else strided batched */
+      long long sa, sb, sc;
+      int dtype, compute;   /* cudaDataType, cublasComputeType_t */
+      const void *a, *b;
+      void *c;
+      double alpha, beta;
+      int status;           /* the cublasStatus_t of a failed call */
+    } gemm;
     struct {              /* GL_OP_LAUNCH */
       gl_kernel *k;
       const unsigned *grid, *block;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "clock.h"
 #include "device.h"
 #include "event.h"
@@ -164,6 +165,7 @@ int gl_stream_close(gl_stream *s, int loc, int learn) {
   if (!s->cu || s->is_main) return 0;
   gl_device *dev = s->dev;
   gl_set_ctx(dev);
+  gl_blas_stream_close(s); /* its workspace freed in its order, its cuBLAS handle kept for the next stream */
   CUresult r = gl_drv.cuEventCreate(&s->final_ev, CU_EVENT_DISABLE_TIMING);
   const char *call = "cuEventCreate";
   if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(s->final_ev, s->cu), call = "cuEventRecord";

@@ -38,6 +38,7 @@ struct gl_stream {
   uint64_t learned;     /* the latest position of this stream that anything has learned or
                          * may learn (a clock, an event, the host): clock.h */
   struct gl_graph *capture; /* the graph this stream is capturing into (graph.h), or NULL */
+  struct gl_blas_slot *blas; /* its cuBLAS handle and workspace (blas.h), from its first gemm */
 };
 
 /* A new stream on dev (name NULL: "streamN"). The caller holds the one

@@ -156,6 +156,7 @@ void gl_push_stream(lua_State *L, gl_stream *s);       /* a new userdata holding
 int gl_stream_copy(lua_State *L);                      /* l_copy.c: s:copy(dst, src) */
 int gl_stream_fill(lua_State *L);                      /* l_copy.c: s:fill(x, value) */
 int gl_stream_launch(lua_State *L);                    /* l_launch.c: s:launch(k, cfg, ...) */
+int gl_stream_gemm(lua_State *L);                      /* l_blas.c: s:gemm{...} */
 int gl_stream_record(lua_State *L);                    /* l_event.c: s:record{timing =} */
 int gl_stream_capture(lua_State *L);                   /* l_graph.c: s:capture(fn, opts) */
 int gl_dev_alloc(lua_State *L);                        /* l_slice.c */

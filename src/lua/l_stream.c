@@ -192,7 +192,7 @@ static const luaL_Reg stream_methods[] = {
   {"record", gl_stream_record}, {"wait", s_wait},           {"join", s_join},
   {"fork", s_fork},             {"sync", s_sync},           {"query", s_query},
   {"copy", gl_stream_copy},     {"fill", gl_stream_fill},   {"launch", gl_stream_launch},
-  {"capture", gl_stream_capture}, {NULL, NULL}};
+  {"capture", gl_stream_capture}, {"gemm", gl_stream_gemm},   {NULL, NULL}};
 
 static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
 

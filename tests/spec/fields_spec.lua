@@ -20,7 +20,7 @@ describe("fields", function()
     H.fails(H.lit("gpulua.Slice has no field 'lenght' (fields: dtype, bytes, device; methods: free, read, split, "
                   .. "view)"), function() return x.lenght end)
     H.fails(H.lit("gpulua.Stream has no field 'nmae' (fields: name, device; methods: capture, close, copy, fill, fork, "
-                  .. "join, launch, query, record, sync, wait)"), function() return dev.main.nmae end)
+                  .. "gemm, join, launch, query, record, sync, wait)"), function() return dev.main.nmae end)
     local g = dev.main:capture(function() end)
     H.fails(H.lit("gpulua.Graph has no field 'node' (fields: name, nodes, device, launches; methods: close, launch, "
                   .. "update)"), function() return g.node end)

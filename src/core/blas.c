@@ -1,0 +1,264 @@
+/*
+ * blas.c -- s:gemm on cuBLAS (see blas.h): the row-major problem checked
+ * against its slices, mapped onto column-major cuBLAS (C^T = op(B)^T op(A)^T:
+ * the operands swap, each keeps its own transpose), and queued through
+ * gl_queue_op; the per-stream handles and workspaces.
+ */
+#include "blas.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cublas_table.h"
+#include "device.h"
+#include "error.h"
+#include "graph.h"
+#include "queue.h"
+#include "runtime.h"
+#include "stream.h"
+
+typedef struct gl_blas_slot {
+  cublasHandle_t h;
+  gl_slice ws; /* the workspace: an allocation of the stream's */
+  char what[GL_STREAM_NAME_MAX + 48]; /* "the cuBLAS workspace of stream 'x'", for messages */
+} gl_blas_slot;
+
+static size_t workspace_bytes(const gl_device *d) { return (d->cc_major >= 9 ? 32u : 4u) << 20; }
+
+static int blas_fail(gl_runtime *rt, const char *call, cublasStatus_t st) {
+  const char *text = gl_blas.cublasGetStatusString ? gl_blas.cublasGetStatusString(st) : NULL;
+  return gl_fail(rt, "s:gemm: %s failed: %s (cuBLAS status %d)", call, text ? text : "?", (int)st);
+}
+
+static int idle_room(gl_device *d) {
+  if (d->nblas_idle < d->capblas_idle) return 0;
+  int cap = d->capblas_idle ? 2 * d->capblas_idle : 4;
+  struct cublasContext **v = realloc(d->blas_idle, (size_t)cap * sizeof *v);
+  if (!v) return -1;
+  d->blas_idle = v;
+  d->capblas_idle = cap;
+  return 0;
+}
+
+/* s's slot, made at its first gemm: a handle (an idle one of the device's,
+ * else a new one) bound to s, and a workspace allocated on s. */
+static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
+  if (s->blas) {
+    *out = s->blas;
+    return 0;
+  }
+  gl_device *d = s->dev;
+  gl_runtime *rt = d->rt;
+  if (rt->capture)
+    return gl_fail(rt, "s:gemm: stream '%s' has not run a gemm before this capture, and inside a capture a gemm "
+                       "allocates nothing (its cuBLAS handle and workspace): run one s:gemm on the stream first",
+                   s->name);
+  const char *why = gl_cublas_load(gl_is_sim);
+  if (why) return gl_fail(rt, "s:gemm: %s", why);
+  gl_blas_slot *b = calloc(1, sizeof *b);
+  if (!b) return gl_fail_nomem(rt, NULL);
+  gl_set_ctx(d);
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  if (d->nblas_idle > 0) b->h = d->blas_idle[--d->nblas_idle];
+  else if ((st = gl_blas.cublasCreate_v2(&b->h)) != CUBLAS_STATUS_SUCCESS) {
+    free(b);
+    return blas_fail(rt, "cublasCreate", st);
+  }
+  if (gl_slice_alloc(s, GL_U8, workspace_bytes(d), 0, site, &b->ws) != 0) {
+    gl_buf keep = GL_BUF_INIT; /* the allocation's message, with "s:gemm: the workspace" before it */
+    gl_buf_printf(&keep, "%s", gl_error_message(rt));
+    gl_fail_code(rt, gl_error_code(rt), "s:gemm: the cuBLAS workspace of stream '%s': %s", s->name, gl_buf_str(&keep));
+    gl_buf_free(&keep);
+    if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
+    else gl_blas.cublasDestroy_v2(b->h);
+    free(b);
+    return -1;
+  }
+  const char *call = "cublasSetStream";
+  if ((st = gl_blas.cublasSetStream_v2(b->h, (cudaStream_t)s->cu)) == CUBLAS_STATUS_SUCCESS) {
+    call = "cublasSetWorkspace"; /* after the stream: setting one resets the other */
+    st = gl_blas.cublasSetWorkspace_v2(b->h, (void *)(uintptr_t)gl_slice_ptr(&b->ws), gl_slice_bytes(&b->ws));
+  }
+  if (st == CUBLAS_STATUS_SUCCESS) call = "cublasSetMathMode", st = gl_blas.cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH);
+  snprintf(b->what, sizeof b->what, "the cuBLAS workspace of stream '%s'", s->name);
+  s->blas = b; /* from here on the stream owns it, failed or not: its close gives both back */
+  if (st != CUBLAS_STATUS_SUCCESS) return blas_fail(rt, call, st);
+  *out = b;
+  return 0;
+}
+
+void gl_blas_stream_close(gl_stream *s) {
+  gl_blas_slot *b = s->blas;
+  if (!b) return;
+  s->blas = NULL;
+  gl_slice_release(&b->ws, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
+  gl_device *d = s->dev;
+  if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
+  else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
+  free(b);
+}
+
+void gl_blas_device_close(gl_device *d) {
+  for (gl_stream *s = d->streams; s; s = s->next_open) gl_blas_stream_close(s);
+  for (int i = 0; i < d->nblas_idle; i++) gl_blas.cublasDestroy_v2(d->blas_idle[i]);
+  free(d->blas_idle);
+  d->blas_idle = NULL;
+  d->nblas_idle = d->capblas_idle = 0;
+}
+
+/* ---- the checks ------------------------------------------------------ */
+
+static int live_slice(gl_runtime *rt, gl_stream *s, const char *name, const gl_slice *x) {
+  gl_alloc *a = x->a;
+  if (!a) return gl_fail(rt, "s:gemm: %s is a released slice", name);
+  if (x->released || a->freed) {
+    gl_buf d = GL_BUF_INIT;
+    gl_slice_describe(x, &d);
+    gl_fail(rt, "s:gemm: %s: use of a freed %s (freed at %s)", name, gl_buf_str(&d),
+            gl_loc_text(rt, x->released ? x->released_at : a->freed_at));
+    gl_buf_free(&d);
+    return -1;
+  }
+  if (a->dev != s->dev)
+    return gl_fail(rt, "s:gemm: %s is a slice of device %d, but stream '%s' is on device %d", name, a->dev->ordinal,
+                   s->name, s->dev->ordinal);
+  return 0;
+}
+
+/* The elements a stored matrix (rows x cols, leading dimension ld) of each
+ * of `count` batches `stride` apart reaches: the last one's index + 1 (0 when
+ * it has none). */
+static int64_t reach(int64_t rows, int64_t cols, int64_t ld, int64_t count, int64_t stride) {
+  if (rows == 0 || cols == 0 || count == 0) return 0;
+  return (count - 1) * stride + (rows - 1) * ld + cols;
+}
+
+typedef struct {
+  const char *name;  /* "a", "b", "c" */
+  gl_slice *x;
+  int64_t rows, cols, ld, stride, need;
+} mat;
+
+static int check_matrix(gl_runtime *rt, const gl_gemm_args *g, mat *m, const char *ldname, const char *sname) {
+  int64_t width = m->cols > 1 ? m->cols : 1;
+  if (m->ld < 0) m->ld = width;
+  else if (m->ld < width || m->ld > INT_MAX)
+    return gl_fail(rt, "s:gemm: %s = %lld, but %s's rows are %lld elements wide (%s must be %lld to %d)", ldname,
+                   (long long)m->ld, m->name, (long long)m->cols, ldname, (long long)width, INT_MAX);
+  int64_t one = m->rows * m->ld; /* a matrix's footprint */
+  if (m->stride < 0) m->stride = one;
+  int64_t count = g->count ? g->count : 1;
+  if (g->count > 1 && m->stride > (INT64_MAX / 2) / (count - 1))
+    return gl_fail(rt, "s:gemm: %s = %lld is too large for count = %lld", sname, (long long)m->stride, (long long)count);
+  m->need = reach(m->rows, m->cols, m->ld, count, m->stride);
+  if ((uint64_t)m->need > m->x->count) {
+    if (g->count)
+      return gl_fail(rt, "s:gemm: %s has %zu elements, but %lld x %lld with %s = %lld, count = %lld and %s = %lld "
+                         "reaches element %lld",
+                     m->name, m->x->count, (long long)m->rows, (long long)m->cols, ldname, (long long)m->ld,
+                     (long long)count, sname, (long long)m->stride, (long long)m->need);
+    return gl_fail(rt, "s:gemm: %s has %zu elements, but %lld x %lld with %s = %lld needs %lld", m->name, m->x->count,
+                   (long long)m->rows, (long long)m->cols, ldname, (long long)m->ld, (long long)m->need);
+  }
+  return 0;
+}
+
+static int cuda_type(gl_dtype dt, int *type, int *compute) {
+  switch (dt) {
+  case GL_F32: *type = CUDA_R_32F, *compute = CUBLAS_COMPUTE_32F; return 0;
+  case GL_F64: *type = CUDA_R_64F, *compute = CUBLAS_COMPUTE_64F; return 0;
+  case GL_F16: *type = CUDA_R_16F, *compute = CUBLAS_COMPUTE_32F; return 0;
+  case GL_BF16: *type = CUDA_R_16BF, *compute = CUBLAS_COMPUTE_32F; return 0;
+  default: return -1;
+  }
+}
+
+int gl_gemm(gl_stream *s, const gl_gemm_args *g, gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  if (live_slice(rt, s, "a", g->a) || live_slice(rt, s, "b", g->b) || live_slice(rt, s, "c", g->c)) return -1;
+  gl_dtype dt = g->c->dtype;
+  int type, compute;
+  if (cuda_type(dt, &type, &compute) != 0)
+    return gl_fail(rt, "s:gemm: works on f32, f64, f16 and bf16 slices, got %s %s slice", gl_dtype_article(dt),
+                   gl_dtypes[dt].name);
+  if (g->a->dtype != dt || g->b->dtype != dt)
+    return gl_fail(rt, "s:gemm: a, b and c must have one dtype, got %s, %s and %s", gl_dtypes[g->a->dtype].name,
+                   gl_dtypes[g->b->dtype].name, gl_dtypes[dt].name);
+  const char *dim = g->m < 0 || g->m > INT_MAX ? "m" : g->n < 0 || g->n > INT_MAX ? "n" : g->k < 0 || g->k > INT_MAX ? "k" : NULL;
+  if (dim)
+    return gl_fail(rt, "s:gemm: %s = %lld is out of range (0 to %d)", dim,
+                   (long long)(dim[0] == 'm' ? g->m : dim[0] == 'n' ? g->n : g->k), INT_MAX);
+  if (g->count < 0 || g->count > INT_MAX)
+    return gl_fail(rt, "s:gemm: count = %lld is out of range (1 to %d)", (long long)g->count, INT_MAX);
+  mat A = {"a", g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k, g->lda, g->stride_a, 0};
+  mat B = {"b", g->b, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n, g->ldb, g->stride_b, 0};
+  mat C = {"c", g->c, g->m, g->n, g->ldc, g->stride_c, 0};
+  if (check_matrix(rt, g, &A, "lda", "stride_a") || check_matrix(rt, g, &B, "ldb", "stride_b") ||
+      check_matrix(rt, g, &C, "ldc", "stride_c"))
+    return -1;
+  if (g->count > 1 && C.stride < C.rows * C.ld && C.rows && C.cols)
+    return gl_fail(rt, "s:gemm: stride_c = %lld makes the %lld matrices of c overlap (each takes %lld elements)",
+                   (long long)C.stride, (long long)g->count, (long long)(C.rows * C.ld));
+  if (g->m == 0 || g->n == 0) return 0; /* an empty C: nothing to compute */
+  gl_blas_slot *slot = NULL;
+  if (slot_of(s, site, &slot) != 0) return -1;
+
+  size_t es = gl_dtypes[dt].size;
+  gl_operand o[5];
+  int n = 0;
+  o[n++] = (gl_operand){&g->a->a->acc, g->a->lo, g->a->lo + (uint64_t)A.need * es, 0, g->a, NULL, "s:gemm a", 0, NULL};
+  o[n++] = (gl_operand){&g->b->a->acc, g->b->lo, g->b->lo + (uint64_t)B.need * es, 0, g->b, NULL, "s:gemm b", 0, NULL};
+  uint64_t chi = g->c->lo + (uint64_t)C.need * es;
+  if (g->beta != 0) o[n++] = (gl_operand){&g->c->a->acc, g->c->lo, chi, 0, g->c, NULL, "s:gemm c", 0, NULL};
+  o[n++] = (gl_operand){&g->c->a->acc, g->c->lo, chi, 1, g->c, NULL, "s:gemm c", 0, NULL};
+  o[n++] = (gl_operand){&slot->ws.a->acc, slot->ws.lo, slot->ws.hi, 1, &slot->ws, NULL, "s:gemm", 0, slot->what};
+  gl_op op = {.kind = GL_OP_GEMM, .name = "gemm", .bytes = (size_t)C.need * es, .opnd = o, .nopnd = n};
+  /* column-major: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m) */
+  op.u.gemm.handle = slot->h;
+  op.u.gemm.ta = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  op.u.gemm.tb = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  op.u.gemm.m = (int)g->n;
+  op.u.gemm.n = (int)g->m;
+  op.u.gemm.k = (int)g->k;
+  op.u.gemm.a = (const void *)(uintptr_t)gl_slice_ptr(g->b);
+  op.u.gemm.lda = (int)B.ld;
+  op.u.gemm.sa = B.stride;
+  op.u.gemm.b = (const void *)(uintptr_t)gl_slice_ptr(g->a);
+  op.u.gemm.ldb = (int)A.ld;
+  op.u.gemm.sb = A.stride;
+  op.u.gemm.c = (void *)(uintptr_t)gl_slice_ptr(g->c);
+  op.u.gemm.ldc = (int)C.ld;
+  op.u.gemm.sc = C.stride;
+  op.u.gemm.count = (int)g->count;
+  op.u.gemm.dtype = type;
+  op.u.gemm.compute = compute;
+  op.u.gemm.alpha = g->alpha;
+  op.u.gemm.beta = g->beta;
+  return gl_queue_op(s, &op, site);
+}
+
+int gl_blas_submit(gl_op *op) {
+  const __typeof__(op->u.gemm) *q = &op->u.gemm;
+  float af = (float)q->alpha, bf = (float)q->beta;
+  const void *alpha = q->compute == CUBLAS_COMPUTE_64F ? (const void *)&q->alpha : (const void *)&af;
+  const void *beta = q->compute == CUBLAS_COMPUTE_64F ? (const void *)&q->beta : (const void *)&bf;
+  cublasStatus_t st;
+  if (q->count)
+    st = gl_blas.cublasGemmStridedBatchedEx(q->handle, (cublasOperation_t)q->ta, (cublasOperation_t)q->tb, q->m, q->n,
+                                            q->k, alpha, q->a, (cudaDataType)q->dtype, q->lda, q->sa, q->b,
+                                            (cudaDataType)q->dtype, q->ldb, q->sb, beta, q->c, (cudaDataType)q->dtype,
+                                            q->ldc, q->sc, q->count, (cublasComputeType_t)q->compute,
+                                            CUBLAS_GEMM_DEFAULT);
+  else
+    st = gl_blas.cublasGemmEx(q->handle, (cublasOperation_t)q->ta, (cublasOperation_t)q->tb, q->m, q->n, q->k, alpha,
+                              q->a, (cudaDataType)q->dtype, q->lda, q->b, (cudaDataType)q->dtype, q->ldb, beta, q->c,
+                              (cudaDataType)q->dtype, q->ldc, (cublasComputeType_t)q->compute, CUBLAS_GEMM_DEFAULT);
+  op->u.gemm.status = (int)st;
+  return st == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+}
+
+int gl_blas_fail(gl_runtime *rt, const gl_op *op, const char *call) {
+  return blas_fail(rt, call, (cublasStatus_t)op->u.gemm.status);
+}

@@ -1,0 +1,70 @@
+/*
+ * cublas.c -- the cuBLAS table (cublas_table.h), loaded at run time with
+ * dlopen like the driver and NVRTC: nothing links cuBLAS, and the binary
+ * starts without it; the first s:gemm that needs it says why it is missing.
+ */
+#include "cublas_table.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+gl_cublas gl_blas;
+static int tried;
+static char load_error[1024];
+
+static int try_load(const char *path, char *why, size_t len) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(why, len, "%s", dlerror());
+    return 0;
+  }
+  gl_cublas t;
+  memset(&t, 0, sizeof t);
+#define BLAS_GET(ret, name, params)                                  \
+  if (!(t.name = (ret(*) params)dlsym(h, #name))) {                  \
+    snprintf(why, len, "%s lacks %s", path, #name);                  \
+    dlclose(h);                                                      \
+    return 0;                                                        \
+  }
+  GL_CUBLAS_CALLS(BLAS_GET)
+#undef BLAS_GET
+  snprintf(t.path, sizeof t.path, "%s", path);
+  t.loaded = 1;
+  gl_blas = t;
+  return 1;
+}
+
+const char *gl_cublas_load(int sim) {
+  if (gl_blas.loaded) return NULL;
+  if (sim) {
+    gl_cublas_sim_table(&gl_blas);
+    snprintf(gl_blas.path, sizeof gl_blas.path, "sim");
+    gl_blas.loaded = 1;
+    return NULL;
+  }
+  if (tried) return load_error;
+  tried = 1;
+  char why[600];
+  const char *env = getenv("GPULUA_CUBLAS");
+  if (env && *env) {
+    if (try_load(env, why, sizeof why)) return NULL;
+    snprintf(load_error, sizeof load_error, "cuBLAS could not be loaded: GPULUA_CUBLAS=%.200s: %s", env, why);
+    return load_error;
+  }
+  static const char *const paths[] = {
+    "libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.13",
+    "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.12", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.12",
+  };
+  char first[600] = "";
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+    if (try_load(paths[i], why, sizeof why)) return NULL;
+    if (i == 0) snprintf(first, sizeof first, "%s", why);
+  }
+  snprintf(load_error, sizeof load_error,
+           "cuBLAS could not be loaded (libcublas.so.13, then libcublas.so.12, on the loader's path and in "
+           "/usr/local/cuda): %s",
+           first);
+  return load_error;
+}

@@ -1,0 +1,17 @@
+/*
+ * halfprec.h -- f32 <-> f16 (IEEE half precision) and f32 <-> bf16, round to
+ * nearest even; an f16 overflow goes to infinity, a NaN stays a NaN. In the
+ * driver layer because the sim computes in these formats (sim_cublas.c) and
+ * the core's dtypes read and write them (dtype.c).
+ */
+#ifndef GPULUA_DRIVER_HALFPREC_H
+#define GPULUA_DRIVER_HALFPREC_H
+
+#include <stdint.h>
+
+uint16_t gl_f32_to_f16(float f);
+float gl_f16_to_f32(uint16_t h);
+uint16_t gl_f32_to_bf16(float f);
+float gl_bf16_to_f32(uint16_t h);
+
+#endif
