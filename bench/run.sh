@@ -32,8 +32,10 @@ agg=$(sed -n 's/^raw bidir_256MiB \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
 agg16=$(sed -n 's/^raw bidir_16MiB_x32 \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
 run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg $agg16
 run gpulua "$carry/bin/gpulua" bench/scaling.lua
+run gpulua "$carry/bin/gpulua" bench/gemm_bench.lua
 if python3 -c 'import cupy' 2>/dev/null; then
   run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_bench.py "$launches"
+  run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_gemm.py
 else
   echo "-- cupy: not installed here, skipped"
 fi
