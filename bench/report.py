@@ -134,7 +134,7 @@ for name, what in (("scaling_pipeline", "4-stream pipeline, per batch, 32,000 vs
 row("pipeline, 1 stream (ms) vs CuPy", 99, get("gpulua", "pipeline_1stream"), "ms", get("cupy", "pipeline_1stream"), "time", "for reference")
 for case, what in (("4096_f32", "4096^3 f32"), ("4096_bf16", "4096^3 bf16"), ("batched_4096x64_f32", "strided batched 4096 x 64^3 f32")):
     theirs = get("cupy", f"gemm_{case}") or get("cupy", f"gemm_{case}_torch")
-    who = "CuPy" if get("cupy", f"gemm_{case}") else "PyTorch (CuPy has no bf16 here)"
+    who = "PyTorch (CuPy has no bf16 here)" if get("cupy", f"gemm_{case}_torch") and not get("cupy", f"gemm_{case}") else "CuPy"
     row(f"s:gemm {what} (TFLOP/s) vs {who}", 0.97, get("gpulua", f"gemm_{case}"), "TFLOP/s", theirs, "rate")
 s10, s100k = get("gpulua", "launch_1arg_strict_10_slices"), get("gpulua", "launch_1arg_strict_100000_slices")
 row("checker: launch with 100,000 live slices vs 10", 1.1, s100k, "us", s10, "time")
