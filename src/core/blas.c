@@ -42,19 +42,12 @@ static int idle_room(gl_device *d) {
   return 0;
 }
 
-/* s's slot, made at its first gemm: a handle (an idle one of the device's,
- * else a new one) bound to s, and a workspace allocated on s. */
-static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
-  if (s->blas) {
-    *out = s->blas;
-    return 0;
-  }
+/* A new slot for stream s (outside any capture): a handle (an idle one of
+ * the device's, else a new one) and a workspace allocated on s; the handle
+ * not yet bound to a stream. */
+static int slot_new(gl_stream *s, gl_site *site, gl_blas_slot **out) {
   gl_device *d = s->dev;
   gl_runtime *rt = d->rt;
-  if (rt->capture)
-    return gl_fail(rt, "s:gemm: stream '%s' has not run a gemm before this capture, and inside a capture a gemm "
-                       "allocates nothing (its cuBLAS handle and workspace): run one s:gemm on the stream first",
-                   s->name);
   const char *why = gl_cublas_load(gl_is_sim);
   if (why) return gl_fail(rt, "s:gemm: %s", why);
   gl_blas_slot *b = calloc(1, sizeof *b);
@@ -76,32 +69,83 @@ static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
     free(b);
     return -1;
   }
+  *out = b;
+  return 0;
+}
+
+/* Bind slot b to stream s, which owns it from now on (its close gives it back). */
+static int slot_bind(gl_stream *s, gl_blas_slot *b) {
+  snprintf(b->what, sizeof b->what, "the cuBLAS workspace of stream '%s'", s->name);
+  s->blas = b;
   const char *call = "cublasSetStream";
-  if ((st = gl_blas.cublasSetStream_v2(b->h, (cudaStream_t)s->cu)) == CUBLAS_STATUS_SUCCESS) {
-    call = "cublasSetWorkspace"; /* after the stream: setting one resets the other */
+  cublasStatus_t st = gl_blas.cublasSetStream_v2(b->h, (cudaStream_t)s->cu);
+  if (st == CUBLAS_STATUS_SUCCESS) { /* after the stream: setting one resets the other */
+    call = "cublasSetWorkspace";
     st = gl_blas.cublasSetWorkspace_v2(b->h, (void *)(uintptr_t)gl_slice_ptr(&b->ws), gl_slice_bytes(&b->ws));
   }
   if (st == CUBLAS_STATUS_SUCCESS) call = "cublasSetMathMode", st = gl_blas.cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH);
-  snprintf(b->what, sizeof b->what, "the cuBLAS workspace of stream '%s'", s->name);
-  s->blas = b; /* from here on the stream owns it, failed or not: its close gives both back */
-  if (st != CUBLAS_STATUS_SUCCESS) return blas_fail(rt, call, st);
+  return st == CUBLAS_STATUS_SUCCESS ? 0 : blas_fail(s->dev->rt, call, st);
+}
+
+/* s's slot, made at its first gemm; inside a capture (where nothing may be
+ * allocated) one of the spares its device made before the capture began. */
+static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
+  if (s->blas) {
+    *out = s->blas;
+    return 0;
+  }
+  gl_device *d = s->dev;
+  gl_runtime *rt = d->rt;
+  gl_blas_slot *b;
+  if (rt->capture) {
+    if (d->nblas_spare == 0)
+      return gl_fail(rt, "s:gemm: stream '%s' has no cuBLAS handle and workspace of its own, and inside a capture a "
+                         "gemm allocates nothing: %s",
+                     s->name, gl_blas.loaded ? "the " GL_BLAS_SPARES_TEXT " spares made before the capture are taken "
+                                               "(more streams of one capture than that use cuBLAS)"
+                                             : "run one s:gemm before capturing (cuBLAS is then loaded, and each "
+                                               "capture starts with spares for the streams forked inside it)");
+    b = d->blas_spare[--d->nblas_spare];
+  } else if (slot_new(s, site, &b) != 0) {
+    return -1;
+  }
+  if (slot_bind(s, b) != 0) return -1;
   *out = b;
   return 0;
+}
+
+int gl_blas_capture_prepare(gl_stream *s, gl_site *site) {
+  gl_device *d = s->dev;
+  if (!gl_blas.loaded) return 0; /* no gemm yet in this process: nothing to prepare */
+  if (!d->blas_spare && !(d->blas_spare = calloc(GL_BLAS_SPARES, sizeof *d->blas_spare)))
+    return gl_fail_nomem(d->rt, NULL);
+  while (d->nblas_spare < GL_BLAS_SPARES) {
+    gl_blas_slot *b;
+    if (slot_new(s, site, &b) != 0) return -1;
+    d->blas_spare[d->nblas_spare++] = b;
+  }
+  return 0;
+}
+
+static void slot_free(gl_device *d, gl_blas_slot *b) {
+  gl_slice_release(&b->ws, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
+  if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
+  else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
+  free(b);
 }
 
 void gl_blas_stream_close(gl_stream *s) {
   gl_blas_slot *b = s->blas;
   if (!b) return;
   s->blas = NULL;
-  gl_slice_release(&b->ws, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
-  gl_device *d = s->dev;
-  if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
-  else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
-  free(b);
+  slot_free(s->dev, b);
 }
 
 void gl_blas_device_close(gl_device *d) {
   for (gl_stream *s = d->streams; s; s = s->next_open) gl_blas_stream_close(s);
+  while (d->nblas_spare > 0) slot_free(d, d->blas_spare[--d->nblas_spare]);
+  free(d->blas_spare);
+  d->blas_spare = NULL;
   for (int i = 0; i < d->nblas_idle; i++) gl_blas.cublasDestroy_v2(d->blas_idle[i]);
   free(d->blas_idle);
   d->blas_idle = NULL;

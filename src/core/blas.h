@@ -12,7 +12,8 @@
  * the stream closes, the workspace is released (its free ordered after its
  * uses) and the handle goes to its device's idle list for the next stream
  * (a destroy would wait for the whole device); the device's close destroys
- * them all.
+ * them all. A capture cannot allocate, so each capture begins with spare
+ * slots made (gl_blas_capture_prepare) for the streams forked inside it.
  */
 #ifndef GPULUA_CORE_BLAS_H
 #define GPULUA_CORE_BLAS_H
@@ -43,6 +44,14 @@ int gl_gemm(gl_stream *s, const gl_gemm_args *g, gl_site *site);
 struct gl_op;
 int gl_blas_submit(struct gl_op *op);
 int gl_blas_fail(gl_runtime *rt, const struct gl_op *op, const char *call);
+
+/* Before s begins a capture (graph.c): when this process has used cuBLAS,
+ * the device keeps GL_BLAS_SPARES slots made (handles and workspaces, the
+ * workspaces allocated on s), for streams forked inside the capture, whose
+ * first gemm cannot allocate. */
+#define GL_BLAS_SPARES 4
+#define GL_BLAS_SPARES_TEXT "4"
+int gl_blas_capture_prepare(gl_stream *s, gl_site *site);
 
 /* s closes: its workspace released, its handle idle for the next stream. */
 void gl_blas_stream_close(gl_stream *s);

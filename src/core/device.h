@@ -38,6 +38,8 @@ struct gl_device {
   gl_kernel *builtin_kernel[GL_MAX_BUILTINS][GL_NDTYPES];
   struct cublasContext **blas_idle; /* cuBLAS handles of closed streams, for the next (blas.h) */
   int nblas_idle, capblas_idle;
+  struct gl_blas_slot **blas_spare;  /* handles and workspaces made for captures' forks (blas.h) */
+  int nblas_spare;
 };
 
 /* Device `ordinal`, opened at first use. */

@@ -268,14 +268,51 @@ describe("s:gemm", function()
       st:close()
     end)
 
-    it("a stream's first gemm inside a capture is an error saying what to do", function()
-      local st = dev:stream{name = "fresh"}
-      local a = dev:zeros("f32", 4, {stream = st})
-      H.fails(H.lit("s:gemm: stream 'fresh' has not run a gemm before this capture, and inside a capture a gemm "
-                    .. "allocates nothing (its cuBLAS handle and workspace): run one s:gemm on the stream first"),
-              function() st:capture(function(cs) cs:gemm{a = a, b = a, c = a, m = 2, n = 2, k = 2} end) end)
-      st:gemm{a = a, b = a, c = dev:zeros("f32", 4, {stream = st}), m = 2, n = 2, k = 2} -- usable after
-      st:close()
+    it("streams forked inside a capture take the spares made before it (pipeline.graph, a gemm stage)", function()
+      local pipeline = require "gpulua.pipeline"
+      local m, n, k, batches = 4, 3, 5, 6
+      local A, B = small(m * k * batches, 1), small(k * n, 2)
+      local a, b = H.upload(dev, "f32", A), H.upload(dev, "f32", B)
+      local c = dev:zeros("f32", m * n * batches)
+      dev.main:gemm{a = a, b = b, c = dev:zeros("f32", m * n), m = m, n = n, k = k} -- cuBLAS in use
+      local g = pipeline.graph{device = dev, streams = 3, batches = batches, stage = function(bt, st)
+        st:gemm{a = a:view((bt - 1) * m * k, m * k), b = b, c = c:view((bt - 1) * m * n, m * n), m = m, n = n, k = k}
+      end}
+      g:launch(dev.main)
+      local got = c:read()
+      local want = reference{m = m, n = n, k = k, count = batches, stride_b = 0, A = A, B = B,
+                             C = H.values("f32", m * n * batches, 1)}
+      for i = 1, #want do assert.are.equal(H.f32(want[i]), got[i], "element " .. i) end
+      g:close()
+    end)
+
+    it("more streams of one capture than spares, or a process's first gemm in a capture, is an error", function()
+      local a, c = dev:zeros("f32", 4), {}
+      for i = 1, 5 do c[i] = dev:zeros("f32", 4) end
+      dev.main:gemm{a = a, b = a, c = c[1], m = 2, n = 2, k = 2}
+      H.fails(H.lit("s:gemm: stream 'f5' has no cuBLAS handle and workspace of its own, and inside a capture a gemm "
+                    .. "allocates nothing: the 4 spares made before the capture are taken"),
+              function()
+                dev.main:capture(function(cs)
+                  local forks = {}
+                  for i = 1, 5 do
+                    forks[i] = cs:fork{name = "f" .. i}
+                    forks[i]:gemm{a = a, b = a, c = c[i], m = 2, n = 2, k = 2}
+                  end
+                end)
+              end)
+      local out, status = H.run_child([[
+        local gpu = require "gpulua"
+        local dev = gpu.device(0)
+        local a = dev:zeros("f32", 4)
+        dev:sync()
+        local ok, err = pcall(dev.main.capture, dev.main,
+                              function(cs) cs:gemm{a = a, b = a, c = a, m = 2, n = 2, k = 2} end)
+        print(ok, err)
+      ]], {LUA_PATH_5_4 = package.path})
+      assert.are.equal(0, status, out)
+      assert.matches(H.lit("run one s:gemm before capturing (cuBLAS is then loaded, and each capture starts with "
+                           .. "spares for the streams forked inside it)"), out)
     end)
   end)
 
