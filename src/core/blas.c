@@ -25,7 +25,11 @@ typedef struct gl_blas_slot {
   char what[GL_STREAM_NAME_MAX + 48]; /* "the cuBLAS workspace of stream 'x'", for messages */
 } gl_blas_slot;
 
-static size_t workspace_bytes(const gl_device *d) { return (d->cc_major >= 9 ? 32u : 4u) << 20; }
+/* cuBLAS's recommendation: 32 MiB on sm_90 and later, 4 MiB before; the sim's
+ * cuBLAS uses none, so there it is small (a sim device's memory is small too). */
+static size_t workspace_bytes(const gl_device *d) {
+  return gl_is_sim ? (size_t)64 << 10 : (size_t)(d->cc_major >= 9 ? 32 : 4) << 20;
+}
 
 static int blas_fail(gl_runtime *rt, const char *call, cublasStatus_t st) {
   const char *text = gl_blas.cublasGetStatusString ? gl_blas.cublasGetStatusString(st) : NULL;

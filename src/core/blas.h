@@ -5,7 +5,8 @@
  * Ownership: a stream that runs a gemm gets a cuBLAS handle and a workspace
  * of its own (gl_blas_slot), made at its first gemm outside a capture: the
  * handle bound to the stream, the workspace an allocation on that stream
- * (32 MiB on sm_90 and later, 4 MiB before, as cuBLAS recommends), so two
+ * (32 MiB on sm_90 and later, 4 MiB before, as cuBLAS recommends; small on
+ * sim, whose cuBLAS needs none), so two
  * streams never share one and a gemm allocates nothing after that. Every
  * gemm records a write of its workspace, so a graph that captured one holds
  * it (its free waits for the graph) and unordered replays are caught. When
