@@ -143,6 +143,7 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
     }
   }
   case GL_OP_GRAPH: break; /* replays go through gl_graph_launch */
+  case GL_OP_COLL: break;  /* collectives: one group over several streams (comm.c) */
   case GL_OP_GEMM:
     *call = op->u.gemm.count ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
     return gl_blas_submit(op) == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN; /* the status is in op->u.gemm */
@@ -158,7 +159,8 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
 }
 
 static const char *op_call(const gl_op *op) {
-  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : op->kind == GL_OP_GEMM ? "s:gemm" : "s:copy";
+  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : op->kind == GL_OP_GEMM ? "s:gemm"
+         : op->kind == GL_OP_COLL ? op->name : "s:copy";
 }
 
 static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult r, const char *call, gl_site *site) {
@@ -250,4 +252,22 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   for (int i = 0; i < nr; i++)
     gl_access_record(runs[i].acc, s, runs[i].lo, runs[i].hi, runs[i].write, loc);
   return 0;
+}
+
+int gl_queue_admit(gl_stream *s, gl_op *op, gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  gl_run runs[GL_MAX_OPERANDS];
+  int nr = runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, runs);
+  if (rt->policy != GL_POLICY_OFF && check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
+  return reserve_operands(rt, runs, nr);
+}
+
+void gl_queue_recorded(gl_stream *s, gl_op *op, gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  s->seq++;
+  if (rt->trace) gl_trace_end(s, op->kind, op->name, op->bytes);
+  int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
+  for (int i = 0; i < op->nopnd; i++)
+    gl_access_record(op->opnd[i].acc, s, op->opnd[i].lo, op->opnd[i].hi, op->opnd[i].write, loc);
 }

@@ -113,4 +113,13 @@ typedef struct gl_op {
  * conflict under strict, a driver failure, out of memory). */
 int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site);
 
+/* gl_queue_op in two halves, for work that is one group of driver calls on
+ * several streams (a collective, comm.c): admit checks op's operands on s
+ * under the policy and makes room for its records (no capture: the caller
+ * refuses one first); the caller then makes the calls for every stream, and
+ * recorded counts op queued on s and records its operands (also after a
+ * failed group: what may have been queued is recorded, so frees wait). */
+int gl_queue_admit(gl_stream *s, gl_op *op, gl_site *site);
+void gl_queue_recorded(gl_stream *s, gl_op *op, gl_site *site);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "device.h"
 #include "hostmem.h"
 #include "module.h"
@@ -89,6 +90,7 @@ void gl_runtime_teardown(gl_runtime *rt) {
   if (rt->dead) return;
   gl_trace_finish(rt); /* also after an error: the trace is written */
   gl_graph_teardown(rt);
+  gl_comm_teardown(rt); /* before the devices close: NCCL's communicators use their contexts */
   gl_hostmem_reap(rt, 1);
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened) gl_device_close(&rt->devs[i]);

@@ -39,6 +39,7 @@ struct gl_runtime {
   unsigned captures;           /* captures begun so far: each one's id */
   struct gl_graph *deferred_graphs; /* closed graphs destroyed once their replays finish */
   struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
+  struct gl_comm *comms;       /* live NCCL communicators (comm.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */
   int host_kernel_depth; /* > 0 while a sim host kernel runs on the main thread */
   uint64_t configs;      /* gpu.config objects made so far: each one's id */

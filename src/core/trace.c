@@ -249,7 +249,7 @@ static int write_json(const gl_trace *T, const char *path) {
     json_string(f, name);
     fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%zu",
             o->kind == GL_OP_LAUNCH ? "launch" : o->kind == GL_OP_FILL ? "fill" : o->kind == GL_OP_GRAPH ? "graph"
-            : o->kind == GL_OP_GEMM ? "gemm" : "copy",
+            : o->kind == GL_OP_GEMM ? "gemm" : o->kind == GL_OP_COLL ? "nccl" : "copy",
             o->s->dev->ordinal, o->s->id, o->ts, o->dur, o->kind == GL_OP_GRAPH ? 0 : o->bytes);
     if (o->kind == GL_OP_GRAPH) fprintf(f, ",\"graph\":true,\"nodes\":%zu", o->bytes); /* a replay: its node count */
     if (o->kind == GL_OP_LAUNCH) {

@@ -37,6 +37,6 @@ typedef enum { GL_RELEASE_GC, GL_RELEASE_METHOD, GL_RELEASE_CLOSE } gl_release_h
 
 /* The kinds of queued operation (queue.h), as the trace shows them; a
  * graph's replay (graph.h) is traced as one operation of its own kind. */
-typedef enum { GL_OP_H2D, GL_OP_D2H, GL_OP_D2D, GL_OP_PEER, GL_OP_FILL, GL_OP_LAUNCH, GL_OP_GRAPH, GL_OP_GEMM } gl_op_kind;
+typedef enum { GL_OP_H2D, GL_OP_D2H, GL_OP_D2D, GL_OP_PEER, GL_OP_FILL, GL_OP_LAUNCH, GL_OP_GRAPH, GL_OP_GEMM, GL_OP_COLL } gl_op_kind;
 
 #endif

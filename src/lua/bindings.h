@@ -57,11 +57,11 @@ typedef struct gl_type {
                                 fields still go through `field` (gl_newudata) */
 } gl_type;
 
-enum { GL_NTYPES = 9 };
+enum { GL_NTYPES = 10 };
 
 
 extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
-    gl_module_type, gl_kernel_type, gl_config_type, gl_graph_type;
+    gl_module_type, gl_kernel_type, gl_config_type, gl_graph_type, gl_comm_type;
 
 /* Make the metatables of the GL_NTYPES types and fill them; in a state
  * that has them, publish the methods again (package.loaded). */
@@ -173,6 +173,7 @@ gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned,
 int gl_host_new(lua_State *L);                         /* gpu.host(...) */
 
 void gl_kernel_functions(lua_State *L);               /* l_module.c: compile, load, kernels */
+void gl_comm_functions(lua_State *L);                 /* l_comm.c: gpu.comm */
 int gl_trace_lua(lua_State *L);                        /* l_trace.c: gpu.trace */
 
 /* ---- dtypes (l_dtype.c) -------------------------------------------------- */

@@ -218,7 +218,8 @@ static void pin_library(void) {
 static void register_types(lua_State *L) {
   static const gl_type *const types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type,
                                                   &gl_slice_type,  &gl_host_type,   &gl_module_type,
-                                                  &gl_kernel_type, &gl_config_type, &gl_graph_type};
+                                                  &gl_kernel_type, &gl_config_type, &gl_graph_type,
+                                                  &gl_comm_type};
   gl_register_all(L, types);
 }
 
@@ -247,6 +248,7 @@ int luaopen_gpulua(lua_State *L) {
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");
   gl_kernel_functions(L);
+  gl_comm_functions(L);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);
   return 1;

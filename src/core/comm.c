@@ -1,0 +1,369 @@
+/*
+ * comm.c -- NCCL communicators and collectives (see comm.h): the checks of
+ * every rank's slices and stream, one NCCL group over the ranks, and each
+ * rank's accesses recorded through the queue's two halves (queue.h).
+ */
+#include "comm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "graph.h"
+#include "memory.h"
+#include "nccl_table.h"
+#include "queue.h"
+#include "runtime.h"
+#include "stream.h"
+#include "trace.h"
+
+static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
+static const char *const coll_names[] = {"comm:all_reduce", "comm:broadcast", "comm:reduce", "comm:all_gather",
+                                         "comm:reduce_scatter"};
+static const char *const nccl_calls[] = {"ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather",
+                                         "ncclReduceScatter"};
+
+const char *gl_comm_op_name(int op) { return op >= 0 && op < 5 ? op_names[op] : "?"; }
+
+int gl_comm_op_parse(const char *name) {
+  for (int i = 0; i < 5; i++)
+    if (strcmp(name, op_names[i]) == 0) return i;
+  return -1;
+}
+
+static const char *nccl_text(gl_ncclResult r) {
+  const char *t = gl_nc.ncclGetErrorString ? gl_nc.ncclGetErrorString(r) : NULL;
+  return t ? t : "?";
+}
+
+static int load(gl_runtime *rt, const char *what) {
+  const char *why = gl_nccl_load(gl_is_sim);
+  return why ? gl_fail(rt, "%s: %s", what, why) : 0;
+}
+
+static gl_comm *comm_alloc(gl_runtime *rt, int n) {
+  gl_comm *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->devs = calloc((size_t)n, sizeof *c->devs);
+  c->nc = calloc((size_t)n, sizeof *c->nc);
+  if (!c->devs || !c->nc) {
+    free(c->devs);
+    free(c->nc);
+    free(c);
+    return NULL;
+  }
+  c->rt = rt;
+  c->n = n;
+  c->closed_at = GL_LOC_NONE;
+  return c;
+}
+
+static void comm_link(gl_comm *c) {
+  gl_runtime *rt = c->rt;
+  c->next_live = rt->comms;
+  if (rt->comms) rt->comms->prev_live = &c->next_live;
+  c->prev_live = &rt->comms;
+  rt->comms = c;
+}
+
+static void comm_free(gl_comm *c) {
+  if (c->prev_live) {
+    *c->prev_live = c->next_live;
+    if (c->next_live) c->next_live->prev_live = c->prev_live;
+  }
+  gl_buf_free(&c->poison);
+  free(c->devs);
+  free(c->nc);
+  free(c);
+}
+
+static void destroy_all(gl_comm *c) {
+  for (int i = 0; i < c->n; i++)
+    if (c->nc[i]) {
+      gl_set_ctx(c->devs[i]);
+      gl_nc.ncclCommDestroy(c->nc[i]);
+      c->nc[i] = NULL;
+    }
+}
+
+int gl_comm_new_local(gl_runtime *rt, int n, gl_device **devs, gl_site *site, gl_comm **out) {
+  (void)site;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (devs[i] == devs[j])
+        return gl_fail(rt, "gpu.comm: device %d is given twice (one rank per device)", devs[i]->ordinal);
+  if (load(rt, "gpu.comm") != 0) return -1;
+  gl_comm *c = comm_alloc(rt, n);
+  int *ords = malloc((size_t)n * sizeof *ords);
+  if (!c || !ords) {
+    if (c) comm_free(c);
+    free(ords);
+    return gl_fail_nomem(rt, NULL);
+  }
+  for (int i = 0; i < n; i++) c->devs[i] = devs[i], ords[i] = devs[i]->ordinal;
+  c->size = n;
+  gl_set_ctx(devs[0]);
+  gl_ncclResult r = gl_nc.ncclCommInitAll(c->nc, n, ords);
+  free(ords);
+  if (r != GL_NCCL_SUCCESS) {
+    comm_free(c);
+    return gl_fail(rt, "gpu.comm: ncclCommInitAll over %d device%s failed: %s", n, n == 1 ? "" : "s", nccl_text(r));
+  }
+  comm_link(c);
+  *out = c;
+  return 0;
+}
+
+/* rank 0: a new id into id_file, through a temporary file renamed over it */
+static int write_id(gl_runtime *rt, const char *path, const gl_ncclUniqueId *id) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    return gl_fail(rt, "gpu.comm: id_file path is too long");
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return gl_fail(rt, "gpu.comm: cannot write id_file '%s': %s", tmp, strerror(errno));
+  size_t w = fwrite(id, 1, sizeof *id, f);
+  if (fclose(f) != 0 || w != sizeof *id || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return gl_fail(rt, "gpu.comm: cannot write id_file '%s': %s", path, strerror(e));
+  }
+  return 0;
+}
+
+/* the other ranks: wait for a whole id in id_file */
+static int read_id(gl_runtime *rt, const char *path, double timeout_s, gl_ncclUniqueId *id) {
+  struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      size_t got = fread(id, 1, sizeof *id, f);
+      fclose(f);
+      if (got == sizeof *id) return 0;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9 > timeout_s)
+      return gl_fail(rt, "gpu.comm: no NCCL id in id_file '%s' after %g seconds (is rank 0 running?)", path, timeout_s);
+    nanosleep(&nap, NULL);
+  }
+}
+
+int gl_comm_new_rank(gl_runtime *rt, int rank, int size, const char *id_file, double timeout_s, gl_device *dev,
+                     gl_site *site, gl_comm **out) {
+  (void)site;
+  if (gl_is_sim)
+    return gl_fail(rt, "gpu.comm: id_file communicators need the cuda backend: the sim's collectives are between "
+                       "the devices of one process (gpu.comm{devices = ...})");
+  if (load(rt, "gpu.comm") != 0) return -1;
+  gl_ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  gl_set_ctx(dev);
+  if (rank == 0) {
+    gl_ncclResult r = gl_nc.ncclGetUniqueId(&id);
+    if (r != GL_NCCL_SUCCESS) return gl_fail(rt, "gpu.comm: ncclGetUniqueId failed: %s", nccl_text(r));
+    if (write_id(rt, id_file, &id) != 0) return -1;
+  } else if (read_id(rt, id_file, timeout_s, &id) != 0) {
+    return -1;
+  }
+  gl_comm *c = comm_alloc(rt, 1);
+  if (!c) return gl_fail_nomem(rt, NULL);
+  c->devs[0] = dev;
+  c->size = size;
+  c->first_rank = rank;
+  gl_ncclResult r = gl_nc.ncclCommInitRank(&c->nc[0], size, id, rank);
+  if (r != GL_NCCL_SUCCESS) {
+    comm_free(c);
+    return gl_fail(rt, "gpu.comm: rank %d of %d: ncclCommInitRank failed: %s", rank, size, nccl_text(r));
+  }
+  comm_link(c);
+  *out = c;
+  return 0;
+}
+
+/* ---- collectives -------------------------------------------------------- */
+
+static int nccl_type(gl_dtype dt) {
+  switch (dt) {
+  case GL_I8: return GL_NCCL_INT8;
+  case GL_U8: return GL_NCCL_UINT8;
+  case GL_I32: return GL_NCCL_INT32;
+  case GL_U32: return GL_NCCL_UINT32;
+  case GL_I64: return GL_NCCL_INT64;
+  case GL_U64: return GL_NCCL_UINT64;
+  case GL_F16: return GL_NCCL_FLOAT16;
+  case GL_BF16: return GL_NCCL_BFLOAT16;
+  case GL_F32: return GL_NCCL_FLOAT32;
+  case GL_F64: return GL_NCCL_FLOAT64;
+  default: return -1;
+  }
+}
+
+static int usable(gl_comm *c, const char *what) {
+  gl_runtime *rt = c->rt;
+  if (c->closed)
+    return gl_fail(rt, "%s: the communicator was closed (at %s)", what, gl_loc_text(rt, c->closed_at));
+  if (c->poison.n) return gl_fail(rt, "%s: the communicator is unusable after an earlier error: %s", what, gl_buf_str(&c->poison));
+  return 0;
+}
+
+static int check_slice(gl_comm *c, const char *what, const char *role, int i, const gl_slice *x) {
+  gl_runtime *rt = c->rt;
+  int rank = c->first_rank + i;
+  if (!x->a) return gl_fail(rt, "%s: %s of rank %d is a released slice", what, role, rank);
+  if (x->released || x->a->freed) {
+    gl_buf d = GL_BUF_INIT;
+    gl_slice_describe(x, &d);
+    gl_fail(rt, "%s: %s of rank %d: use of a freed %s (freed at %s)", what, role, rank, gl_buf_str(&d),
+            gl_loc_text(rt, x->released ? x->released_at : x->a->freed_at));
+    gl_buf_free(&d);
+    return -1;
+  }
+  if (x->a->dev != c->devs[i])
+    return gl_fail(rt, "%s: %s of rank %d is a slice of device %d, but rank %d is on device %d", what, role, rank,
+                   x->a->dev->ordinal, rank, c->devs[i]->ordinal);
+  return 0;
+}
+
+int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
+  gl_runtime *rt = c->rt;
+  const char *what = coll_names[k->kind];
+  if (usable(c, what) != 0) return -1;
+  if (rt->capture)
+    return gl_fail(rt, "%s: collectives cannot be captured into a graph yet (graph '%s', s:capture at %s)", what,
+                   rt->capture->name, gl_loc_text(rt, rt->capture->capture_loc));
+  if (k->root < 0 || k->root >= c->size)
+    return gl_fail(rt, "%s: root = %d is not a rank of this communicator (0 to %d)", what, k->root, c->size - 1);
+  gl_dtype dt = k->send[0]->dtype;
+  size_t send_n = k->send[0]->count, recv_n = k->recv[0]->count;
+  for (int i = 0; i < c->n; i++) {
+    int rank = c->first_rank + i;
+    if (check_slice(c, what, "send", i, k->send[i]) || check_slice(c, what, "recv", i, k->recv[i])) return -1;
+    gl_stream *s = k->streams[i];
+    if (s->dev != c->devs[i])
+      return gl_fail(rt, "%s: the stream of rank %d, '%s', is on device %d, but rank %d is on device %d", what, rank,
+                     s->name, s->dev->ordinal, rank, c->devs[i]->ordinal);
+    if (gl_stream_check(s) != 0) return -1;
+    if (k->send[i]->dtype != dt || k->recv[i]->dtype != dt)
+      return gl_fail(rt, "%s: every send and recv must have one dtype, got %s (send of rank %d) and %s (%s of rank %d)",
+                     what, gl_dtypes[dt].name, c->first_rank, gl_dtypes[k->send[i]->dtype != dt ? k->send[i]->dtype
+                                                                                                : k->recv[i]->dtype].name,
+                     k->send[i]->dtype != dt ? "send" : "recv", rank);
+    if (k->send[i]->count != send_n || k->recv[i]->count != recv_n)
+      return gl_fail(rt, "%s: every rank's slices must have the same sizes: rank %d has %zu and %zu, rank %d %zu and %zu",
+                     what, c->first_rank, send_n, recv_n, rank, k->send[i]->count, k->recv[i]->count);
+  }
+  if (nccl_type(dt) < 0)
+    return gl_fail(rt, "%s: NCCL has no %s type (it takes i8, u8, i32, u32, i64, u64, f16, bf16, f32 and f64)", what,
+                   gl_dtypes[dt].name);
+  size_t count = send_n; /* what the NCCL call is given */
+  size_t size = (size_t)c->size;
+  switch (k->kind) {
+  case GL_COLL_ALL_GATHER:
+    if (recv_n != size * send_n)
+      return gl_fail(rt, "%s: recv must have size x send's elements (%zu x %zu = %zu), got %zu", what, size, send_n,
+                     size * send_n, recv_n);
+    break;
+  case GL_COLL_REDUCE_SCATTER:
+    if (send_n != size * recv_n)
+      return gl_fail(rt, "%s: send must have size x recv's elements (%zu x %zu = %zu), got %zu", what, size, recv_n,
+                     size * recv_n, send_n);
+    count = recv_n;
+    break;
+  default:
+    if (recv_n != send_n)
+      return gl_fail(rt, "%s: send and recv must have the same number of elements, got %zu and %zu", what, send_n, recv_n);
+    break;
+  }
+  /* every rank's operands admitted before anything is queued */
+  gl_operand o[GL_MAX_LOCAL_RANKS][2];
+  gl_op ops[GL_MAX_LOCAL_RANKS];
+  if (c->n > GL_MAX_LOCAL_RANKS) return gl_fail(rt, "%s: more than %d ranks in one process", what, GL_MAX_LOCAL_RANKS);
+  for (int i = 0; i < c->n; i++) {
+    gl_slice *sx = k->send[i], *rx = k->recv[i];
+    int reads = k->kind != GL_COLL_BROADCAST || c->first_rank + i == k->root || sx != rx;
+    int n = 0;
+    if (reads) o[i][n++] = (gl_operand){&sx->a->acc, sx->lo, sx->hi, 0, sx, NULL, what, 0, NULL};
+    if (k->kind != GL_COLL_REDUCE || c->first_rank + i == k->root)
+      o[i][n++] = (gl_operand){&rx->a->acc, rx->lo, rx->hi, 1, rx, NULL, what, 0, NULL};
+    ops[i] = (gl_op){.kind = GL_OP_COLL, .name = what, .bytes = gl_slice_bytes(rx), .opnd = o[i], .nopnd = n};
+    if (gl_queue_admit(k->streams[i], &ops[i], site) != 0) return -1;
+  }
+  gl_ncclResult r = gl_nc.ncclGroupStart();
+  int failed_rank = -1;
+  for (int i = 0; i < c->n && r == GL_NCCL_SUCCESS; i++) {
+    gl_stream *s = k->streams[i];
+    gl_set_ctx(c->devs[i]);
+    if (rt->trace) gl_trace_begin(s);
+    const void *sp = (const void *)(uintptr_t)gl_slice_ptr(k->send[i]);
+    void *rp = (void *)(uintptr_t)gl_slice_ptr(k->recv[i]);
+    int t = nccl_type(dt);
+    switch (k->kind) {
+    case GL_COLL_ALL_REDUCE: r = gl_nc.ncclAllReduce(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
+    case GL_COLL_BROADCAST: r = gl_nc.ncclBroadcast(sp, rp, count, t, k->root, c->nc[i], s->cu); break;
+    case GL_COLL_REDUCE: r = gl_nc.ncclReduce(sp, rp, count, t, k->op, k->root, c->nc[i], s->cu); break;
+    case GL_COLL_ALL_GATHER: r = gl_nc.ncclAllGather(sp, rp, count, t, c->nc[i], s->cu); break;
+    default: r = gl_nc.ncclReduceScatter(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
+    }
+    if (r != GL_NCCL_SUCCESS) failed_rank = c->first_rank + i;
+  }
+  gl_ncclResult end = gl_nc.ncclGroupEnd();
+  for (int i = 0; i < c->n; i++) gl_queue_recorded(k->streams[i], &ops[i], site); /* queued or not: frees wait */
+  gl_ncclResult async = GL_NCCL_SUCCESS;
+  int async_rank = -1;
+  for (int i = 0; i < c->n && r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS; i++)
+    if (gl_nc.ncclCommGetAsyncError(c->nc[i], &async) == GL_NCCL_SUCCESS && async != GL_NCCL_SUCCESS &&
+        async != GL_NCCL_IN_PROGRESS) {
+      async_rank = c->first_rank + i;
+      break;
+    }
+  if (r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS && async_rank < 0) return 0;
+  gl_buf_free(&c->poison);
+  if (r != GL_NCCL_SUCCESS)
+    gl_buf_printf(&c->poison, "%s: rank %d (device %d): %s failed: %s", what, failed_rank,
+                  c->devs[failed_rank - c->first_rank]->ordinal, nccl_calls[k->kind], nccl_text(r));
+  else if (end != GL_NCCL_SUCCESS)
+    gl_buf_printf(&c->poison, "%s: ncclGroupEnd failed: %s", what, nccl_text(end));
+  else
+    gl_buf_printf(&c->poison, "%s: rank %d (device %d): NCCL reports an asynchronous error: %s", what, async_rank,
+                  c->devs[async_rank - c->first_rank]->ordinal, nccl_text(async));
+  return gl_fail(rt, "%s", gl_buf_str(&c->poison));
+}
+
+/* ---- lifetime ----------------------------------------------------------- */
+
+int gl_comm_close(gl_comm *c, int loc) {
+  if (c->closed)
+    return gl_fail(c->rt, "comm:close: the communicator was closed already (at %s)", gl_loc_text(c->rt, c->closed_at));
+  c->closed = 1;
+  c->closed_at = loc;
+  destroy_all(c);
+  return 0;
+}
+
+void gl_comm_release(gl_comm *c) {
+  if (!c->closed) {
+    c->closed = 1;
+    c->closed_at = gl_intern(c->rt, "garbage collection");
+    return; /* destroyed at teardown: a destroy may wait for queued collectives */
+  }
+  for (int i = 0; i < c->n; i++)
+    if (c->nc[i]) return; /* still to be destroyed at teardown */
+  comm_free(c);
+}
+
+void gl_comm_teardown(gl_runtime *rt) {
+  while (rt->comms) {
+    gl_comm *c = rt->comms;
+    for (int i = 0; i < c->n; i++)
+      if (c->nc[i]) {
+        gl_set_ctx(c->devs[i]);
+        gl_drv.cuCtxSynchronize();
+      }
+    destroy_all(c);
+    comm_free(c);
+  }
+}

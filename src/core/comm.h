@@ -1,0 +1,65 @@
+/*
+ * comm.h -- NCCL communicators and their collectives (gpu.comm): each call
+ * is one NCCL group over this process's ranks, checked and recorded like
+ * queued work on each rank's stream (a read of send, a write of recv).
+ *
+ * Ownership: a communicator holds one NCCL communicator per rank of this
+ * process and belongs to its runtime's list of live communicators. comm:close
+ * destroys them at once (NCCL waits for their queued collectives); the
+ * finalizer only marks it closed and leaves the destroying to the runtime's
+ * teardown (after the devices finished), so it never waits. An NCCL error,
+ * or an asynchronous one found after a call, poisons it: later calls raise
+ * the first error again; close still works.
+ */
+#ifndef GPULUA_CORE_COMM_H
+#define GPULUA_CORE_COMM_H
+
+#include "error.h"
+#include "types.h"
+
+#define GL_MAX_LOCAL_RANKS 64 /* ranks of one communicator in one process */
+
+typedef enum { GL_COLL_ALL_REDUCE, GL_COLL_BROADCAST, GL_COLL_REDUCE, GL_COLL_ALL_GATHER, GL_COLL_REDUCE_SCATTER } gl_coll_kind;
+
+typedef struct gl_comm {
+  gl_runtime *rt;
+  int n;                   /* ranks in this process */
+  int size, first_rank;    /* ranks of the whole communicator; this process's first one */
+  gl_device **devs;        /* per local rank */
+  struct ncclComm **nc;    /* per local rank; NULL entries once destroyed */
+  gl_buf poison;           /* non-empty once an NCCL error poisoned it */
+  int closed, closed_at;   /* comm:close (or the finalizer), and where */
+  struct gl_comm *next_live, **prev_live;
+} gl_comm;
+
+/* One rank per device of `devs` (n of them, distinct), in this process. */
+int gl_comm_new_local(gl_runtime *rt, int n, gl_device **devs, gl_site *site, gl_comm **out);
+/* Rank `rank` of `size` ranks across processes, on dev: rank 0 writes a new
+ * NCCL unique id to id_file (atomically: a temporary file renamed), the
+ * others wait for it, at most timeout_s seconds. cuda only. */
+int gl_comm_new_rank(gl_runtime *rt, int rank, int size, const char *id_file, double timeout_s, gl_device *dev,
+                     gl_site *site, gl_comm **out);
+
+/* A collective: per local rank i, send[i] and recv[i] (recv[i] == send[i]:
+ * in place) on streams[i]; op a reduction (GL_NCCL_SUM ..), root a rank. The
+ * caller checked the lists' lengths; this checks the rest (devices, dtypes,
+ * sizes against the collective, the stream, the capture) first. */
+typedef struct gl_coll {
+  gl_coll_kind kind;
+  int op, root;
+  gl_slice **send, **recv;
+  gl_stream **streams;
+} gl_coll;
+int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site);
+
+/* comm:close: destroy the NCCL communicators now. 0, or -1 (closed before). */
+int gl_comm_close(gl_comm *c, int loc);
+/* The finalizer: closed, destroyed at teardown (never waits). */
+void gl_comm_release(gl_comm *c);
+/* Teardown: every communicator destroyed, the devices' work finished first. */
+void gl_comm_teardown(gl_runtime *rt);
+/* The name of reduction op (GL_NCCL_SUM ..), and the op of a name (-1: none). */
+const char *gl_comm_op_name(int op);
+int gl_comm_op_parse(const char *name);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * nccl.c -- the NCCL table (nccl_table.h), loaded at run time with dlopen:
+ * nothing links NCCL, the binary starts without it, and the first gpu.comm
+ * that needs it says why it is missing.
+ */
+#include "nccl_table.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+gl_nccl gl_nc;
+static int tried;
+static char load_error[1024];
+
+static int try_load(const char *path, char *why, size_t len) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(why, len, "%s", dlerror());
+    return 0;
+  }
+  gl_nccl t;
+  memset(&t, 0, sizeof t);
+#define NC_GET(ret, name, params)                                    \
+  if (!(t.name = (ret(*) params)dlsym(h, #name))) {                  \
+    snprintf(why, len, "%s lacks %s", path, #name);                  \
+    dlclose(h);                                                      \
+    return 0;                                                        \
+  }
+  GL_NCCL_CALLS(NC_GET)
+#undef NC_GET
+  if (t.ncclGetVersion(&t.version) != GL_NCCL_SUCCESS) t.version = 0;
+  snprintf(t.path, sizeof t.path, "%s", path);
+  t.loaded = 1;
+  gl_nc = t;
+  return 1;
+}
+
+const char *gl_nccl_load(int sim) {
+  if (gl_nc.loaded) return NULL;
+  if (sim) {
+    gl_nccl_sim_table(&gl_nc);
+    snprintf(gl_nc.path, sizeof gl_nc.path, "sim");
+    gl_nc.loaded = 1;
+    return NULL;
+  }
+  if (tried) return load_error;
+  tried = 1;
+  char why[600];
+  const char *env = getenv("GPULUA_NCCL");
+  if (env && *env) {
+    if (try_load(env, why, sizeof why)) return NULL;
+    snprintf(load_error, sizeof load_error, "NCCL could not be loaded: GPULUA_NCCL=%.200s: %s", env, why);
+    return load_error;
+  }
+  static const char *const paths[] = {"libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
+                                      "/usr/local/cuda/targets/x86_64-linux/lib/libnccl.so.2",
+                                      "/usr/lib/x86_64-linux-gnu/libnccl.so.2"};
+  char first[600] = "";
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+    if (try_load(paths[i], why, sizeof why)) return NULL;
+    if (i == 0) snprintf(first, sizeof first, "%s", why);
+  }
+  snprintf(load_error, sizeof load_error,
+           "NCCL could not be loaded (libnccl.so.2, on the loader's path and in /usr/local/cuda): %s", first);
+  return load_error;
+}

@@ -1,0 +1,379 @@
+/*
+ * sim_nccl.c -- the sim's NCCL (nccl_table.h): communicators between sim
+ * devices of this process (ncclCommInitAll), and the five collectives. Each
+ * call queues one operation on its rank's stream, as a kernel launch does;
+ * the collective starts on a rank when that rank's stream reaches it, and
+ * completes on every rank when every rank's stream has: the last to arrive
+ * computes it for all (reading every rank's send buffer into a temporary
+ * first, so in-place calls are exact), the others' workers wait for it. The
+ * i-th call of one rank meets the i-th of the others, as NCCL requires.
+ * Results: integer types exact (avg truncates, as NCCL's), floats computed in
+ * double and rounded once.
+ */
+#include "halfprec.h"
+#include "nccl_table.h"
+#include "sim_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_ALL_REDUCE, C_BROADCAST, C_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER };
+
+typedef struct meeting meeting;
+
+typedef struct clique {
+  int n, refs;
+  uint64_t *issued;  /* per rank: calls queued so far */
+  meeting *meetings; /* collectives some rank has reached */
+} clique;
+
+struct ncclComm {
+  clique *q;
+  int rank, ordinal;
+};
+
+typedef struct coll_args { /* one rank's part, as its operation's record holds it */
+  clique *q;
+  uint64_t seq;
+  int rank, kind, op, root;
+  gl_ncclDataType type;
+  size_t count;
+  const void *send;
+  void *recv;
+} coll_args;
+
+struct meeting {
+  meeting *next;
+  uint64_t seq;
+  int arrived, departed, done;
+  coll_args *part; /* per rank */
+};
+
+static int depth; /* ncclGroupStart nesting (calls inside a group are queued at once anyway) */
+
+static size_t type_size(gl_ncclDataType t) {
+  switch (t) {
+  case GL_NCCL_INT8: case GL_NCCL_UINT8: return 1;
+  case GL_NCCL_FLOAT16: case GL_NCCL_BFLOAT16: return 2;
+  case GL_NCCL_INT32: case GL_NCCL_UINT32: case GL_NCCL_FLOAT32: return 4;
+  case GL_NCCL_INT64: case GL_NCCL_UINT64: case GL_NCCL_FLOAT64: return 8;
+  default: return 0;
+  }
+}
+
+static int is_float(gl_ncclDataType t) {
+  return t == GL_NCCL_FLOAT16 || t == GL_NCCL_BFLOAT16 || t == GL_NCCL_FLOAT32 || t == GL_NCCL_FLOAT64;
+}
+
+/* Element i as a double (floats) or as int64 bits (integers: unsigned ones widened). */
+static double loadf(gl_ncclDataType t, const void *p, size_t i) {
+  switch (t) {
+  case GL_NCCL_FLOAT16: return gl_f16_to_f32(((const uint16_t *)p)[i]);
+  case GL_NCCL_BFLOAT16: return gl_bf16_to_f32(((const uint16_t *)p)[i]);
+  case GL_NCCL_FLOAT32: return ((const float *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+static void storef(gl_ncclDataType t, void *p, size_t i, double v) {
+  switch (t) {
+  case GL_NCCL_FLOAT16: ((uint16_t *)p)[i] = gl_f32_to_f16((float)v); break;
+  case GL_NCCL_BFLOAT16: ((uint16_t *)p)[i] = gl_f32_to_bf16((float)v); break;
+  case GL_NCCL_FLOAT32: ((float *)p)[i] = (float)v; break;
+  default: ((double *)p)[i] = v; break;
+  }
+}
+static int unsigned_type(gl_ncclDataType t) { return t == GL_NCCL_UINT8 || t == GL_NCCL_UINT32 || t == GL_NCCL_UINT64; }
+static int64_t loadi(gl_ncclDataType t, const void *p, size_t i) {
+  switch (t) {
+  case GL_NCCL_INT8: return ((const int8_t *)p)[i];
+  case GL_NCCL_UINT8: return ((const uint8_t *)p)[i];
+  case GL_NCCL_INT32: return ((const int32_t *)p)[i];
+  case GL_NCCL_UINT32: return ((const uint32_t *)p)[i];
+  default: { int64_t v; memcpy(&v, (const char *)p + 8 * i, 8); return v; }
+  }
+}
+static void storei(gl_ncclDataType t, void *p, size_t i, int64_t v) {
+  switch (t) {
+  case GL_NCCL_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+  case GL_NCCL_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  case GL_NCCL_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+  case GL_NCCL_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  default: memcpy((char *)p + 8 * i, &v, 8); break;
+  }
+}
+
+/* out[i] = op over the ranks r of src[r][off + i], i < count */
+static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, size_t off, size_t count, void *out) {
+  for (size_t i = 0; i < count; i++) {
+    if (is_float(t)) {
+      double v = loadf(t, src[0], off + i);
+      for (int r = 1; r < n; r++) {
+        double x = loadf(t, src[r], off + i);
+        v = op == GL_NCCL_PROD ? v * x : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v) : v + x;
+      }
+      storef(t, out, i, op == GL_NCCL_AVG ? v / n : v);
+    } else if (unsigned_type(t)) {
+      uint64_t v = (uint64_t)loadi(t, src[0], off + i);
+      for (int r = 1; r < n; r++) {
+        uint64_t x = (uint64_t)loadi(t, src[r], off + i);
+        v = op == GL_NCCL_PROD ? v * x : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v) : v + x;
+      }
+      storei(t, out, i, (int64_t)(op == GL_NCCL_AVG ? v / (uint64_t)n : v));
+    } else {
+      int64_t v = loadi(t, src[0], off + i);
+      for (int r = 1; r < n; r++) {
+        int64_t x = loadi(t, src[r], off + i);
+        v = op == GL_NCCL_PROD ? (int64_t)((uint64_t)v * (uint64_t)x)
+            : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v)
+                                : (int64_t)((uint64_t)v + (uint64_t)x);
+      }
+      storei(t, out, i, op == GL_NCCL_AVG ? v / n : v);
+    }
+  }
+}
+
+/* The collective for every rank, from copies of the send buffers. 0, or -1
+ * when out of host memory. */
+static int compute(meeting *m, int n) {
+  const coll_args *p0 = &m->part[0];
+  size_t es = type_size(p0->type), count = p0->count;
+  size_t in = p0->kind == C_ALL_GATHER ? count : p0->kind == C_REDUCE_SCATTER ? count * (size_t)n : count;
+  const void **src = calloc((size_t)n, sizeof *src);
+  char *copy = malloc(in * es * (size_t)n + 1);
+  char *res = malloc(in * es * (size_t)n + 1);
+  if (!src || !copy || !res) {
+    free(src), free(copy), free(res);
+    return -1;
+  }
+  for (int r = 0; r < n; r++) {
+    memcpy(copy + (size_t)r * in * es, m->part[r].send, in * es);
+    src[r] = copy + (size_t)r * in * es;
+  }
+  switch (p0->kind) {
+  case C_ALL_REDUCE:
+    reduce(p0->type, p0->op, n, src, 0, count, res);
+    for (int r = 0; r < n; r++) memcpy(m->part[r].recv, res, count * es);
+    break;
+  case C_REDUCE:
+    reduce(p0->type, p0->op, n, src, 0, count, res);
+    memcpy(m->part[p0->root].recv, res, count * es);
+    break;
+  case C_BROADCAST:
+    for (int r = 0; r < n; r++) memcpy(m->part[r].recv, src[p0->root], count * es);
+    break;
+  case C_ALL_GATHER:
+    for (int r = 0; r < n; r++)
+      for (int i = 0; i < n; i++) memcpy((char *)m->part[r].recv + (size_t)i * count * es, src[i], count * es);
+    break;
+  default: /* C_REDUCE_SCATTER */
+    for (int r = 0; r < n; r++) {
+      reduce(p0->type, p0->op, n, src, (size_t)r * count, count, res);
+      memcpy(m->part[r].recv, res, count * es);
+    }
+    break;
+  }
+  free(src), free(copy), free(res);
+  return 0;
+}
+
+/* One rank's part, on its stream's worker. */
+static int coll_host(void *user, const gl_sim_launch *launch) {
+  (void)user;
+  coll_args a;
+  memcpy(&a, launch->params[0], sizeof a);
+  clique *q = a.q;
+  int failed = 0;
+  pthread_mutex_lock(&sim_S.mu);
+  meeting *m = q->meetings;
+  while (m && m->seq != a.seq) m = m->next;
+  if (!m) {
+    m = calloc(1, sizeof *m);
+    coll_args *part = m ? calloc((size_t)q->n, sizeof *part) : NULL;
+    if (!part) {
+      free(m);
+      pthread_mutex_unlock(&sim_S.mu);
+      return 1;
+    }
+    m->seq = a.seq;
+    m->part = part;
+    m->next = q->meetings;
+    q->meetings = m;
+  }
+  m->part[a.rank] = a;
+  if (++m->arrived == q->n) {
+    if (compute(m, q->n) != 0) failed = 1;
+    m->done = failed ? 2 : 1;
+    sim_progress_locked();
+  }
+  while (!m->done) sim_wait_locked();
+  if (m->done == 2) failed = 1;
+  if (++m->departed == q->n) { /* the last one out frees it */
+    meeting **pp = &q->meetings;
+    while (*pp != m) pp = &(*pp)->next;
+    *pp = m->next;
+    free(m->part);
+    free(m);
+  }
+  pthread_mutex_unlock(&sim_S.mu);
+  return failed;
+}
+
+static struct CUfunc_st coll_func = {.name = "nccl collective (sim)", .host = coll_host, .nparams = 1,
+                                     .sizes = {sizeof(coll_args)}, .ptx_nparams = -1, .max_threads = 1024};
+
+static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *recv, size_t count, gl_ncclDataType t,
+                             int op, int root, CUstream st) {
+  if (!c || !sim_S.initialized) return GL_NCCL_INVALID_ARGUMENT;
+  if (!st || st->ctx->ordinal != c->ordinal) return GL_NCCL_INVALID_USAGE; /* the sim has no NULL stream */
+  if (!type_size(t) || op < GL_NCCL_SUM || op > GL_NCCL_AVG || root < 0 || root >= c->q->n)
+    return GL_NCCL_INVALID_ARGUMENT;
+  if (count && (!send || !recv)) return GL_NCCL_INVALID_ARGUMENT;
+  pthread_mutex_lock(&sim_S.mu);
+  coll_args a = {c->q, c->q->issued[c->rank]++, c->rank, kind, op, root, t, count, send, recv};
+  pthread_mutex_unlock(&sim_S.mu);
+  gl_sim_launch *l = calloc(1, sizeof *l + sizeof a);
+  if (!l) return GL_NCCL_SYSTEM_ERROR;
+  l->grid[0] = l->grid[1] = l->grid[2] = 1;
+  l->block[0] = l->block[1] = l->block[2] = 1;
+  l->nparams = 1;
+  l->params[0] = l + 1;
+  memcpy(l + 1, &a, sizeof a);
+  sim_op o = {.kind = OP_KERNEL, .func = &coll_func, .launch = l, .launch_bytes = sizeof *l + sizeof a};
+  CUresult r = sim_enqueue(st, &o);
+  if (r != CUDA_SUCCESS) {
+    free(l);
+    return GL_NCCL_UNHANDLED_CUDA_ERROR;
+  }
+  return GL_NCCL_SUCCESS;
+}
+
+static gl_ncclResult s_version(int *v) {
+  if (!v) return GL_NCCL_INVALID_ARGUMENT;
+  *v = 0; /* the sim: no NCCL version */
+  return GL_NCCL_SUCCESS;
+}
+
+static gl_ncclResult s_unique_id(gl_ncclUniqueId *id) {
+  (void)id;
+  return GL_NCCL_INVALID_USAGE; /* one process only: no ids to share */
+}
+
+static gl_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
+  if (!comms || n < 1 || !sim_S.initialized) return GL_NCCL_INVALID_ARGUMENT;
+  for (int i = 0; i < n; i++) {
+    if (devs ? devs[i] < 0 || devs[i] >= sim_S.ndev : i >= sim_S.ndev) return GL_NCCL_INVALID_ARGUMENT;
+    for (int j = 0; j < i; j++)
+      if ((devs ? devs[j] : j) == (devs ? devs[i] : i)) return GL_NCCL_INVALID_USAGE; /* one rank per device */
+  }
+  clique *q = calloc(1, sizeof *q);
+  uint64_t *issued = q ? calloc((size_t)n, sizeof *issued) : NULL;
+  if (!issued) {
+    free(q);
+    return GL_NCCL_SYSTEM_ERROR;
+  }
+  q->n = n;
+  q->issued = issued;
+  for (int i = 0; i < n; i++) {
+    comms[i] = calloc(1, sizeof *comms[i]);
+    if (!comms[i]) {
+      while (i-- > 0) free(comms[i]);
+      free(issued);
+      free(q);
+      return GL_NCCL_SYSTEM_ERROR;
+    }
+    comms[i]->q = q;
+    comms[i]->rank = i;
+    comms[i]->ordinal = devs ? devs[i] : i;
+  }
+  q->refs = n;
+  return GL_NCCL_SUCCESS;
+}
+
+static gl_ncclResult s_init_rank(ncclComm_t *comm, int n, gl_ncclUniqueId id, int rank) {
+  (void)comm, (void)n, (void)id, (void)rank;
+  return GL_NCCL_INVALID_USAGE;
+}
+
+static gl_ncclResult s_destroy(ncclComm_t c) {
+  if (!c) return GL_NCCL_INVALID_ARGUMENT;
+  pthread_mutex_lock(&sim_S.mu);
+  clique *q = c->q;
+  int last = --q->refs == 0;
+  pthread_mutex_unlock(&sim_S.mu);
+  if (last) {
+    free(q->issued);
+    free(q);
+  }
+  free(c);
+  return GL_NCCL_SUCCESS;
+}
+
+static gl_ncclResult s_group_start(void) {
+  depth++;
+  return GL_NCCL_SUCCESS;
+}
+
+static gl_ncclResult s_group_end(void) {
+  if (depth == 0) return GL_NCCL_INVALID_USAGE;
+  depth--;
+  return GL_NCCL_SUCCESS;
+}
+
+static gl_ncclResult s_all_reduce(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op, ncclComm_t c,
+                                  CUstream st) {
+  return enqueue(c, C_ALL_REDUCE, s, r, n, t, op, 0, st);
+}
+static gl_ncclResult s_broadcast(const void *s, void *r, size_t n, gl_ncclDataType t, int root, ncclComm_t c,
+                                 CUstream st) {
+  return enqueue(c, C_BROADCAST, s, r, n, t, GL_NCCL_SUM, root, st);
+}
+static gl_ncclResult s_reduce(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op, int root,
+                              ncclComm_t c, CUstream st) {
+  return enqueue(c, C_REDUCE, s, r, n, t, op, root, st);
+}
+static gl_ncclResult s_all_gather(const void *s, void *r, size_t n, gl_ncclDataType t, ncclComm_t c, CUstream st) {
+  return enqueue(c, C_ALL_GATHER, s, r, n, t, GL_NCCL_SUM, 0, st);
+}
+static gl_ncclResult s_reduce_scatter(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op,
+                                      ncclComm_t c, CUstream st) {
+  return enqueue(c, C_REDUCE_SCATTER, s, r, n, t, op, 0, st);
+}
+
+static const char *s_error_string(gl_ncclResult r) {
+  switch (r) {
+  case GL_NCCL_SUCCESS: return "no error";
+  case GL_NCCL_UNHANDLED_CUDA_ERROR: return "unhandled cuda error";
+  case GL_NCCL_SYSTEM_ERROR: return "unhandled system error";
+  case GL_NCCL_INTERNAL_ERROR: return "internal error";
+  case GL_NCCL_INVALID_ARGUMENT: return "invalid argument";
+  case GL_NCCL_INVALID_USAGE: return "invalid usage";
+  case GL_NCCL_REMOTE_ERROR: return "remote process exited or there was a network error";
+  default: return "unknown result code";
+  }
+}
+
+static gl_ncclResult s_async_error(ncclComm_t c, gl_ncclResult *r) {
+  if (!c || !r) return GL_NCCL_INVALID_ARGUMENT;
+  *r = GL_NCCL_SUCCESS;
+  return GL_NCCL_SUCCESS;
+}
+
+void gl_nccl_sim_table(gl_nccl *t) {
+  memset(t, 0, sizeof *t);
+  t->ncclGetVersion = s_version;
+  t->ncclGetUniqueId = s_unique_id;
+  t->ncclCommInitAll = s_init_all;
+  t->ncclCommInitRank = s_init_rank;
+  t->ncclCommDestroy = s_destroy;
+  t->ncclCommAbort = s_destroy;
+  t->ncclGroupStart = s_group_start;
+  t->ncclGroupEnd = s_group_end;
+  t->ncclAllReduce = s_all_reduce;
+  t->ncclBroadcast = s_broadcast;
+  t->ncclReduce = s_reduce;
+  t->ncclAllGather = s_all_gather;
+  t->ncclReduceScatter = s_reduce_scatter;
+  t->ncclGetErrorString = s_error_string;
+  t->ncclCommGetAsyncError = s_async_error;
+}

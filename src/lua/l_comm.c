@@ -1,0 +1,286 @@
+/*
+ * l_comm.c -- NCCL communicators from Lua (core/comm.h): gpu.comm{devices =}
+ * and gpu.comm{rank =, size =, id_file =, device =}; the collectives
+ * comm:all_reduce, broadcast, reduce, all_gather, reduce_scatter, each over
+ * lists with one entry per rank of this process; comm:close (also <close>
+ * and __gc); the fields size, devices.
+ */
+#include "bindings.h"
+
+#include <string.h>
+
+#include "comm.h"
+
+typedef struct comm_ud {
+  gl_comm *c; /* NULL once released */
+} comm_ud;
+
+static gl_comm *check_comm(lua_State *L) {
+  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+  if (!u->c) luaL_error(L, "gpulua communicator has been released");
+  GL_NOT_IN_HOST_KERNEL(L, u->c->rt, "comm:");
+  return u->c;
+}
+
+/* A device option: an ordinal or a device. */
+static gl_device *device_value(lua_State *L, int idx, const char *what) {
+  int isint;
+  lua_Integer i = lua_tointegerx(L, idx, &isint);
+  if (isint && lua_type(L, idx) == LUA_TNUMBER) {
+    gl_runtime *rt = gl_rt(L);
+    if (i < 0 || i >= rt->ndev)
+      luaL_error(L, "gpu.comm: %s: device %d does not exist (%d device%s)", what, (int)i, rt->ndev,
+                 rt->ndev == 1 ? "" : "s");
+    return gl_open_device(L, (int)i);
+  }
+  if (lua_type(L, idx) == LUA_TUSERDATA) return gl_check_device(L, idx);
+  luaL_error(L, "gpu.comm: %s expected a device or a device ordinal, got %s", what, gl_given(L, idx));
+  return NULL;
+}
+
+static const char *const comm_keys[] = {"devices", "rank", "size", "id_file", "device", "timeout", NULL};
+
+/* gpu.comm{devices = {...}} or gpu.comm{rank =, size =, id_file =, device =, timeout =} */
+static int l_comm(lua_State *L) {
+  gl_runtime *rt = gl_rt(L);
+  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  if (lua_type(L, 1) != LUA_TTABLE) return luaL_error(L, "gpu.comm: expected a table of options, got %s", gl_given(L, 1));
+  gl_check_options(L, 1, "gpu.comm", comm_keys);
+  lua_settop(L, 1);
+  comm_ud *u = gl_newudata(L, sizeof *u, 1, &gl_comm_type); /* at 2; uservalue 1: the devices list */
+  gl_site site = GL_SITE(L);
+  int has_devices = lua_getfield(L, 1, "devices") != LUA_TNIL; /* at 3 */
+  if (has_devices) {
+    static const char *const others[] = {"rank", "size", "id_file", "device"};
+    for (int i = 0; i < 4; i++) {
+      if (lua_getfield(L, 1, others[i]) != LUA_TNIL)
+        return luaL_error(L, "gpu.comm: give 'devices' (ranks in this process) or 'rank', 'size', 'id_file' and "
+                             "'device' (one rank per process), not both ('%s' given with 'devices')",
+                          others[i]);
+      lua_pop(L, 1);
+    }
+    if (lua_type(L, 3) != LUA_TTABLE || lua_rawlen(L, 3) == 0)
+      return luaL_error(L, "gpu.comm: option 'devices' expected a non-empty list of devices or ordinals, got %s",
+                        gl_given(L, 3));
+    int n = (int)lua_rawlen(L, 3);
+    if (n > GL_MAX_LOCAL_RANKS) return luaL_error(L, "gpu.comm: more than %d devices", GL_MAX_LOCAL_RANKS);
+    gl_device *devs[GL_MAX_LOCAL_RANKS];
+    lua_createtable(L, n, 0); /* at 4: comm.devices */
+    for (int i = 0; i < n; i++) {
+      lua_rawgeti(L, 3, i + 1);
+      char what[48];
+      snprintf(what, sizeof what, "option 'devices' entry %d", i + 1);
+      devs[i] = device_value(L, -1, what);
+      lua_pop(L, 1);
+      gl_push_device(L, devs[i]);
+      lua_rawseti(L, 4, i + 1);
+    }
+    if (gl_comm_new_local(rt, n, devs, &site, &u->c) != 0) return gl_raise(L, rt);
+  } else {
+    static const char *const need[] = {"rank", "size", "id_file", "device"};
+    for (int i = 0; i < 4; i++)
+      if (lua_getfield(L, 1, need[i]) == LUA_TNIL)
+        return luaL_error(L, "gpu.comm: give 'devices' (ranks in this process) or 'rank', 'size', 'id_file' and "
+                             "'device' (one rank per process): '%s' is missing",
+                          need[i]);
+    /* rank at 4, size at 5, id_file at 6, device at 7 */
+    int ok1, ok2;
+    lua_Integer rank = lua_tointegerx(L, 4, &ok1), size = lua_tointegerx(L, 5, &ok2);
+    if (!ok2 || size < 1 || size > 1 << 20)
+      return luaL_error(L, "gpu.comm: option 'size' expected an integer >= 1, got %s", gl_given(L, 5));
+    if (!ok1 || rank < 0 || rank >= size)
+      return luaL_error(L, "gpu.comm: option 'rank' expected an integer from 0 to size - 1 = %d, got %s", (int)size - 1,
+                        gl_given(L, 4));
+    if (lua_type(L, 6) != LUA_TSTRING || lua_rawlen(L, 6) == 0)
+      return luaL_error(L, "gpu.comm: option 'id_file' expected a file path, got %s", gl_given(L, 6));
+    gl_device *dev = device_value(L, 7, "option 'device'");
+    double timeout = 60;
+    if (lua_getfield(L, 1, "timeout") != LUA_TNIL) { /* at 8 */
+      if (lua_type(L, 8) != LUA_TNUMBER || !(lua_tonumber(L, 8) > 0))
+        return luaL_error(L, "gpu.comm: option 'timeout' expected a number of seconds > 0, got %s", gl_given(L, 8));
+      timeout = lua_tonumber(L, 8);
+    }
+    lua_createtable(L, 1, 0);
+    gl_push_device(L, dev);
+    lua_rawseti(L, -2, 1);
+    lua_insert(L, 4); /* comm.devices at 4 */
+    if (gl_comm_new_rank(rt, (int)rank, (int)size, lua_tostring(L, 7), timeout, dev, &site, &u->c) != 0)
+      return gl_raise(L, rt);
+  }
+  lua_pushvalue(L, 4);
+  lua_setiuservalue(L, 2, 1);
+  lua_settop(L, 2);
+  return 1;
+}
+
+/* The list at idx (or, for one rank, a single slice): n slices, one per rank. */
+static void slice_list(lua_State *L, int idx, const char *what, const char *role, int n, gl_slice **out) {
+  gl_slice *one = gl_test_slice(L, idx);
+  if (one && n == 1) {
+    out[0] = one;
+    return;
+  }
+  if (lua_type(L, idx) != LUA_TTABLE)
+    luaL_error(L, "%s: %s expected a list of slices, one per rank of this process (%d), got %s", what, role, n,
+               gl_given(L, idx));
+  if ((int)lua_rawlen(L, idx) != n)
+    luaL_error(L, "%s: %s has %d entr%s, but the communicator has %d rank%s in this process", what, role,
+               (int)lua_rawlen(L, idx), lua_rawlen(L, idx) == 1 ? "y" : "ies", n, n == 1 ? "" : "s");
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, idx, i + 1);
+    out[i] = gl_test_slice(L, -1);
+    if (!out[i]) luaL_error(L, "%s: %s entry %d expected a slice, got %s", what, role, i + 1, gl_given(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+/* opts.streams (default each device's main stream) */
+static void stream_list(lua_State *L, int opts, const char *what, gl_comm *c, gl_stream **out) {
+  if (opts == 0 || lua_getfield(L, opts, "streams") == LUA_TNIL) {
+    if (opts) lua_pop(L, 1);
+    for (int i = 0; i < c->n; i++) out[i] = c->devs[i]->main;
+    return;
+  }
+  int idx = lua_gettop(L);
+  if (lua_type(L, idx) != LUA_TTABLE || (int)lua_rawlen(L, idx) != c->n)
+    luaL_error(L, "%s: option 'streams' expected a list of %d stream%s, one per rank of this process, got %s", what,
+               c->n, c->n == 1 ? "" : "s", gl_given(L, idx));
+  for (int i = 0; i < c->n; i++) {
+    lua_rawgeti(L, idx, i + 1);
+    if (!gl_testudata(L, -1, &gl_stream_type))
+      luaL_error(L, "%s: option 'streams' entry %d expected a stream, got %s", what, i + 1, gl_given(L, -1));
+    out[i] = gl_check_stream(L, lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+static int op_option(lua_State *L, int opts, const char *what) {
+  if (opts == 0 || lua_getfield(L, opts, "op") == LUA_TNIL) {
+    if (opts) lua_pop(L, 1);
+    return 0; /* sum */
+  }
+  const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  int op = name ? gl_comm_op_parse(name) : -1;
+  if (op < 0)
+    luaL_error(L, "%s: option 'op' expected one of sum, prod, max, min, avg, got %s", what, gl_given(L, -1));
+  lua_pop(L, 1);
+  return op;
+}
+
+static int root_option(lua_State *L, int opts, const char *what) {
+  if (opts == 0 || lua_getfield(L, opts, "root") == LUA_TNIL) {
+    if (opts) lua_pop(L, 1);
+    return 0;
+  }
+  int ok;
+  lua_Integer r = lua_tointegerx(L, -1, &ok);
+  if (!ok || lua_type(L, -1) != LUA_TNUMBER)
+    luaL_error(L, "%s: option 'root' expected an integer rank, got %s", what, gl_given(L, -1));
+  lua_pop(L, 1);
+  return r < -1 || r > 1 << 20 ? -1 : (int)r;
+}
+
+/* The shared body: args at 2 (and 3 for all_gather/reduce_scatter), options last. */
+static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two_lists,
+                      const char *const *keys) {
+  gl_comm *c = check_comm(L);
+  int opts_at = two_lists ? 4 : 3;
+  int opts = lua_isnoneornil(L, opts_at) ? 0 : opts_at;
+  if (opts) gl_check_options(L, opts, what, keys);
+  gl_slice *send[GL_MAX_LOCAL_RANKS], *recv[GL_MAX_LOCAL_RANKS];
+  gl_stream *streams[GL_MAX_LOCAL_RANKS];
+  slice_list(L, 2, what, two_lists ? "send" : kind == GL_COLL_BROADCAST ? "the buffers" : "send", c->n, send);
+  if (two_lists) {
+    slice_list(L, 3, what, "recv", c->n, recv);
+  } else if (opts && lua_getfield(L, opts, "recv") != LUA_TNIL) {
+    slice_list(L, lua_gettop(L), what, "option 'recv'", c->n, recv);
+    lua_pop(L, 1);
+  } else {
+    if (opts) lua_pop(L, 1);
+    memcpy(recv, send, sizeof(gl_slice *) * (size_t)c->n); /* in place */
+  }
+  stream_list(L, opts, what, c, streams);
+  gl_coll k = {kind, op_option(L, opts, what), root_option(L, opts, what), send, recv, streams};
+  gl_site site = GL_SITE(L);
+  if (gl_comm_collective(c, &k, &site) != 0) return gl_raise(L, c->rt);
+  lua_pushvalue(L, 1);
+  return 1;
+}
+
+static int c_all_reduce(lua_State *L) {
+  static const char *const keys[] = {"op", "recv", "streams", NULL};
+  return collective(L, GL_COLL_ALL_REDUCE, "comm:all_reduce", 0, keys);
+}
+static int c_broadcast(lua_State *L) {
+  static const char *const keys[] = {"root", "recv", "streams", NULL};
+  return collective(L, GL_COLL_BROADCAST, "comm:broadcast", 0, keys);
+}
+static int c_reduce(lua_State *L) {
+  static const char *const keys[] = {"root", "op", "recv", "streams", NULL};
+  return collective(L, GL_COLL_REDUCE, "comm:reduce", 0, keys);
+}
+static int c_all_gather(lua_State *L) {
+  static const char *const keys[] = {"streams", NULL};
+  return collective(L, GL_COLL_ALL_GATHER, "comm:all_gather", 1, keys);
+}
+static int c_reduce_scatter(lua_State *L) {
+  static const char *const keys[] = {"op", "streams", NULL};
+  return collective(L, GL_COLL_REDUCE_SCATTER, "comm:reduce_scatter", 1, keys);
+}
+
+/* comm:close(), __close and __gc */
+static int c_release(lua_State *L) {
+  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+  gl_comm *c = u->c;
+  if (!c) return 0;
+  gl_release_how how = gl_release_how(L);
+  if (how == GL_RELEASE_GC) {
+    if (gl_gc_defer(L, c->rt)) return 0;
+    u->c = NULL;
+    gl_comm_release(c);
+    return 0;
+  }
+  GL_NOT_IN_HOST_KERNEL(L, c->rt, "comm:");
+  if (how == GL_RELEASE_CLOSE && c->closed) return 0;
+  gl_site site = GL_SITE(L);
+  if (gl_comm_close(c, gl_site_loc(c->rt, &site)) != 0) return gl_raise(L, c->rt);
+  return 0;
+}
+
+static int c_field(lua_State *L) {
+  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+  const char *k = lua_tostring(L, 2);
+  if (!k) return 0;
+  if (strcmp(k, "size") == 0) {
+    if (u->c) lua_pushinteger(L, u->c->size);
+    else lua_pushnil(L);
+    return 1;
+  }
+  if (strcmp(k, "devices") == 0) {
+    lua_getiuservalue(L, 1, 1);
+    return 1;
+  }
+  return 0;
+}
+
+static int c_tostring(lua_State *L) {
+  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+  if (!u->c) lua_pushliteral(L, "gpulua.Comm (released)");
+  else lua_pushfstring(L, "gpulua.Comm(%d rank%s, %d here%s)", u->c->size, u->c->size == 1 ? "" : "s", u->c->n,
+                       u->c->closed ? ", closed" : "");
+  return 1;
+}
+
+static const luaL_Reg comm_methods[] = {{"all_reduce", c_all_reduce}, {"broadcast", c_broadcast},
+                                        {"reduce", c_reduce},         {"all_gather", c_all_gather},
+                                        {"reduce_scatter", c_reduce_scatter}, {NULL, NULL}};
+static const luaL_Reg comm_meta[] = {{"__tostring", c_tostring}, {NULL, NULL}};
+
+const gl_type gl_comm_type = {"gpulua.Comm", comm_methods, comm_meta, c_field, c_release, "close", "size, devices",
+                              NULL, 0};
+
+void gl_comm_functions(lua_State *L) {
+  lua_pushcfunction(L, l_comm);
+  lua_setfield(L, -2, "comm");
+}
