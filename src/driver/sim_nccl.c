@@ -8,7 +8,9 @@
  * first, so in-place calls are exact), the others' workers wait for it. The
  * i-th call of one rank meets the i-th of the others, as NCCL requires.
  * Results: integer types exact (avg truncates, as NCCL's), floats computed in
- * double and rounded once.
+ * double and rounded once. The clique of a communicator's ranks lives as long
+ * as a rank's communicator or a queued collective of it (a destroy right
+ * after a call leaves the call to finish).
  */
 #include "halfprec.h"
 #include "nccl_table.h"
@@ -177,6 +179,11 @@ static int compute(meeting *m, int n) {
   return 0;
 }
 
+static void clique_free(clique *q) {
+  free(q->issued);
+  free(q);
+}
+
 /* One rank's part, on its stream's worker. */
 static int coll_host(void *user, const gl_sim_launch *launch) {
   (void)user;
@@ -215,7 +222,9 @@ static int coll_host(void *user, const gl_sim_launch *launch) {
     free(m->part);
     free(m);
   }
+  int last = --q->refs == 0; /* the reference this rank's operation held */
   pthread_mutex_unlock(&sim_S.mu);
+  if (last) clique_free(q);
   return failed;
 }
 
@@ -231,6 +240,7 @@ static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *rec
   if (count && (!send || !recv)) return GL_NCCL_INVALID_ARGUMENT;
   pthread_mutex_lock(&sim_S.mu);
   coll_args a = {c->q, c->q->issued[c->rank]++, c->rank, kind, op, root, t, count, send, recv};
+  c->q->refs++; /* held by the operation until it ran: a destroy meanwhile does not free the clique */
   pthread_mutex_unlock(&sim_S.mu);
   gl_sim_launch *l = calloc(1, sizeof *l + sizeof a);
   if (!l) return GL_NCCL_SYSTEM_ERROR;
@@ -243,6 +253,10 @@ static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *rec
   CUresult r = sim_enqueue(st, &o);
   if (r != CUDA_SUCCESS) {
     free(l);
+    pthread_mutex_lock(&sim_S.mu);
+    int last = --c->q->refs == 0;
+    pthread_mutex_unlock(&sim_S.mu);
+    if (last) clique_free(c->q);
     return GL_NCCL_UNHANDLED_CUDA_ERROR;
   }
   return GL_NCCL_SUCCESS;
@@ -299,12 +313,9 @@ static gl_ncclResult s_destroy(ncclComm_t c) {
   if (!c) return GL_NCCL_INVALID_ARGUMENT;
   pthread_mutex_lock(&sim_S.mu);
   clique *q = c->q;
-  int last = --q->refs == 0;
+  int last = --q->refs == 0; /* queued collectives hold references too */
   pthread_mutex_unlock(&sim_S.mu);
-  if (last) {
-    free(q->issued);
-    free(q);
-  }
+  if (last) clique_free(q);
   free(c);
   return GL_NCCL_SUCCESS;
 }
