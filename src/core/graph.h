@@ -117,7 +117,8 @@ int gl_capture_check_event(gl_runtime *rt, const gl_event *e, const char *call, 
 /* s:fork inside a capture: t becomes a member. */
 int gl_capture_add_member(gl_graph *g, gl_stream *t);
 /* queue.c, during a capture: the capture-local records of the operand's
- * memory (held by the graph from now on), or NULL (out of memory). */
+ * memory (held by the graph from now on), or NULL (out of memory). The
+ * pointer lasts until the next call adds a memory (the list may move). */
 gl_accesses *gl_graph_local(gl_graph *g, const gl_operand *o);
 /* ... and the use of one operand, after its op was captured. */
 int gl_graph_add_use(gl_graph *g, const gl_operand *o, int loc);

@@ -191,8 +191,11 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
                      "%s at %s: a copy with pageable host memory cannot be captured into graph '%s' (the driver "
                      "would copy it at once): use a pinned host buffer (gpu.host(dtype, n), the default)",
                      op_call(op), gl_loc_text(rt, gl_site_loc(rt, site)), g->name);
-    local[i] = *o;
-    if (!(local[i].acc = gl_graph_local(g, o))) return gl_fail_nomem(rt, NULL);
+    if (!gl_graph_local(g, o)) return gl_fail_nomem(rt, NULL); /* every memory's entry made first: */
+  }
+  for (int i = 0; i < op->nopnd; i++) { /* ... the entries may move while the list grows */
+    local[i] = opnd[i];
+    local[i].acc = gl_graph_local(g, &opnd[i]); /* found now, nothing is added */
   }
   gl_run runs[GL_MAX_OPERANDS];
   int nr = runs_of(local, op->nopnd, rt->policy == GL_POLICY_OFF, runs);
