@@ -155,20 +155,9 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
   gemm_args g = {ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, lda, ldb, ldc, count, sa, sb, sc, at, 0, 0, A, B, C};
   g.alpha = f64 ? *(const double *)alpha : *(const float *)alpha;
   g.beta = f64 ? *(const double *)beta : *(const float *)beta;
-  gl_sim_launch *l = calloc(1, sizeof *l + sizeof g);
-  if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
-  l->grid[0] = l->grid[1] = l->grid[2] = 1;
-  l->block[0] = l->block[1] = l->block[2] = 1;
-  l->nparams = 1;
-  l->params[0] = l + 1;
-  memcpy(l + 1, &g, sizeof g);
-  sim_op op = {.kind = OP_KERNEL, .func = &gemm_func, .launch = l, .launch_bytes = sizeof *l + sizeof g};
-  CUresult r = sim_enqueue(h->stream, &op);
-  if (r != CUDA_SUCCESS) {
-    free(l);
-    return CUBLAS_STATUS_EXECUTION_FAILED;
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  CUresult r = sim_enqueue_host_call(&gemm_func, &g, sizeof g, h->stream);
+  return r == CUDA_SUCCESS ? CUBLAS_STATUS_SUCCESS
+         : r == CUDA_ERROR_OUT_OF_MEMORY ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 static cublasStatus_t s_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,

@@ -200,6 +200,13 @@ void sim_capture_invalidate_locked(struct CUstream_st *st);
  * every stream in it), one it joined is left. */
 void sim_capture_stream_gone_locked(struct CUstream_st *st);
 
+/* Queue a call of f, a host function of the sim's own (its cuBLAS, its NCCL)
+ * taking one parameter of `bytes`, on st with args copied now: an OP_KERNEL
+ * of one thread, so captures and replays take it like any launch.
+ * CUDA_ERROR_OUT_OF_MEMORY when the record cannot be made, else sim_enqueue's
+ * result. sim_module.c. */
+CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st);
+
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
  * on_main function; non-zero when it failed. sim_module.c. */
 int sim_run_kernel(sim_op *op);

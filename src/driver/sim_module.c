@@ -179,6 +179,20 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   return r;
 }
 
+CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st) {
+  gl_sim_launch *l = calloc(1, sizeof *l + bytes);
+  if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
+  l->grid[0] = l->grid[1] = l->grid[2] = 1;
+  l->block[0] = l->block[1] = l->block[2] = 1;
+  l->nparams = 1;
+  l->params[0] = l + 1;
+  memcpy(l + 1, args, bytes);
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + bytes};
+  CUresult r = sim_enqueue(st, &op);
+  if (r != CUDA_SUCCESS) free(l);
+  return r;
+}
+
 CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int on_main, int nparams,
                               const size_t *sizes) {
   if (!f || nparams < 0 || nparams > GL_SIM_MAX_PARAMS) return CUDA_ERROR_INVALID_VALUE;

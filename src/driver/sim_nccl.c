@@ -242,22 +242,13 @@ static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *rec
   coll_args a = {c->q, c->q->issued[c->rank]++, c->rank, kind, op, root, t, count, send, recv};
   c->q->refs++; /* held by the operation until it ran: a destroy meanwhile does not free the clique */
   pthread_mutex_unlock(&sim_S.mu);
-  gl_sim_launch *l = calloc(1, sizeof *l + sizeof a);
-  if (!l) return GL_NCCL_SYSTEM_ERROR;
-  l->grid[0] = l->grid[1] = l->grid[2] = 1;
-  l->block[0] = l->block[1] = l->block[2] = 1;
-  l->nparams = 1;
-  l->params[0] = l + 1;
-  memcpy(l + 1, &a, sizeof a);
-  sim_op o = {.kind = OP_KERNEL, .func = &coll_func, .launch = l, .launch_bytes = sizeof *l + sizeof a};
-  CUresult r = sim_enqueue(st, &o);
+  CUresult r = sim_enqueue_host_call(&coll_func, &a, sizeof a, st);
   if (r != CUDA_SUCCESS) {
-    free(l);
     pthread_mutex_lock(&sim_S.mu);
     int last = --c->q->refs == 0;
     pthread_mutex_unlock(&sim_S.mu);
     if (last) clique_free(c->q);
-    return GL_NCCL_UNHANDLED_CUDA_ERROR;
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? GL_NCCL_SYSTEM_ERROR : GL_NCCL_UNHANDLED_CUDA_ERROR;
   }
   return GL_NCCL_SUCCESS;
 }
