@@ -7,8 +7,9 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "dl_search.h"
 
 gl_cublas gl_blas;
 static int tried;
@@ -46,25 +47,11 @@ const char *gl_cublas_load(int sim) {
   }
   if (tried) return load_error;
   tried = 1;
-  char why[600];
-  const char *env = getenv("GPULUA_CUBLAS");
-  if (env && *env) {
-    if (try_load(env, why, sizeof why)) return NULL;
-    snprintf(load_error, sizeof load_error, "cuBLAS could not be loaded: GPULUA_CUBLAS=%.200s: %s", env, why);
-    return load_error;
-  }
   static const char *const paths[] = {
     "libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.13",
     "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.12", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.12",
   };
-  char first[600] = "";
-  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
-    if (try_load(paths[i], why, sizeof why)) return NULL;
-    if (i == 0) snprintf(first, sizeof first, "%s", why);
-  }
-  snprintf(load_error, sizeof load_error,
-           "cuBLAS could not be loaded (libcublas.so.13, then libcublas.so.12, on the loader's path and in "
-           "/usr/local/cuda): %s",
-           first);
-  return load_error;
+  return gl_dl_search("cuBLAS", "GPULUA_CUBLAS", paths, sizeof paths / sizeof *paths,
+                      "libcublas.so.13, then libcublas.so.12, on the loader's path and in /usr/local/cuda", try_load, load_error,
+                      sizeof load_error);
 }

@@ -7,8 +7,9 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "dl_search.h"
 
 gl_nccl gl_nc;
 static int tried;
@@ -47,22 +48,10 @@ const char *gl_nccl_load(int sim) {
   }
   if (tried) return load_error;
   tried = 1;
-  char why[600];
-  const char *env = getenv("GPULUA_NCCL");
-  if (env && *env) {
-    if (try_load(env, why, sizeof why)) return NULL;
-    snprintf(load_error, sizeof load_error, "NCCL could not be loaded: GPULUA_NCCL=%.200s: %s", env, why);
-    return load_error;
-  }
   static const char *const paths[] = {"libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
                                       "/usr/local/cuda/targets/x86_64-linux/lib/libnccl.so.2",
                                       "/usr/lib/x86_64-linux-gnu/libnccl.so.2"};
-  char first[600] = "";
-  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
-    if (try_load(paths[i], why, sizeof why)) return NULL;
-    if (i == 0) snprintf(first, sizeof first, "%s", why);
-  }
-  snprintf(load_error, sizeof load_error,
-           "NCCL could not be loaded (libnccl.so.2, on the loader's path and in /usr/local/cuda): %s", first);
-  return load_error;
+  return gl_dl_search("NCCL", "GPULUA_NCCL", paths, sizeof paths / sizeof *paths,
+                      "libnccl.so.2, on the loader's path and in /usr/local/cuda", try_load, load_error,
+                      sizeof load_error);
 }
