@@ -40,20 +40,8 @@ typedef struct raw_side {
 static CUgraphExec raw_capture(raw_side *r);
 
 static void raw_setup(raw_side *r) {
-  char why[512];
-  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
-    fprintf(stderr, "launch_pairs: %s (this benchmark needs a GPU)\n", why);
-    exit(1);
-  }
-  const char *nv = gl_nvrtc_load();
-  if (nv) {
-    fprintf(stderr, "launch_pairs: %s\n", nv);
-    exit(1);
-  }
   CUdevice dev;
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&r->ctx, dev)); /* the context gpulua uses too */
-  CK(cuCtxSetCurrent(r->ctx));
+  r->ctx = raw_open(&dev); /* the context gpulua uses too */
   CK(cuStreamCreateWithPriority(&r->s, CU_STREAM_NON_BLOCKING, 0));
   CK(cuStreamCreateWithPriority(&r->s2, CU_STREAM_NON_BLOCKING, 0));
   CK(cuEventCreate(&r->ev, CU_EVENT_DISABLE_TIMING));

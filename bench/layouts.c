@@ -154,21 +154,8 @@ static void bidir(const char *name, size_t size, int count) {
 }
 
 int main(void) {
-  char why[512];
-  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
-    fprintf(stderr, "layouts: %s\n", why);
-    return 1;
-  }
-  const char *nv = gl_nvrtc_load();
-  if (nv) {
-    fprintf(stderr, "layouts: %s\n", nv);
-    return 1;
-  }
   CUdevice dev;
-  CUcontext ctx;
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  raw_open(&dev);
   int sms = 0;
   CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
   CK(cuStreamCreateWithPriority(&main_s, CU_STREAM_NON_BLOCKING, 0));

@@ -92,21 +92,8 @@ static void pipeline(CUmodule mb, int sms, CUstream main_s) {
 
 int main(int argc, char **argv) {
   int launches = argc > 1 ? atoi(argv[1]) : 200000;
-  char why[512];
-  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
-    fprintf(stderr, "raw: %s\n", why);
-    return 1;
-  }
-  const char *nv = gl_nvrtc_load();
-  if (nv) {
-    fprintf(stderr, "raw: %s\n", nv);
-    return 1;
-  }
   CUdevice dev;
-  CUcontext ctx;
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  raw_open(&dev);
   int sms = 0;
   CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
   CUmemoryPool pool;

@@ -50,6 +50,27 @@ static double median(const double *v, int n) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+/* The driver and NVRTC loaded (exits saying why not), device 0's primary
+ * context (the one gpulua uses) retained and made current: returned, with
+ * the device in *dev. */
+static inline CUcontext raw_open(CUdevice *dev) {
+  char why[512];
+  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
+    fprintf(stderr, RAW_NAME ": %s (this benchmark needs a GPU)\n", why);
+    exit(1);
+  }
+  const char *nv = gl_nvrtc_load();
+  if (nv) {
+    fprintf(stderr, RAW_NAME ": %s\n", nv);
+    exit(1);
+  }
+  CUcontext ctx;
+  CK(cuDeviceGet(dev, 0));
+  CK(cuDevicePrimaryCtxRetain(&ctx, *dev));
+  CK(cuCtxSetCurrent(ctx));
+  return ctx;
+}
+
 /* the CUBIN of src, loaded (exits on any failure, with NVRTC's log) */
 static CUmodule compile(const char *src, const char *name) {
   const char *opts[] = {"-arch=sm_90"};
