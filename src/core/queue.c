@@ -218,20 +218,35 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   return 0;
 }
 
+/* op's runs (its own, or found into `own`) in *runs, checked on s under the
+ * policy: their count, or -1 with the runtime's error. */
+static inline int checked_runs(gl_stream *s, const gl_op *op, gl_run *own, const gl_run **runs, gl_site *site) {
+  gl_runtime *rt = s->dev->rt;
+  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  int nr = op->nruns;
+  *runs = op->runs;
+  if (!*runs) {
+    nr = runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, own);
+    *runs = own;
+  }
+  if (rt->policy != GL_POLICY_OFF && check_operands(s, op, op->opnd, *runs, nr, site) != 0) return -1;
+  return nr;
+}
+
+/* Each run's access at s's position now, with the script location (none under off). */
+static void record_runs(gl_stream *s, const gl_run *runs, int nr, int loc) {
+  for (int i = 0; i < nr; i++) gl_access_record(runs[i].acc, s, runs[i].lo, runs[i].hi, runs[i].write, loc);
+}
+
 int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   if (rt->capture) return queue_captured(s, op, rt->capture, site);
   gl_module *m = op->kind == GL_OP_LAUNCH && !op->u.launch.k->m->permanent ? op->u.launch.k->m : NULL;
-  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
   gl_run own[GL_MAX_OPERANDS];
-  const gl_run *runs = op->runs;
-  int nr = op->nruns;
-  if (!runs) {
-    nr = runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, own);
-    runs = own;
-  }
-  if (rt->policy != GL_POLICY_OFF && check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
+  const gl_run *runs = NULL;
+  int nr = checked_runs(s, op, own, &runs, site);
+  if (nr < 0) return -1;
   if (op->bytes == 0 && op->kind != GL_OP_LAUNCH) return 0; /* an empty view: nothing to queue */
   if (reserve_operands(rt, runs, nr) != 0) return -1;
   if (m && gl_access_reserve(&m->uses, 1) != 0) return gl_fail_nomem(rt, NULL);
@@ -252,18 +267,15 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
     s->last_launch_loc = loc;
     if (m) gl_access_mark(&m->uses, s); /* the module stays loaded until it finishes */
   }
-  for (int i = 0; i < nr; i++)
-    gl_access_record(runs[i].acc, s, runs[i].lo, runs[i].hi, runs[i].write, loc);
+  record_runs(s, runs, nr, loc);
   return 0;
 }
 
 int gl_queue_admit(gl_stream *s, gl_op *op, gl_site *site) {
-  gl_runtime *rt = s->dev->rt;
-  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
-  gl_run runs[GL_MAX_OPERANDS];
-  int nr = runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, runs);
-  if (rt->policy != GL_POLICY_OFF && check_operands(s, op, op->opnd, runs, nr, site) != 0) return -1;
-  return reserve_operands(rt, runs, nr);
+  gl_run own[GL_MAX_OPERANDS];
+  const gl_run *runs = NULL;
+  int nr = checked_runs(s, op, own, &runs, site);
+  return nr < 0 ? -1 : reserve_operands(s->dev->rt, runs, nr);
 }
 
 void gl_queue_recorded(gl_stream *s, gl_op *op, gl_site *site) {
@@ -271,6 +283,6 @@ void gl_queue_recorded(gl_stream *s, gl_op *op, gl_site *site) {
   s->seq++;
   if (rt->trace) gl_trace_end(s, op->kind, op->name, op->bytes);
   int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
-  for (int i = 0; i < op->nopnd; i++)
-    gl_access_record(op->opnd[i].acc, s, op->opnd[i].lo, op->opnd[i].hi, op->opnd[i].write, loc);
+  gl_run own[GL_MAX_OPERANDS];
+  record_runs(s, own, runs_of(op->opnd, op->nopnd, rt->policy == GL_POLICY_OFF, own), loc);
 }
