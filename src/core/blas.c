@@ -159,18 +159,13 @@ void gl_blas_device_close(gl_device *d) {
 /* ---- the checks ------------------------------------------------------ */
 
 static int live_slice(gl_runtime *rt, gl_stream *s, const char *name, const gl_slice *x) {
-  gl_alloc *a = x->a;
-  if (!a) return gl_fail(rt, "s:gemm: %s is a released slice", name);
-  if (x->released || a->freed) {
-    gl_buf d = GL_BUF_INIT;
-    gl_slice_describe(x, &d);
-    gl_fail(rt, "s:gemm: %s: use of a freed %s (freed at %s)", name, gl_buf_str(&d),
-            gl_loc_text(rt, x->released ? x->released_at : a->freed_at));
-    gl_buf_free(&d);
-    return -1;
-  }
-  if (a->dev != s->dev)
-    return gl_fail(rt, "s:gemm: %s is a slice of device %d, but stream '%s' is on device %d", name, a->dev->ordinal,
+  char who[16];
+  snprintf(who, sizeof who, "s:gemm: %s", name);
+  int rc = gl_slice_check_as(x, who);
+  if (rc == -2) return gl_fail(rt, "s:gemm: %s is a released slice", name);
+  if (rc != 0) return -1;
+  if (x->a->dev != s->dev)
+    return gl_fail(rt, "s:gemm: %s is a slice of device %d, but stream '%s' is on device %d", name, x->a->dev->ordinal,
                    s->name, s->dev->ordinal);
   return 0;
 }

@@ -213,15 +213,12 @@ static int usable(gl_comm *c, const char *what) {
 static int check_slice(gl_comm *c, const char *what, const char *role, int i, const gl_slice *x) {
   gl_runtime *rt = c->rt;
   int rank = c->first_rank + i;
-  if (!x->a) return gl_fail(rt, "%s: %s of rank %d is a released slice", what, role, rank);
-  if (x->released || x->a->freed) {
-    gl_buf d = GL_BUF_INIT;
-    gl_slice_describe(x, &d);
-    gl_fail(rt, "%s: %s of rank %d: use of a freed %s (freed at %s)", what, role, rank, gl_buf_str(&d),
-            gl_loc_text(rt, x->released ? x->released_at : x->a->freed_at));
-    gl_buf_free(&d);
-    return -1;
-  }
+  gl_buf who = GL_BUF_INIT;
+  gl_buf_printf(&who, "%s: %s of rank %d", what, role, rank);
+  int rc = gl_slice_check_as(x, gl_buf_str(&who));
+  gl_buf_free(&who);
+  if (rc == -2) return gl_fail(rt, "%s: %s of rank %d is a released slice", what, role, rank);
+  if (rc != 0) return -1;
   if (x->a->dev != c->devs[i])
     return gl_fail(rt, "%s: %s of rank %d is a slice of device %d, but rank %d is on device %d", what, role, rank,
                    x->a->dev->ordinal, rank, c->devs[i]->ordinal);

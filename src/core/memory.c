@@ -83,15 +83,13 @@ void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v) {
   v->released_at = GL_LOC_NONE;
 }
 
-int gl_slice_check(const gl_slice *x, const char *kernel, int arg) {
+int gl_slice_check_as(const gl_slice *x, const char *who) {
   gl_alloc *a = x->a;
   if (!a) return -2; /* not initialised, or released by its finalizer: nothing to name */
   gl_runtime *rt = a->dev->rt;
   if (x->released || a->freed) {
     gl_buf d = GL_BUF_INIT;
-    if (kernel) gl_buf_printf(&d, "s:launch: kernel '%s': argument %d", kernel, arg);
-    else gl_buf_printf(&d, "bad argument #%d", arg);
-    gl_buf_printf(&d, ": use of a freed ");
+    gl_buf_printf(&d, "%s: use of a freed ", who);
     gl_slice_describe(x, &d);
     if (x->released) gl_fail(rt, "%s (freed at %s)", gl_buf_str(&d), gl_loc_text(rt, x->released_at));
     else gl_fail(rt, "%s (its memory was freed at %s)", gl_buf_str(&d), gl_loc_text(rt, a->freed_at));
@@ -100,6 +98,16 @@ int gl_slice_check(const gl_slice *x, const char *kernel, int arg) {
   }
   if (!a->dev->opened) return gl_fail(rt, "gpulua has been shut down");
   return 0;
+}
+
+int gl_slice_check(const gl_slice *x, const char *kernel, int arg) {
+  if (x->a && !x->released && !x->a->freed && x->a->dev->opened) return 0; /* the usual case: no message made */
+  gl_buf who = GL_BUF_INIT;
+  if (kernel) gl_buf_printf(&who, "s:launch: kernel '%s': argument %d", kernel, arg);
+  else gl_buf_printf(&who, "bad argument #%d", arg);
+  int rc = gl_slice_check_as(x, gl_buf_str(&who));
+  gl_buf_free(&who);
+  return rc;
 }
 
 /* Queue the free of `a` after every recorded use. */

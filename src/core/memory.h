@@ -57,6 +57,8 @@ void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
  * message names argument `arg` of kernel `kernel`'s launch, or (kernel NULL)
  * bad argument #arg of the call. */
 int gl_slice_check(const gl_slice *x, const char *kernel, int arg);
+/* The same, the message naming x as `who` ("s:gemm: a"). */
+int gl_slice_check_as(const gl_slice *x, const char *who);
 /* A graph starts and stops using the memory (graph.c). */
 void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g);
 void gl_alloc_graph_release(gl_alloc *a, const struct gl_graph *g);
