@@ -100,7 +100,7 @@ static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
   }
   gl_device *d = s->dev;
   gl_runtime *rt = d->rt;
-  gl_blas_slot *b;
+  gl_blas_slot *b = NULL;
   if (rt->capture) {
     if (d->nblas_spare == 0)
       return gl_fail(rt, "s:gemm: stream '%s' has no cuBLAS handle and workspace of its own, and inside a capture a "
@@ -124,7 +124,7 @@ int gl_blas_capture_prepare(gl_stream *s, gl_site *site) {
   if (!d->blas_spare && !(d->blas_spare = calloc(GL_BLAS_SPARES, sizeof *d->blas_spare)))
     return gl_fail_nomem(d->rt, NULL);
   while (d->nblas_spare < GL_BLAS_SPARES) {
-    gl_blas_slot *b;
+    gl_blas_slot *b = NULL;
     if (slot_new(s, site, &b) != 0) return -1;
     d->blas_spare[d->nblas_spare++] = b;
   }
