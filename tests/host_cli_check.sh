@@ -46,6 +46,7 @@ check bad-policy-env "GPULUA_POLICY must be strict, auto or off, got 'nope'" env
 check sim-option '^sim$' env GPULUA_BACKEND=cuda "$g" --backend=sim -e 'print(gpu.backend())'
 check bad-backend-env "GPULUA_BACKEND must be cuda or sim, got 'tpu'" env GPULUA_BACKEND=tpu "$g" -e 'print(1)'
 check bad-sim-devices 'GPULUA_SIM_DEVICES must be an integer from 1 to 64' env GPULUA_SIM_DEVICES=0 "$g" -e 'print(1)'
+check bad-sim-nccl-fault 'GPULUA_SIM_NCCL_FAULT must be N or async:N' env GPULUA_SIM_NCCL_FAULT=async:0 "$g" -e 'print(1)'
 check sim-devices '^5$' env GPULUA_SIM_DEVICES=5 "$g" -e 'print(gpu.count())'
 check sim-memory '^536870912$' env GPULUA_SIM_MEMORY=512M "$g" -e 'print(gpu.device(0).memory)'
 check no-gpu-line 'no usable CUDA device .*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" -e 'print(gpu.backend())'

@@ -8,7 +8,10 @@
  * device, suffixes K M G allowed; default 1G), GPULUA_SIM_DELAY_US (added to
  * every queued operation, to make races show in tests), GPULUA_SIM_HOST_MEMORY
  * (a limit on pinned host memory, like GPULUA_SIM_MEMORY; default none: only
- * the host's own memory limits it).
+ * the host's own memory limits it), GPULUA_SIM_NCCL_FAULT (a test hook: "N"
+ * makes the N-th collective call of the process fail with ncclInternalError,
+ * "async:N" makes the communicator of the N-th report ncclRemoteError
+ * asynchronously after it; see sim_nccl.c).
  */
 
 #include "sim_internal.h"
@@ -90,6 +93,17 @@ static int parse_size(const char *s, size_t *out) {
   return 0;
 }
 
+/* "N" or "async:N" (N >= 1): N, with *async set when asked; 0 when malformed. */
+static long parse_nccl_fault(const char *s, int *async) {
+  int a = strncmp(s, "async:", 6) == 0;
+  if (a) s += 6;
+  char *end;
+  long n = strtol(s, &end, 10);
+  if (*s < '0' || *s > '9' || *end != '\0' || n < 1) return 0;
+  if (async) *async = a;
+  return n;
+}
+
 int gl_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
   if (s && *s) {
@@ -121,6 +135,11 @@ int gl_sim_config_error(char *why, size_t whylen) {
       return -1;
     }
   }
+  s = getenv("GPULUA_SIM_NCCL_FAULT");
+  if (s && *s && parse_nccl_fault(s, NULL) <= 0) {
+    snprintf(why, whylen, "GPULUA_SIM_NCCL_FAULT must be N or async:N, N a collective call from 1, got '%s'", s);
+    return -1;
+  }
   return 0;
 }
 
@@ -141,6 +160,9 @@ static CUresult sim_cuInit(unsigned flags) {
     if (s && *s) parse_size(s, &sim_S.host_total);
     s = getenv("GPULUA_SIM_DELAY_US");
     sim_S.delay_us = (s && *s) ? (unsigned)atol(s) : 0;
+    s = getenv("GPULUA_SIM_NCCL_FAULT");
+    sim_S.nccl_fault_async = 0;
+    sim_S.nccl_fault_at = (s && *s) ? parse_nccl_fault(s, &sim_S.nccl_fault_async) : 0;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

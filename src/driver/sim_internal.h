@@ -124,6 +124,8 @@ typedef struct sim_state {
   int ndev;
   sim_device dev[SIM_MAX_DEVICES];
   unsigned delay_us;
+  long nccl_fault_at; /* GPULUA_SIM_NCCL_FAULT: the collective call that fails (0: none) */
+  int nccl_fault_async; /* ... asynchronously (its communicator reports an error after it) */
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
 } sim_state;
 

@@ -10,7 +10,10 @@
  * Results: integer types exact (avg truncates, as NCCL's), floats computed in
  * double and rounded once. The clique of a communicator's ranks lives as long
  * as a rank's communicator or a queued collective of it (a destroy right
- * after a call leaves the call to finish).
+ * after a call leaves the call to finish). Calls between ncclGroupStart and
+ * ncclGroupEnd are queued at the end, all or (when one failed) none. The test
+ * hook GPULUA_SIM_NCCL_FAULT (sim_device.c) makes one call fail, at once or
+ * asynchronously, so gpulua's handling of NCCL errors can be tested on sim.
  */
 #include "halfprec.h"
 #include "nccl_table.h"
@@ -26,6 +29,7 @@ typedef struct meeting meeting;
 
 typedef struct clique {
   int n, refs;
+  gl_ncclResult async; /* what ncclCommGetAsyncError reports (GPULUA_SIM_NCCL_FAULT=async:N) */
   uint64_t *issued;  /* per rank: calls queued so far */
   meeting *meetings; /* collectives some rank has reached */
 } clique;
@@ -52,7 +56,7 @@ struct meeting {
   coll_args *part; /* per rank */
 };
 
-static int depth; /* ncclGroupStart nesting (calls inside a group are queued at once anyway) */
+static int depth; /* ncclGroupStart nesting */
 
 static size_t type_size(gl_ncclDataType t) {
   switch (t) {
@@ -231,15 +235,10 @@ static int coll_host(void *user, const gl_sim_launch *launch) {
 static struct CUfunc_st coll_func = {.name = "nccl collective (sim)", .host = coll_host, .nparams = 1,
                                      .sizes = {sizeof(coll_args)}, .ptx_nparams = -1, .max_threads = 1024};
 
-static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *recv, size_t count, gl_ncclDataType t,
-                             int op, int root, CUstream st) {
-  if (!c || !sim_S.initialized) return GL_NCCL_INVALID_ARGUMENT;
-  if (!st || st->ctx->ordinal != c->ordinal) return GL_NCCL_INVALID_USAGE; /* the sim has no NULL stream */
-  if (!type_size(t) || op < GL_NCCL_SUM || op > GL_NCCL_AVG || root < 0 || root >= c->q->n)
-    return GL_NCCL_INVALID_ARGUMENT;
-  if (count && (!send || !recv)) return GL_NCCL_INVALID_ARGUMENT;
+/* Queue one rank's part on its stream (its sequence number taken now). */
+static gl_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
   pthread_mutex_lock(&sim_S.mu);
-  coll_args a = {c->q, c->q->issued[c->rank]++, c->rank, kind, op, root, t, count, send, recv};
+  a.seq = c->q->issued[c->rank]++;
   c->q->refs++; /* held by the operation until it ran: a destroy meanwhile does not free the clique */
   pthread_mutex_unlock(&sim_S.mu);
   CUresult r = sim_enqueue_host_call(&coll_func, &a, sizeof a, st);
@@ -251,6 +250,48 @@ static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *rec
     return r == CUDA_ERROR_OUT_OF_MEMORY ? GL_NCCL_SYSTEM_ERROR : GL_NCCL_UNHANDLED_CUDA_ERROR;
   }
   return GL_NCCL_SUCCESS;
+}
+
+/* Inside a group the calls wait here for ncclGroupEnd, which queues them all
+ * or, when one of them failed, none (as NCCL does: a failed group launches
+ * nothing, so no rank waits for a part that never comes). */
+typedef struct pending_part {
+  ncclComm_t c;
+  coll_args a;
+  CUstream st;
+} pending_part;
+static pending_part *pending;
+static int npending, cappending;
+static gl_ncclResult group_error;
+static long ncalls; /* collective calls so far, for GPULUA_SIM_NCCL_FAULT */
+
+static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *recv, size_t count, gl_ncclDataType t,
+                             int op, int root, CUstream st) {
+  gl_ncclResult r = GL_NCCL_SUCCESS;
+  if (!c || !sim_S.initialized) r = GL_NCCL_INVALID_ARGUMENT;
+  else if (!st || st->ctx->ordinal != c->ordinal) r = GL_NCCL_INVALID_USAGE; /* the sim has no NULL stream */
+  else if (!type_size(t) || op < GL_NCCL_SUM || op > GL_NCCL_AVG || root < 0 || root >= c->q->n)
+    r = GL_NCCL_INVALID_ARGUMENT;
+  else if (count && (!send || !recv)) r = GL_NCCL_INVALID_ARGUMENT;
+  else if (++ncalls == sim_S.nccl_fault_at) {
+    if (!sim_S.nccl_fault_async) r = GL_NCCL_INTERNAL_ERROR;
+    else { /* the call itself goes through */
+      pthread_mutex_lock(&sim_S.mu);
+      c->q->async = GL_NCCL_REMOTE_ERROR;
+      pthread_mutex_unlock(&sim_S.mu);
+    }
+  }
+  coll_args a = {c ? c->q : NULL, 0, c ? c->rank : 0, kind, op, root, t, count, send, recv};
+  if (r == GL_NCCL_SUCCESS && depth == 0) return queue_part(c, a, st);
+  if (r == GL_NCCL_SUCCESS && npending == cappending) {
+    int cap = cappending ? 2 * cappending : 8;
+    pending_part *v = realloc(pending, (size_t)cap * sizeof *v);
+    if (!v) r = GL_NCCL_SYSTEM_ERROR;
+    else pending = v, cappending = cap;
+  }
+  if (r == GL_NCCL_SUCCESS) pending[npending++] = (pending_part){c, a, st};
+  else if (depth > 0 && group_error == GL_NCCL_SUCCESS) group_error = r;
+  return r;
 }
 
 static gl_ncclResult s_version(int *v) {
@@ -318,8 +359,14 @@ static gl_ncclResult s_group_start(void) {
 
 static gl_ncclResult s_group_end(void) {
   if (depth == 0) return GL_NCCL_INVALID_USAGE;
-  depth--;
-  return GL_NCCL_SUCCESS;
+  if (--depth > 0) return GL_NCCL_SUCCESS;
+  gl_ncclResult r = group_error;
+  /* (a part that cannot be queued, out of host memory, leaves the ones before
+   * it waiting for it: the sim's one unrecoverable NCCL error, as on NCCL) */
+  for (int i = 0; i < npending && r == GL_NCCL_SUCCESS; i++) r = queue_part(pending[i].c, pending[i].a, pending[i].st);
+  npending = 0;
+  group_error = GL_NCCL_SUCCESS;
+  return r;
 }
 
 static gl_ncclResult s_all_reduce(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op, ncclComm_t c,
@@ -357,7 +404,9 @@ static const char *s_error_string(gl_ncclResult r) {
 
 static gl_ncclResult s_async_error(ncclComm_t c, gl_ncclResult *r) {
   if (!c || !r) return GL_NCCL_INVALID_ARGUMENT;
-  *r = GL_NCCL_SUCCESS;
+  pthread_mutex_lock(&sim_S.mu);
+  *r = c->q->async;
+  pthread_mutex_unlock(&sim_S.mu);
   return GL_NCCL_SUCCESS;
 }
 

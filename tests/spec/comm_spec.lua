@@ -238,6 +238,112 @@ describe("gpu.comm", function()
     end
   end)
 
+  it("id_file options are checked before anything is loaded or waited for", function()
+    local function opts(k, v)
+      local t = {rank = 1, size = 2, id_file = "/tmp/gpulua-id", device = 0}
+      t[k] = v
+      return t
+    end
+    H.fails(H.lit("gpu.comm: option 'size' expected an integer >= 1, got number 0"),
+            function() gpu.comm(opts("size", 0)) end)
+    H.fails(H.lit("gpu.comm: option 'rank' expected an integer from 0 to size - 1 = 1, got number 2"),
+            function() gpu.comm(opts("rank", 2)) end)
+    H.fails(H.lit("gpu.comm: option 'id_file' expected a file path, got string"),
+            function() gpu.comm(opts("id_file", "")) end)
+    H.fails(H.lit("gpu.comm: option 'timeout' expected a number of seconds > 0, got number 0"),
+            function() gpu.comm(opts("timeout", 0)) end)
+    H.fails(H.lit("gpu.comm: give 'devices' (ranks in this process) or 'rank', 'size', 'id_file' and 'device' "),
+            function() gpu.comm(opts("device", nil)) end)
+  end)
+
+  it("a rank other than 0 waits for rank 0's id only as long as 'timeout' (cuda only)", function()
+    if gpu.backend() ~= "cuda" then
+      pending("id_file communicators are cuda-only (the sim refuses them, tested above): runs on cuda only")
+      return
+    end
+    local path = os.tmpname()
+    os.remove(path) -- no rank 0 will write it
+    local t0 = os.time()
+    H.fails(H.lit(("gpu.comm: no NCCL id in id_file '%s' after 0.2 seconds (is rank 0 running?)"):format(path)),
+            function() gpu.comm{rank = 1, size = 2, id_file = path, device = 0, timeout = 0.2} end)
+    assert.is_true(os.time() - t0 <= 5)
+  end)
+
+  it("a missing NCCL is an error naming it at first use, not at start-up (cuda only)", function()
+    if gpu.backend() ~= "cuda" then
+      pending("the sim has its own NCCL (sim_nccl.c): a missing libnccl.so.2 runs on cuda only")
+      return
+    end
+    local out, status = H.run_child([[
+      local gpu = require "gpulua"
+      print("started", gpu.count() >= 1)
+      for _ = 1, 2 do print(pcall(gpu.comm, {devices = {0}})) end
+    ]], {GPULUA_NCCL = "/nonexistent/libnccl.so.2"})
+    assert.are.equal(0, status, out)
+    assert.matches("started\ttrue\n", out)
+    local missing = "false\tgpu.comm: NCCL could not be loaded: GPULUA_NCCL=/nonexistent/libnccl.so.2: "
+    local _, times = out:gsub(H.lit(missing), "")
+    assert.are.equal(2, times, out)
+  end)
+
+  describe("NCCL errors (the sim's fault hook GPULUA_SIM_NCCL_FAULT)", function()
+    local PRELUDE = [[
+      local gpu = require "gpulua"
+      local devs = {gpu.device(0), gpu.device(1)}
+      local comm = gpu.comm{devices = devs}
+      local x = {devs[1]:zeros("f32", 4), devs[2]:zeros("f32", 4)}
+      local function show(ok, err) print(ok, (tostring(err):gsub("^[^:]*:%d+: ", ""))) end
+    ]]
+    local function child(script, fault)
+      if gpu.backend() ~= "sim" then
+        pending("GPULUA_SIM_NCCL_FAULT is a hook of the sim's NCCL: runs on sim only")
+        return nil
+      end
+      local env = {GPULUA_SIM_DEVICES = 2, GPULUA_SIM_NCCL_FAULT = fault}
+      local out, status = H.run_child(PRELUDE .. script, env, 60)
+      assert.are.equal(0, status, out)
+      return out
+    end
+
+    it("a failed call names the collective and the rank, queues nothing on any rank, and poisons the communicator",
+       function()
+      local out = child([[
+        comm:all_reduce(x)                     -- collective calls 1 and 2 (one per rank)
+        devs[1].main:fill(x[1], 1)
+        devs[2].main:fill(x[2], 2)
+        show(pcall(comm.all_reduce, comm, x))  -- call 4, rank 1's, fails
+        print("after", x[1]:read()[1], x[2]:read()[1])  -- no rank waits for a part that never came
+        show(pcall(comm.broadcast, comm, x))
+        comm:close()
+        print("closed")
+      ]], "4")
+      if not out then return end
+      assert.matches(H.lit("false\tcomm:all_reduce: rank 1 (device 1): ncclAllReduce failed: internal error\n"), out)
+      assert.matches("after\t1%.0?\t2%.0?\n", out)
+      assert.matches(H.lit("false\tcomm:broadcast: the communicator is unusable after an earlier error: " ..
+                           "comm:all_reduce: rank 1 (device 1): ncclAllReduce failed: internal error"), out)
+      assert.matches("closed\n", out)
+    end)
+
+    it("an asynchronous error is raised by the call after which NCCL reports it, and poisons too", function()
+      local out = child([[
+        devs[1].main:fill(x[1], 1)
+        devs[2].main:fill(x[2], 2)
+        show(pcall(comm.all_reduce, comm, x))  -- call 2 sets the communicator's asynchronous error
+        show(pcall(comm.all_gather, comm, x, x))
+        comm:close()
+        print("closed")
+      ]], "async:2")
+      if not out then return end
+      local first = "comm:all_reduce: rank 0 (device 0): NCCL reports an asynchronous error: " ..
+                    "remote process exited or there was a network error"
+      assert.matches(H.lit("false\t" .. first .. "\n"), out)
+      local later = "false\tcomm:all_gather: the communicator is unusable after an earlier error: "
+      assert.matches(H.lit(later .. first), out)
+      assert.matches("closed\n", out)
+    end)
+  end)
+
   it("communicators made and dropped in a loop are destroyed at the end, none waited for", function()
     for _ = 1, 10 do
       local c = gpu.comm{devices = devs}

@@ -156,6 +156,28 @@ describe("s:gemm", function()
     assert.are.same({0, 0, 0}, {c:read()[1], c:read()[5], c:read()[12]})
   end)
 
+  it("a missing cuBLAS is an error naming it at first use, not at start-up (cuda only)", function()
+    if gpu.backend() ~= "cuda" then
+      pending("the sim has its own cuBLAS (sim_cublas.c): a missing libcublas runs on cuda only")
+      return
+    end
+    local out, status = H.run_child([[
+      local gpu = require "gpulua"
+      local d = gpu.device(0)
+      local a = d:zeros("f32", 4)
+      print("started")
+      for _ = 1, 2 do print(pcall(d.main.gemm, d.main, {a = a, b = a, c = a, m = 2, n = 2, k = 2})) end
+      d.main:fill(a, 1) -- the stream still works
+      print("after", a:read()[4])
+    ]], {GPULUA_CUBLAS = "/nonexistent/libcublas.so.13"})
+    assert.are.equal(0, status, out)
+    assert.matches("started\n", out)
+    local missing = "false\ts:gemm: cuBLAS could not be loaded: GPULUA_CUBLAS=/nonexistent/libcublas.so.13: "
+    local _, times = out:gsub(H.lit(missing), "")
+    assert.are.equal(2, times, out)
+    assert.matches("after\t1", out)
+  end)
+
   it("bad options are errors naming the option", function()
     local a = dev:zeros("f32", 4)
     local ok = {a = a, b = a, c = dev:zeros("f32", 4), m = 2, n = 2, k = 2}
