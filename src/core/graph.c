@@ -520,6 +520,7 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   CUresult r = gl_drv.cuGraphLaunch(g->exec, s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuGraphLaunch", site);
   s->seq++;
+  s->last_kind = GL_OP_GRAPH + 1;
   g->launches++;
   if (rt->trace) gl_trace_end(s, GL_OP_GRAPH, g->name, g->nodes);
   for (int i = 0; i < g->nuse; i++) {

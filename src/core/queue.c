@@ -210,6 +210,7 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   CUresult r = submit(s, op, &queued, &call);
   s->seq += (uint64_t)queued;
   if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
+  s->last_kind = (int)op->kind + 1;
   int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
   for (int i = 0; i < op->nopnd; i++) {
     gl_access_record(local[i].acc, s, local[i].lo, local[i].hi, local[i].write, loc);
@@ -238,6 +239,20 @@ static void record_runs(gl_stream *s, const gl_run *runs, int nr, int loc) {
   for (int i = 0; i < nr; i++) gl_access_record(runs[i].acc, s, runs[i].lo, runs[i].hi, runs[i].write, loc);
 }
 
+const char *gl_op_kind_text(gl_op_kind k) {
+  switch (k) {
+  case GL_OP_H2D: return "a copy host -> device";
+  case GL_OP_D2H: return "a copy device -> host";
+  case GL_OP_D2D: return "a copy device -> device";
+  case GL_OP_PEER: return "a peer copy";
+  case GL_OP_FILL: return "a fill";
+  case GL_OP_LAUNCH: return "a launch";
+  case GL_OP_GRAPH: return "a graph launch";
+  case GL_OP_GEMM: return "a gemm";
+  default: return "a collective";
+  }
+}
+
 int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
@@ -258,6 +273,7 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   CUresult r = submit(s, op, &queued, &call);
   s->seq += (uint64_t)queued;
   if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
+  s->last_kind = (int)op->kind + 1;
   if (rt->trace) gl_trace_end(s, op->kind, op->name, op->kind == GL_OP_LAUNCH ? 0 : op->bytes);
   /* locations only serve messages, which policy off never gives */
   int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
@@ -281,6 +297,7 @@ int gl_queue_admit(gl_stream *s, gl_op *op, gl_site *site) {
 void gl_queue_recorded(gl_stream *s, gl_op *op, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
   s->seq++;
+  s->last_kind = (int)op->kind + 1;
   if (rt->trace) gl_trace_end(s, op->kind, op->name, op->bytes);
   int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
   gl_run own[GL_MAX_OPERANDS];

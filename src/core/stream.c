@@ -12,6 +12,7 @@
 #include "device.h"
 #include "event.h"
 #include "graph.h"
+#include "queue.h"
 #include "runtime.h"
 #include "trace.h"
 
@@ -73,6 +74,37 @@ int gl_stream_check_closed(gl_stream *s) {
 }
 
 void gl_stream_mark_synced(gl_stream *s) { gl_clock_host_reached(s, s->seq); }
+
+void gl_stream_describe(gl_stream *s, gl_buf *b) {
+  gl_runtime *rt = s->dev->rt;
+  gl_buf_printf(b, "stream '%s' on device %d", s->name, s->dev->ordinal);
+  if (!s->cu) {
+    gl_buf_printf(b, ", closed (at %s)", gl_loc_text(rt, s->closed_at));
+    return;
+  }
+  if (s->capture) {
+    gl_buf_printf(b, ": capturing into graph '%s'", s->capture->name); /* a query would end the capture */
+  } else if (!s->dev->opened) {
+    gl_buf_printf(b, ": its device is shut down");
+  } else {
+    gl_set_ctx(s->dev);
+    CUresult r = gl_drv.cuStreamQuery(s->cu); /* the answer is not passed on: no verdict changes */
+    uint64_t open = s->seq - s->done_seq, all = s->seq;
+    if (r == CUDA_SUCCESS || open == 0)
+      gl_buf_printf(b, ": idle, %llu operation%s queued", (unsigned long long)all, all == 1 ? "" : "s");
+    else if (r == CUDA_ERROR_NOT_READY)
+      gl_buf_printf(b, ": busy, %llu of %llu operation%s queued may be pending", (unsigned long long)open,
+                    (unsigned long long)all, all == 1 ? "" : "s");
+    else gl_buf_printf(b, ": %s", gl_error_name(r));
+  }
+  if (s->last_kind == 0) return;
+  if (s->last_kind == GL_OP_LAUNCH + 1 && s->last_launch_seq == s->seq && s->last_kernel != GL_LOC_NONE) {
+    gl_buf_printf(b, ", last %s of %s", gl_op_kind_text(GL_OP_LAUNCH), gl_loc_text(rt, s->last_kernel));
+    if (s->last_launch_loc != GL_LOC_NONE) gl_buf_printf(b, " (at %s)", gl_loc_text(rt, s->last_launch_loc));
+  } else {
+    gl_buf_printf(b, ", last %s", gl_op_kind_text((gl_op_kind)(s->last_kind - 1)));
+  }
+}
 
 int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *site) {
   if (waiter == s) return 0;

@@ -14,6 +14,7 @@
 
 #include "device.h"
 #include "driver.h"
+#include "error.h"
 #include "types.h"
 
 #define GL_STREAM_NAME_MAX 63
@@ -30,6 +31,7 @@ struct gl_stream {
   CUevent final_ev;     /* recorded when the stream is closed */
   uint64_t last_launch_seq; /* the last kernel launch (0: none), for fault messages: */
   int last_kernel, last_launch_loc; /* its kernel's name and script location (interned) */
+  int last_kind;        /* the kind (gl_op_kind) of the last operation queued, plus 1 (0: none yet), for display */
   int closed_at;        /* where it was closed (a location) */
   gl_stream *next_open, **prev_open;
   int id;               /* runtime-wide, for vector clocks (clock.h) */
@@ -75,5 +77,9 @@ int gl_stream_query(gl_stream *s, int *finished, gl_site *site);
 int gl_stream_wait_host(gl_stream *s, gl_site *site);
 /* The host has seen all work queued on s finish. */
 void gl_stream_mark_synced(gl_stream *s);
+/* For display (the REPL): "stream 'main' on device 0: idle, 12 operations
+ * queued, last a launch of saxpy (at x.lua:3)". Asks the driver whether s is
+ * idle (never while it captures), and changes nothing the checker knows. */
+void gl_stream_describe(gl_stream *s, gl_buf *b);
 
 #endif

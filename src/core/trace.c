@@ -21,47 +21,9 @@
 #include "event.h"
 #include "runtime.h"
 #include "stream.h"
+#include "trace_internal.h"
 
-typedef struct {
-  gl_stream *s;          /* a reference */
-  uint64_t seq;
-  gl_op_kind kind;
-  int name;              /* interned */
-  size_t bytes;
-  CUevent a, b;
-  double ts, dur;        /* microseconds from the trace's start */
-  int done;
-} op_rec;
-
-typedef struct {
-  long from;             /* index of the op the wait is for, or -1 */
-  gl_stream *to;         /* a reference */
-  uint64_t to_seq;       /* the waiting stream's position at the wait */
-  const char *kind;      /* "wait", "join", "fork", "auto wait", "close" */
-} flow_rec;
-
-typedef struct {
-  int ready;
-  CUstream idle;
-  CUevent base;
-  double base_host;      /* host seconds when base was recorded */
-} dev_state;
-
-struct gl_trace {
-  gl_runtime *rt;
-  char file[1024];
-  int timeline;
-  double t0;
-  op_rec *ops;
-  long n, cap, harvested;
-  flow_rec *flows;
-  long nflows, capflows;
-  dev_state *dev;
-  int ndev;
-  CUevent pending;       /* the begin event of the operation being queued */
-};
-
-static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch", "graph"};
+static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch", "graph", "gemm", "collective"};
 
 static double host_now(void) {
   struct timespec ts;
@@ -193,8 +155,7 @@ static void json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* The streams that appear in the trace, in order of first use. */
-static int distinct_streams(const gl_trace *T, gl_stream ***out) {
+int gl_trace_streams(const gl_trace *T, gl_stream ***out) {
   int n = 0, cap = 0;
   gl_stream **v = NULL;
   for (long i = 0; i < T->n; i++) {
@@ -211,6 +172,12 @@ static int distinct_streams(const gl_trace *T, gl_stream ***out) {
   }
   *out = v;
   return n;
+}
+
+const op_rec *gl_trace_flow_target(const gl_trace *T, const flow_rec *f) {
+  for (long i = f->from + 1; i < T->n; i++)
+    if (T->ops[i].s == f->to && T->ops[i].seq > f->to_seq) return &T->ops[i];
+  return NULL;
 }
 
 /* Write the trace to path; -1 with errno set when it cannot. */
@@ -231,7 +198,7 @@ static int write_json(const gl_trace *T, const char *path) {
     fprintf(f, "}}");
   }
   gl_stream **seen = NULL;
-  int nseen = distinct_streams(T, &seen);
+  int nseen = gl_trace_streams(T, &seen);
   for (int i = 0; i < nseen; i++) { /* name each stream's track */
     op_rec one = {.s = seen[i]}, *o = &one;
     fprintf(f, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", SEP(),
@@ -264,12 +231,7 @@ static int write_json(const gl_trace *T, const char *path) {
   for (long k = 0; k < T->nflows; k++, id++) {
     flow_rec *fl = &T->flows[k];
     op_rec *from = &T->ops[fl->from];
-    op_rec *to = NULL;
-    for (long i = fl->from + 1; i < T->n; i++)
-      if (T->ops[i].s == fl->to && T->ops[i].seq > fl->to_seq) {
-        to = &T->ops[i];
-        break;
-      }
+    const op_rec *to = gl_trace_flow_target(T, fl);
     if (!to) continue;
     const char *nm = fl->kind;
     fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"wait\",\"ph\":\"s\",\"id\":%ld,\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", SEP(),
@@ -362,7 +324,7 @@ static void write_timeline(const gl_trace *T, FILE *out) {
   fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel  G graph replay\n",
           span / 1e3, span / TL_W);
   gl_stream **seen = NULL;
-  int nseen = distinct_streams(T, &seen);
+  int nseen = gl_trace_streams(T, &seen);
   for (int r = 0; r < nseen; r++) { /* one row per stream, in order of first use */
     char row[TL_W + 1], label[GL_STREAM_NAME_MAX + 16];
     long ops;

@@ -1,6 +1,7 @@
 /*
  * host.h -- what the two halves of the `gpulua` host executable share:
- * main.c (lua.c's options, messages and chunk running) and repl.c (the
+ * main.c (lua.c's chunk running and messages), options.c (the command
+ * line's usage, versions and gpulua options) and repl.c (the
  * interactive loop and its line editing).
  *
  * The executable is linked with -rdynamic, which would put these names in
@@ -12,6 +13,7 @@
 #define GPULUA_HOST_H
 
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <lua.h>
@@ -40,6 +42,25 @@ int report (lua_State *L, int status);
 
 /* lua_pcall with a traceback handler and Ctrl-C stopping the chunk */
 int docall (lua_State *L, int narg, int nres);
+
+/* --- options.c */
+
+/* the usage text: every option and every GPULUA_* variable with its default */
+void print_usage_text (FILE *f);
+/* a bad option (argv's text) and the usage text, on stderr */
+void print_usage (const char *badoption);
+/* -v: "gpulua 0.1.0 (Lua 5.4.x)" */
+void print_version (void);
+/* --version: -v's line, then the backend the options and environment name */
+void print_version_long (void);
+/* Hands 'arg' (which starts with "--" and has more after it) to the library
+** when it is a gpulua long option. 1 if accepted (--help and --version
+** too), 0 if it is none, -1 if the library rejected its value. */
+int setlongoption (const char *arg);
+/* why the library rejected the long option 'arg', on stderr */
+void print_badvalue (const char *arg);
+/* -E: unsets every GPULUA_* variable */
+void clear_gpulua_env (void);
 
 /* --- repl.c */
 

@@ -31,9 +31,6 @@
 #include "host.h"
 
 
-#define GPULUA_VERSION_LINE \
-  GPULUA_PROGNAME " " GPULUA_VERSION " (" LUA_RELEASE ")"
-
 #define LUA_INIT_VAR        "LUA_INIT"
 #define LUA_INITVARVERSION  LUA_INIT_VAR LUA_VERSUFFIX
 
@@ -97,61 +94,6 @@ static void laction (int i) {
 ** Messages
 ** ===================================================================
 */
-
-/* gpulua long options taking a value: --NAME=VALUE */
-static const struct {
-  const char *name;
-  const char *expected;
-} longopts[] = {
-  {"backend", "cuda or sim"},
-  {"policy", "strict, auto or off"},
-  {"trace", "a file name"},
-  {NULL, NULL}
-};
-
-
-static void print_usage_text (FILE *f) {
-  fprintf(f,
-  "usage: %s [options] [script [args]]\n"
-  "Available options are:\n"
-  "  -e stat   execute string 'stat'\n"
-  "  -i        enter interactive mode after executing 'script'\n"
-  "  -l mod    require library 'mod' into global 'mod'\n"
-  "  -l g=mod  require library 'mod' into global 'g'\n"
-  "  -v        show version information\n"
-  "  -E        ignore environment variables\n"
-  "  -W        turn warnings on\n"
-  "  -h        show this help and exit (also --help)\n"
-  "  --        stop handling options\n"
-  "  -         stop handling options and execute stdin\n"
-  "gpulua options (before the script name):\n"
-  "  --backend=cuda|sim        choose the GPU backend (real CUDA or simulator)\n"
-  "  --policy=strict|auto|off  set the gpulua policy\n"
-  "  --trace=FILE.json         write a trace of GPU activity to FILE.json\n"
-  "  --timeline                enable the GPU activity timeline\n",
-  progname);
-  fflush(f);
-}
-
-
-static void print_usage (const char *badoption) {
-  fprintf(stderr, "%s: ", progname);
-  if (badoption[0] == '-' && badoption[1] == '-') {  /* a long option */
-    int i;
-    for (i = 0; longopts[i].name != NULL; i++)
-      if (strcmp(badoption + 2, longopts[i].name) == 0) break;
-    if (longopts[i].name != NULL)  /* known, but without '=VALUE' */
-      fprintf(stderr, "'%s' needs argument (%s=VALUE)\n", badoption, badoption);
-    else
-      fprintf(stderr, "unrecognized option '%s'\n", badoption);
-  }
-  else if (badoption[1] == 'e' || badoption[1] == 'l')
-    fprintf(stderr, "'%s' needs argument\n", badoption);
-  else
-    fprintf(stderr, "unrecognized option '%s'\n", badoption);
-  print_usage_text(stderr);
-}
-
 
 /*
 ** Prints an error message, adding the program name in front of it
@@ -220,11 +162,6 @@ int docall (lua_State *L, int narg, int nres) {
   return status;
 }
 
-
-static void print_version (void) {
-  fputs(GPULUA_VERSION_LINE "\n", stdout);
-  fflush(stdout);
-}
 
 /* }================================================================== */
 
@@ -340,54 +277,7 @@ static int handle_script (lua_State *L, char **argv) {
 #define has_E       16  /* -E */
 #define has_help    32  /* -h / --help */
 #define has_badvalue 64 /* a gpulua long option the library rejected */
-
-
-/*
-** Index in 'longopts' of the gpulua long option 'arg' ("--NAME=VALUE"),
-** or -1 if it is none of them.
-*/
-static int findlongopt (const char *arg) {
-  int i;
-  for (i = 0; longopts[i].name != NULL; i++) {
-    size_t l = strlen(longopts[i].name);
-    if (strncmp(arg + 2, longopts[i].name, l) == 0 && arg[2 + l] == '=')
-      return i;
-  }
-  return -1;
-}
-
-
-/*
-** Hands 'arg' (which starts with "--" and has more after it), a gpulua
-** long option, to the library, which keeps it for when it is opened
-** ('--help' is the caller's). Returns 1 if it was accepted, 0 if it is
-** not a known long option, -1 if the library rejected its value.
-*/
-static int setlongoption (const char *arg) {
-  int k;
-  if (strcmp(arg + 2, "help") == 0)
-    return 1;
-  if (strcmp(arg + 2, "timeline") == 0)
-    return (gpulua_set_option("timeline", "1") == 0) ? 1 : -1;
-  if ((k = findlongopt(arg)) < 0)
-    return 0;
-  return (gpulua_set_option(longopts[k].name,
-                            arg + 3 + strlen(longopts[k].name)) == 0) ? 1 : -1;
-}
-
-
-/*
-** Prints why the library rejected the long option 'arg'.
-*/
-static void print_badvalue (const char *arg) {
-  int k = findlongopt(arg);
-  if (k < 0)  /* '--timeline' */
-    fprintf(stderr, "%s: invalid option '--timeline'\n", progname);
-  else
-    fprintf(stderr, "%s: invalid value '%s' for --%s (expected %s)\n",
-            progname, arg + 3 + strlen(longopts[k].name), longopts[k].name,
-            longopts[k].expected);
-}
+#define has_version 128 /* --version */
 
 
 /*
@@ -424,6 +314,8 @@ static int collectargs (char **argv, int *first, int *badvalue) {
           }
           if (strcmp(argv[i] + 2, "help") == 0)
             args |= has_help;
+          else if (strcmp(argv[i] + 2, "version") == 0)
+            args |= has_version;
           break;
         }
         *first = (argv[i + 1] != NULL) ? i + 1 : 0;  /* 0: no script */
@@ -542,6 +434,13 @@ static int pmain (lua_State *L) {
   if (args & has_badvalue) {  /* a gpulua option's value rejected? */
     print_badvalue(argv[badvalue]);
     return 0;
+  }
+  if (args & has_E)  /* option '-E'? gpulua's variables go too */
+    clear_gpulua_env();
+  if (args & has_version) {  /* --version: say it and stop */
+    print_version_long();
+    lua_pushboolean(L, 1);  /* not an error */
+    return 1;
   }
   if (args & has_v)  /* option '-v'? */
     print_version();

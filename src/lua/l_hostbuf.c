@@ -7,6 +7,7 @@
 #include "bindings.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_host_type); }
@@ -226,8 +227,29 @@ static int h_tostring(lua_State *L) {
   }
   gl_buf d = GL_BUF_INIT;
   gl_hostbuf_describe(h, &d);
-  lua_pushfstring(L, "gpulua.HostBuffer(%s)", gl_buf_str(&d) + strlen("host buffer "));
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "gpulua.HostBuffer(%s", gl_buf_str(&d) + strlen("host buffer "));
   gl_buf_free(&d);
+  luaL_addvalue(&b);
+  /* its first elements, as h[i] gives them */
+  enum { SHOWN = 8 };
+  size_t n = h->count < SHOWN ? h->count : SHOWN;
+  for (size_t i = 1; i <= n; i++) {
+    luaL_addstring(&b, i == 1 ? ": " : ", ");
+    lua_geti(L, 1, (lua_Integer)i);
+    if (lua_isinteger(L, -1)) lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, -1));
+    else {
+      char num[32];
+      snprintf(num, sizeof num, h->dtype == GL_F64 ? "%.15g" : "%.7g", (double)lua_tonumber(L, -1));
+      lua_pushstring(L, num);
+    }
+    lua_remove(L, -2);
+    luaL_addvalue(&b);
+  }
+  if (h->count > n) luaL_addstring(&b, ", ...");
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
   return 1;
 }
 

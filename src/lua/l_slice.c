@@ -154,7 +154,9 @@ static int x_tostring(lua_State *L) {
   }
   gl_buf d = GL_BUF_INIT;
   gl_slice_describe(x, &d);
-  lua_pushfstring(L, "gpulua.Slice(%s%s)", gl_buf_str(&d) + strlen("slice "), x->released || x->a->freed ? ", freed" : "");
+  const gl_stream *home = x->a->home;
+  lua_pushfstring(L, "gpulua.Slice(%s%s%s%s)", gl_buf_str(&d) + strlen("slice "), home ? ", home stream " : "",
+                  home ? home->name : "", x->released || x->a->freed ? ", freed" : "");
   gl_buf_free(&d);
   return 1;
 }

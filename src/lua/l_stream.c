@@ -173,7 +173,12 @@ static int s_tostring(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
   gl_stream *s = u->s;
   if (!s) lua_pushliteral(L, "gpulua.Stream (released)");
-  else lua_pushfstring(L, "gpulua.Stream('%s' on device %d%s)", s->name, s->dev->ordinal, s->cu ? "" : ", closed");
+  else {
+    gl_buf d = GL_BUF_INIT;
+    gl_stream_describe(s, &d);
+    lua_pushfstring(L, "gpulua.Stream(%s)", gl_buf_str(&d) + strlen("stream "));
+    gl_buf_free(&d);
+  }
   return 1;
 }
 

@@ -19,8 +19,17 @@ describe("host buffers", function()
         assert.are.equal(dt, h.dtype)
         assert.are.equal(5 * H.sizes[dt], h.bytes)
         assert.is_true(h.pinned)
-        assert.are.equal(("gpulua.HostBuffer(%s[5])"):format(dt), tostring(h))
+        assert.are.equal(("gpulua.HostBuffer(%s[5]: 0, 0, 0, 0, 0)"):format(dt), tostring(h))
       end
+    end)
+
+    it("prints its first eight elements, as h[i] reads them", function()
+      local h = gpu.host("f32", {1.5, -2, 3, 4, 5, 6, 7, 8, 9, 10}, {pinned = false})
+      assert.are.equal("gpulua.HostBuffer(f32[10] (pageable): 1.5, -2, 3, 4, 5, 6, 7, 8, ...)", tostring(h))
+      local d = gpu.host("f64", {1 / 3})
+      assert.are.equal("gpulua.HostBuffer(f64[1]: 0.333333333333333)", tostring(d))
+      local i = gpu.host("i64", {math.mininteger, 7})
+      assert.are.equal(("gpulua.HostBuffer(i64[2]: %d, 7)"):format(math.mininteger), tostring(i))
     end)
 
     it("gives zeros, also in memory used before", function()

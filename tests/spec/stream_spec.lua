@@ -14,7 +14,19 @@ describe("streams", function()
       assert.is_true(rawequal(dev, s.device))
       local hi = dev:stream{name = "urgent", priority = -1}
       assert.are.equal("urgent", hi.name)
-      assert.matches("^gpulua%.Stream%('h2d' on device 0%)$", tostring(s))
+      assert.matches("^gpulua%.Stream%('h2d' on device 0: idle, 0 operations queued%)$", tostring(s))
+    end)
+
+    it("prints its device, pending work and last operation", function()
+      local s = dev:stream{name = "shown"}
+      local x = dev:zeros("f32", 8, {stream = s})
+      s:fill(x, 2)
+      s:sync()
+      assert.are.equal("gpulua.Stream('shown' on device 0: idle, 3 operations queued, last a fill)", tostring(s))
+      s:launch(gpu.kernels.scale, {grid = 1, block = 32}, 2, x, x, #x)
+      s:sync()
+      assert.matches("^gpulua%.Stream%('shown' on device 0: idle, 4 operations queued, "
+        .. "last a launch of scale_f32 %(at [^)]*stream_spec%.lua:%d+%)%)$", tostring(s))
     end)
 
     it("has a default name and priority", function()
@@ -186,7 +198,7 @@ describe("streams", function()
       -- its name and device stay readable
       assert.are.equal("gone", s.name)
       assert.is_true(rawequal(dev, s.device))
-      assert.matches("closed%)$", tostring(s))
+      assert.matches(", closed %(at [^)]*stream_spec%.lua:%d+%)%)$", tostring(s))
     end)
 
     it("keeps the queued work: dev.main waits for it", function()

@@ -1,0 +1,67 @@
+/*
+ * trace_internal.h -- the trace's records, shared by trace.c (recording, the
+ * Chrome JSON and the text timeline) and trace_svg.c (the SVG timeline).
+ * Nothing outside those files includes it.
+ *
+ * Ownership: the trace (rt->trace) owns its arrays; each op_rec holds a
+ * reference to its stream and each flow_rec one to its waiting stream, given
+ * back when the records are dropped.
+ */
+#ifndef GPULUA_CORE_TRACE_INTERNAL_H
+#define GPULUA_CORE_TRACE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "types.h"
+
+typedef struct {
+  gl_stream *s;          /* a reference */
+  uint64_t seq;
+  gl_op_kind kind;
+  int name;              /* interned */
+  size_t bytes;
+  CUevent a, b;
+  double ts, dur;        /* microseconds from the trace's start */
+  int done;
+} op_rec;
+
+typedef struct {
+  long from;             /* index of the op the wait is for, or -1 */
+  gl_stream *to;         /* a reference */
+  uint64_t to_seq;       /* the waiting stream's position at the wait */
+  const char *kind;      /* "wait", "join", "fork", "auto wait", "close" */
+} flow_rec;
+
+typedef struct {
+  int ready;
+  CUstream idle;
+  CUevent base;
+  double base_host;      /* host seconds when base was recorded */
+} dev_state;
+
+struct gl_trace {
+  gl_runtime *rt;
+  char file[1024];       /* the Chrome JSON, or "" */
+  char svg[1024];        /* the SVG timeline written at finish, or "" */
+  int timeline;          /* the text timeline on stderr at finish */
+  double t0;
+  op_rec *ops;
+  long n, cap, harvested;
+  flow_rec *flows;
+  long nflows, capflows;
+  dev_state *dev;
+  int ndev;
+  CUevent pending;       /* the begin event of the operation being queued */
+};
+
+/* The streams that appear in the trace, in order of first use (malloc'd). */
+int gl_trace_streams(const gl_trace *T, gl_stream ***out);
+/* The first op of the waiting stream queued after the wait f, or NULL. */
+const op_rec *gl_trace_flow_target(const gl_trace *T, const flow_rec *f);
+/* Write the timeline as SVG to path (trace_svg.c); -1 with errno set when
+ * it cannot. Every op's times must have been harvested. */
+int gl_trace_svg_write(const gl_trace *T, const char *path);
+
+#endif

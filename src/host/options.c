@@ -1,0 +1,275 @@
+/*
+ * options.c -- the `gpulua` host's own command-line surface: the usage text
+ * (every option, Lua's and gpulua's, and every GPULUA_* environment variable
+ * with its default), the gpulua long options handed to the library, the
+ * version lines (-v and --version), and -E's clearing of the GPULUA_*
+ * variables.
+ *
+ * main.c (lua.c's structure) walks argv once and calls these; host.h
+ * declares them.
+ */
+
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  /* environ */
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lua.h>
+
+#include "gpulua.h"
+#include "host.h"
+
+
+#define GPULUA_VERSION_LINE \
+  GPULUA_PROGNAME " " GPULUA_VERSION " (" LUA_RELEASE ")"
+
+/* the prefix of the variables that -E clears */
+#define GPULUA_ENV_PREFIX "GPULUA_"
+
+
+/* gpulua long options taking a value: --NAME=VALUE */
+static const struct {
+  const char *name;
+  const char *expected;
+} longopts[] = {
+  {"backend", "cuda or sim"},
+  {"policy", "strict, auto or off"},
+  {"trace", "a file name"},
+  {"timeline", "a file name (FILE.svg), 1 for the text timeline or 0 for none"},
+  {NULL, NULL}
+};
+
+/* the value of --backend=, for --version (NULL: none given) */
+static const char *backend_option = NULL;
+
+
+/*
+** Every environment variable gpulua reads: name, values, default, meaning.
+** tests/host_env_check.sh fails when src/ or lua/ reads one not listed here.
+*/
+static const struct {
+  const char *name;
+  const char *values;
+  const char *dflt;
+  const char *meaning;
+} envvars[] = {
+  {"GPULUA_BACKEND", "cuda|sim",
+   "cuda when libcuda.so.1 loads and has a device, else sim with a one-line notice",
+   "the backend (as --backend)"},
+  {"GPULUA_POLICY", "strict|auto|off", "strict",
+   "how a hazard between streams is handled (as --policy)"},
+  {"GPULUA_TRACE", "FILE.json", "none",
+   "write a Chrome trace of the run to FILE.json (as --trace)"},
+  {"GPULUA_TIMELINE", "0|1|FILE.svg", "0",
+   "the timeline at exit: 1 as text on stderr, FILE.svg as a picture (as --timeline)"},
+  {"GPULUA_CACHE_DIR", "DIR", "$XDG_CACHE_HOME/gpulua, else ~/.cache/gpulua",
+   "where compiled kernels are cached"},
+  {"GPULUA_LIBCUDA", "FILE", "libcuda.so.1 on the loader's path",
+   "the CUDA driver library to load"},
+  {"GPULUA_NVRTC", "FILE", "libnvrtc.so on the loader's path, else /usr/local/cuda/lib64",
+   "the NVRTC library gpu.compile loads (also on sim)"},
+  {"GPULUA_CUBLAS", "FILE", "libcublas.so.13, else .so.12, on the loader's path or in /usr/local/cuda",
+   "the cuBLAS library s:gemm loads (cuda backend)"},
+  {"GPULUA_NCCL", "FILE", "libnccl.so.2 on the loader's path or in /usr/local/cuda",
+   "the NCCL library gpu.comm loads (cuda backend)"},
+  {"GPULUA_SIM_DEVICES", "1..64", "2", "sim: the number of devices"},
+  {"GPULUA_SIM_MEMORY", "BYTES (K, M, G)", "1G", "sim: memory per device"},
+  {"GPULUA_SIM_HOST_MEMORY", "BYTES (K, M, G)", "no limit",
+   "sim: a limit on pinned host memory, to test running out of it"},
+  {"GPULUA_SIM_DELAY_US", "0..10000000", "0",
+   "sim: microseconds added to every queued operation, to make races show"},
+  {"GPULUA_SIM_NCCL_FAULT", "N|async:N", "none",
+   "sim: the N-th collective call fails (async: its communicator reports an error)"},
+  {NULL, NULL, NULL, NULL}
+};
+
+
+/*
+** {==================================================================
+** Usage
+** ===================================================================
+*/
+
+void print_usage_text (FILE *f) {
+  int i;
+  fprintf(f,
+  "usage: %s [options] [script [args]]\n"
+  "Available options are:\n"
+  "  -e stat   execute string 'stat'\n"
+  "  -i        enter interactive mode after executing 'script'\n"
+  "  -l mod    require library 'mod' into global 'mod'\n"
+  "  -l g=mod  require library 'mod' into global 'g'\n"
+  "  -v        show version information\n"
+  "  -E        ignore environment variables (Lua's and every GPULUA_* below)\n"
+  "  -W        turn warnings on\n"
+  "  -h        show this help and exit (also --help)\n"
+  "  --        stop handling options\n"
+  "  -         stop handling options and execute stdin\n"
+  "gpulua options (before the script name; each wins over its variable):\n"
+  "  --backend=cuda|sim        choose the GPU backend (real CUDA or simulator)\n"
+  "  --policy=strict|auto|off  set the policy for hazards between streams\n"
+  "  --trace=FILE.json         write a Chrome trace of GPU activity to FILE.json\n"
+  "  --timeline                print a text timeline of GPU activity on stderr at exit\n"
+  "  --timeline=FILE.svg       write that timeline as an SVG picture to FILE.svg\n"
+  "  --version                 show gpulua's and Lua's versions and the backend, and exit\n"
+  "  --help                    show this help and exit\n"
+  "Environment variables (default in brackets):\n",
+  progname);
+  for (i = 0; envvars[i].name != NULL; i++)
+    fprintf(f, "  %s=%s\n      %s [%s]\n", envvars[i].name, envvars[i].values,
+            envvars[i].meaning, envvars[i].dflt);
+  fprintf(f,
+  "  LUA_INIT_5_4, LUA_INIT, LUA_PATH_5_4, LUA_PATH, LUA_CPATH_5_4, LUA_CPATH\n"
+  "      Lua's own, as for lua5.4\n");
+  fflush(f);
+}
+
+
+void print_usage (const char *badoption) {
+  fprintf(stderr, "%s: ", progname);
+  if (badoption[0] == '-' && badoption[1] == '-') {  /* a long option */
+    int i;
+    for (i = 0; longopts[i].name != NULL; i++)
+      if (strcmp(badoption + 2, longopts[i].name) == 0) break;
+    if (longopts[i].name != NULL)  /* known, but without '=VALUE' */
+      fprintf(stderr, "'%s' needs argument (%s=VALUE)\n", badoption, badoption);
+    else
+      fprintf(stderr, "unrecognized option '%s'\n", badoption);
+  }
+  else if (badoption[1] == 'e' || badoption[1] == 'l')
+    fprintf(stderr, "'%s' needs argument\n", badoption);
+  else
+    fprintf(stderr, "unrecognized option '%s'\n", badoption);
+  print_usage_text(stderr);
+}
+
+/* }================================================================== */
+
+
+/*
+** {==================================================================
+** Versions
+** ===================================================================
+*/
+
+/* -v: one line, as lua.c's */
+void print_version (void) {
+  fputs(GPULUA_VERSION_LINE "\n", stdout);
+  fflush(stdout);
+}
+
+
+/*
+** --version: the version line, then the backend gpulua would choose, read
+** from the options and the environment only (no driver is loaded, so it is
+** fast and changes nothing).
+*/
+void print_version_long (void) {
+  const char *env = getenv("GPULUA_BACKEND");
+  print_version();
+  if (backend_option != NULL)
+    printf("backend: %s (--backend)\n", backend_option);
+  else if (env != NULL && *env != '\0') {
+    if (strcmp(env, "cuda") == 0 || strcmp(env, "sim") == 0)
+      printf("backend: %s (GPULUA_BACKEND)\n", env);
+    else
+      printf("backend: none: GPULUA_BACKEND must be cuda or sim, got '%s'\n", env);
+  }
+  else {
+    const char *lib = getenv("GPULUA_LIBCUDA");
+    printf("backend: cuda if %s loads and has a device, else sim (none named)\n",
+           (lib != NULL && *lib != '\0') ? lib : "libcuda.so.1");
+  }
+  fflush(stdout);
+}
+
+/* }================================================================== */
+
+
+/*
+** {==================================================================
+** gpulua long options
+** ===================================================================
+*/
+
+/*
+** Index in 'longopts' of the gpulua long option 'arg' ("--NAME=VALUE"),
+** or -1 if it is none of them.
+*/
+static int findlongopt (const char *arg) {
+  int i;
+  for (i = 0; longopts[i].name != NULL; i++) {
+    size_t l = strlen(longopts[i].name);
+    if (strncmp(arg + 2, longopts[i].name, l) == 0 && arg[2 + l] == '=')
+      return i;
+  }
+  return -1;
+}
+
+
+int setlongoption (const char *arg) {
+  int k;
+  const char *value;
+  if (strcmp(arg + 2, "help") == 0 || strcmp(arg + 2, "version") == 0)
+    return 1;
+  if (strcmp(arg + 2, "timeline") == 0)  /* bare: the text timeline */
+    return (gpulua_set_option("timeline", "1") == 0) ? 1 : -1;
+  if ((k = findlongopt(arg)) < 0)
+    return 0;
+  value = arg + 3 + strlen(longopts[k].name);
+  if (*value == '\0')  /* '--NAME=': no value is never one */
+    return -1;
+  if (gpulua_set_option(longopts[k].name, value) != 0)
+    return -1;
+  if (strcmp(longopts[k].name, "backend") == 0)
+    backend_option = value;
+  return 1;
+}
+
+
+void print_badvalue (const char *arg) {
+  int k = findlongopt(arg);
+  if (k < 0)  /* '--timeline' */
+    fprintf(stderr, "%s: invalid option '--timeline'\n", progname);
+  else
+    fprintf(stderr, "%s: invalid value '%s' for --%s (expected %s)\n",
+            progname, arg + 3 + strlen(longopts[k].name), longopts[k].name,
+            longopts[k].expected);
+}
+
+/* }================================================================== */
+
+
+/*
+** -E: removes every GPULUA_* variable from the environment, before
+** anything reads one (the library reads them when it is opened, and later:
+** the sim's configuration, the libraries' paths, the kernel cache), so that
+** gpulua runs with its defaults, as Lua does without LUA_INIT and LUA_PATH.
+** Scripts' child processes (os.execute, io.popen) do not see them either.
+*/
+void clear_gpulua_env (void) {
+  size_t n = strlen(GPULUA_ENV_PREFIX);
+  int found = 1;
+  while (found) {  /* unsetenv changes 'environ': scan again after each */
+    char **e;
+    found = 0;
+    for (e = environ; e != NULL && *e != NULL; e++) {
+      const char *eq = strchr(*e, '=');
+      if (strncmp(*e, GPULUA_ENV_PREFIX, n) == 0 && eq != NULL) {
+        char name[256];
+        size_t len = (size_t)(eq - *e);
+        if (len >= sizeof name) len = sizeof name - 1;  /* (none is that long) */
+        memcpy(name, *e, len);
+        name[len] = '\0';
+        if (unsetenv(name) == 0) {
+          found = 1;
+          break;
+        }
+      }
+    }
+  }
+}
