@@ -42,7 +42,7 @@ vg=(valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=defini
   --trace-children=yes --trace-children-skip='*/grep,*/sleep,*/ls,*/mkfifo,*/mkdir,*/cat,*/rm')
 
 specs() {
-  GPULUA_SPEC_HOST=gpulua timeout -k 30 "$limit" "${vg[@]}" "$build/gpulua" "$busted" --output=utfTerminal tests/spec
+  timeout -k 30 "$limit" "${vg[@]}" "$build/gpulua" "$busted" --output=utfTerminal tests/spec
 }
 others() {
   local rc=0 t

@@ -111,6 +111,10 @@ function H.it_devices(n, title, fn)
   end
 end
 
+-- Whether the suite runs under the gpulua host (which opens the module as the
+-- global `gpu`), not lua5.4 with gpulua.so: some specs signal or drive a host.
+H.in_host = rawget(_G, "gpu") ~= nil
+
 -- The interpreter running this suite (gpulua or lua), for specs that must run
 -- in a process of their own (nil when there is no arg table).
 function H.interpreter()
