@@ -29,6 +29,23 @@ printf 'local x = nil\nx.y = 1\n' >"$tmp/err.lua"
 
 check backend-count $'^sim\t2$' env GPULUA_SIM_DEVICES=2 "$g" -e 'print(gpu.backend(), gpu.count())'
 check version '^gpulua 0\.[0-9]+\.[0-9]+ \(Lua 5\.4' "$g" -v
+check version-long '^gpulua 0\.[0-9]+\.[0-9]+ \(Lua 5\.4[^~]*~backend: sim \(GPULUA_BACKEND\)~$' \
+  sh -c "GPULUA_BACKEND=sim '$g' --version | tr '\\n' '~'"
+check version-option '^backend: cuda \(--backend\)$' env GPULUA_BACKEND=sim "$g" --backend=cuda --version
+check version-bad-env "^backend: none: GPULUA_BACKEND must be cuda or sim, got 'tpu'$" env GPULUA_BACKEND=tpu "$g" --version
+status version-exit 0 "$g" --version
+check version-stops '^backend' "$g" --version -e 'print("ran")'
+check help-options '--timeline=FILE\.svg' "$g" --help
+check help-env '^  GPULUA_SIM_DEVICES=1\.\.64$' "$g" --help
+check help-default '^      sim: the number of devices \[2\]$' "$g" --help
+check help-short '^usage: gpulua \[options\]' "$g" -h
+status help-exit 0 "$g" --help
+# -E: Lua's variables and gpulua's are ignored, for the host and its children
+check E-policy '^strict$' env GPULUA_POLICY=off "$g" -E -e 'print(gpu.policy())'
+check E-bad-backend $'^sim\t2$' env GPULUA_BACKEND=tpu GPULUA_SIM_DEVICES=9 "$g" -E --backend=sim -e 'print(gpu.backend(), gpu.count())'
+check E-children $'^nil\tnil$' env GPULUA_POLICY=off GPULUA_TRACE=/x.json "$g" -E -e 'print(os.getenv("GPULUA_POLICY"), os.getenv("GPULUA_TRACE"))'
+check E-version '^backend: cuda if ' env GPULUA_BACKEND=sim "$g" -E --version
+check E-keeps-others '^kept$' env OTHER_VAR=kept "$g" -E -e 'print(os.getenv("OTHER_VAR"))'
 check args $'args.lua\ta\tb\t.*gpulua\t2' "$g" "$tmp/args.lua" a b
 check dash-e '^3$' "$g" -e 'print(1 + 2)'
 check stdin '^from stdin$' sh -c "echo 'print(\"from stdin\")' | '$g' -"
@@ -87,6 +104,13 @@ gpu.sync()
 LUA
 check timeline-graph 'replayer #[0-9]+ +\|[^|]*G[^|]*\| 3 ops$' "$g" --timeline "$tmp/tlg.lua"
 check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
+# objects print usefully at the prompt ('=' and a bare expression)
+printf '%s\n' 'x = gpu.device(0):zeros("f32", 4096)' '= x' 'gpu.host("f32", {1.5, 2, 3})' \
+  's = gpu.device(0):stream{name = "w"}' 's:join(gpu.device(0).main)' 's:fill(x, 1)' '= s' 's:sync()' 's' >"$tmp/print.in"
+check repl-slice '> gpulua\.Slice\(f32\[4096\] on device 0, home stream main\)$' sh -c "'$g' -i <'$tmp/print.in' 2>&1"
+check repl-host '> gpulua\.HostBuffer\(f32\[3\]: 1\.5, 2, 3\)$' sh -c "'$g' -i <'$tmp/print.in' 2>&1"
+check repl-stream "> gpulua\.Stream\('w' on device 0: (idle|busy), [0-9 of]+operations? queued.*, last a fill\)$" sh -c "'$g' -i <'$tmp/print.in' 2>&1"
+check repl-stream-idle "> gpulua\.Stream\('w' on device 0: idle, 2 operations queued, last a fill\)$" sh -c "'$g' -i <'$tmp/print.in' 2>&1"
 # the REPL's locations count its input lines, continuation lines included
 printf 'x = gpu.device(0):zeros("f32", 4)\n\nfor i = 1, 1 do\n  x:free()\nend\nprint(pcall(x.read, x))\nerror("line 7")\n' \
   >"$tmp/repl.in"
