@@ -31,10 +31,9 @@ static int try_load(const char *path) {
   }
   GL_NVRTC_CALLS(NV_GET)
 #undef NV_GET
-  t.nvrtcGetCUBINSize_ = (nvrtcResult(*)(nvrtcProgram, size_t *))dlsym(h, "nvrtcGetCUBINSize");
-  t.nvrtcGetCUBIN_ = (nvrtcResult(*)(nvrtcProgram, char *))dlsym(h, "nvrtcGetCUBIN");
-  t.nvrtcGetNumSupportedArchs_ = (nvrtcResult(*)(int *))dlsym(h, "nvrtcGetNumSupportedArchs");
-  t.nvrtcGetSupportedArchs_ = (nvrtcResult(*)(int *))dlsym(h, "nvrtcGetSupportedArchs");
+#define NV_GET_OPTIONAL(ret, name, params) t.name##_ = (ret(*) params)dlsym(h, #name);
+  GL_NVRTC_OPTIONAL_CALLS(NV_GET_OPTIONAL)
+#undef NV_GET_OPTIONAL
   if (t.nvrtcVersion(&t.major, &t.minor) != NVRTC_SUCCESS) {
     snprintf(load_error, sizeof load_error, "%s: nvrtcVersion failed", path);
     dlclose(h);
