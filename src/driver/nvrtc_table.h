@@ -51,7 +51,9 @@ typedef struct gl_nvrtc {
   GL_NVRTC_OPTIONAL_CALLS(GL_NVRTC_OPTIONAL_MEMBER)
 #undef GL_NVRTC_OPTIONAL_MEMBER
   int loaded, major, minor;
-  char path[512];
+  char path[512];           /* the library file loaded */
+  char include[512];        /* the toolkit's headers for its programs, or "" */
+  const char *include_from; /* where include was found (gl_nvrtc_include_dir), or NULL */
 } gl_nvrtc;
 
 extern gl_nvrtc gl_nv;
@@ -61,7 +63,20 @@ extern gl_nvrtc gl_nv;
  * below cc, or -1 when it supports none; *exact says which. */
 int gl_nvrtc_arch(int cc, int *exact);
 
-/* Load NVRTC once. NULL on success, else a message saying why not. */
+/* The folder of the toolkit's headers (cuda_fp16.h, ...) for the programs
+ * of the NVRTC library file `lib`: the first of <lib's folder>/../include
+ * (lib64/ and targets/<arch>/lib/), /../../include (Debian's multiarch
+ * /usr/lib/<arch>/), /../../cuda_runtime/include (pip's CUDA 12 wheels),
+ * cuda_home/include and cuda_path/include (each may be NULL) that holds
+ * cuda_fp16.h or cuda_runtime.h. Fills out (len bytes) with its real path and
+ * returns where it was found: "beside NVRTC", "CUDA_HOME" or "CUDA_PATH";
+ * NULL (out "") when none does. */
+const char *gl_nvrtc_include_dir(const char *lib, const char *cuda_home, const char *cuda_path, char *out,
+                                 size_t len);
+
+/* Load NVRTC once (and find its include folder: gl_nvrtc_include_dir of the
+ * file loaded, $CUDA_HOME and $CUDA_PATH). NULL on success, else a message
+ * saying why not. */
 const char *gl_nvrtc_load(void);
 
 #endif
