@@ -17,7 +17,10 @@
  * version is the CUDA version of the one whose parameters are written here
  * (the N of cudaTypedefs.h's PFN_<name>_v<N>), and the loader asks
  * cuGetProcAddress for the base name at that version, which returns exactly
- * that one. tests/c/test_cuda_decls.c checks each entry against
+ * that one (NVIDIA's documented use: "cuMemAlloc" at the _v2 variant's
+ * version). A driver older than a version refuses it (CUDA_ERROR_INVALID_VALUE),
+ * so the newest version here (12.8) is the oldest driver gpulua loads, the
+ * optional calls aside. tests/c/test_cuda_decls.c checks each entry against
  * PFN_<name>_v<version> where the toolkit's headers exist.
  */
 #ifndef GPULUA_DRIVER_H
