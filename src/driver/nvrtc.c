@@ -48,7 +48,7 @@ static int try_load(const char *path) {
   struct link_map *lm = NULL;
   const char *file = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name ? lm->l_name : path;
   snprintf(t.path, sizeof t.path, "%s", file);
-  t.include_from = gl_nvrtc_include_dir(file, getenv("CUDA_HOME"), getenv("CUDA_PATH"), t.include, sizeof t.include);
+  gl_nvrtc_include_dir(file, getenv("CUDA_HOME"), getenv("CUDA_PATH"), t.include, sizeof t.include);
   t.loaded = 1;
   gl_nv = t;
   return 1;

@@ -51,9 +51,8 @@ typedef struct gl_nvrtc {
   GL_NVRTC_OPTIONAL_CALLS(GL_NVRTC_OPTIONAL_MEMBER)
 #undef GL_NVRTC_OPTIONAL_MEMBER
   int loaded, major, minor;
-  char path[512];           /* the library file loaded */
-  char include[512];        /* the toolkit's headers for its programs, or "" */
-  const char *include_from; /* where include was found (gl_nvrtc_include_dir), or NULL */
+  char path[512];    /* the library file loaded */
+  char include[512]; /* the toolkit's headers for its programs (gl_nvrtc_include_dir), or "" */
 } gl_nvrtc;
 
 extern gl_nvrtc gl_nv;
