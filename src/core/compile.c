@@ -45,14 +45,36 @@ static int read_output(gl_runtime *rt, const char *what, const char *name, nvrtc
   return 0;
 }
 
+/* A note for a log that says an #include was not found ("could not open
+ * source file", "cannot open source file"), when gpulua found no toolkit
+ * headers to offer NVRTC. */
+static const char *missing_headers_hint(const char *log) {
+  static _Thread_local char hint[sizeof gl_nv.path + 256];
+  if (gl_nv.include[0] || !strstr(log, "open source file")) return "";
+  snprintf(hint, sizeof hint,
+           "(no CUDA headers were found beside NVRTC (%s), in $CUDA_HOME/include or in $CUDA_PATH/include: "
+           "give their folder with the option -I<folder>)\n",
+           gl_nv.path);
+  return hint;
+}
+
 int gl_compile(gl_device *dev, const char *what, const char *name, const char *src, size_t srclen,
                const char *const *user_opts, int nopts, void **image, size_t *image_len) {
   gl_runtime *rt = dev->rt;
   const char *why = gl_nvrtc_load();
   if (why) return gl_fail(rt, "%s: %s: cannot compile: %s", what, name, why);
   if (nopts > GL_COMPILE_MAX_OPTIONS) return gl_fail(rt, "%s: %s: at most %d options", what, name, GL_COMPILE_MAX_OPTIONS);
-  const char *opts[GL_COMPILE_MAX_OPTIONS + 1];
+  const char *opts[GL_COMPILE_MAX_OPTIONS + 2];
   for (int i = 0; i < nopts; i++) opts[i] = user_opts[i];
+  /* the toolkit's headers, after the user's options: a folder the user
+   * names with -I is searched first. As an option, the folder's path is
+   * part of the cache key; its headers' contents are not (they come with
+   * the toolkit, whose NVRTC version is in the key). */
+  char include_opt[sizeof gl_nv.include + 2];
+  if (gl_nv.include[0]) {
+    snprintf(include_opt, sizeof include_opt, "-I%s", gl_nv.include);
+    opts[nopts++] = include_opt;
+  }
   char arch_opt[48], arch[32];
   int want_cubin;
   if (arch_of(dev, arch_opt, sizeof arch_opt, arch, sizeof arch, &want_cubin) != 0)
@@ -90,8 +112,8 @@ int gl_compile(gl_device *dev, const char *what, const char *name, const char *s
       if (loglen) gl_nv.nvrtcGetProgramLog(prog, log);
       log[loglen] = '\0';
     }
-    gl_fail(rt, "%s: %s: compilation failed (%s, %s):\n%s", what, name, gl_nv.nvrtcGetErrorString(r), arch_opt,
-            log ? log : "(no log)");
+    gl_fail(rt, "%s: %s: compilation failed (%s, %s):\n%s%s", what, name, gl_nv.nvrtcGetErrorString(r), arch_opt,
+            log ? log : "(no log)", log ? missing_headers_hint(log) : "");
     free(log);
     gl_nv.nvrtcDestroyProgram(&prog);
     return -1;

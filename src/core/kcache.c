@@ -1,8 +1,9 @@
 /*
  * kcache.c -- the on-disk cache of compiled kernels.
  *
- * Key: XXH3-128 (Debian's xxHash, inlined) over the source, the options, the
- * target architecture, the NVRTC version and the output kind. Entry file
+ * Key: XXH3-128 (Debian's xxHash, inlined) over the source, the options (with
+ * compile.c's -I for the toolkit's headers: their folder's path, not their
+ * contents), the target architecture, the NVRTC version and the output kind. Entry file
  * <dir>/<key hex>.bin: a header (magic, format, kind, length, XXH3-128 of the
  * payload, the key) then the payload. A short, corrupt or mismatched entry is
  * treated as a miss (and replaced). Writes go to a temporary file in the same

@@ -9,94 +9,104 @@
  * process-wide resource, so the table and the chosen backend are too: they
  * are filled once (core/options.c: gl_backend_choose) before any runtime.
  *
- * The list is an X-macro so the struct, the loader and the names stay in one
- * place: X(name, parameter list).  cuda.h renames some entry points to their
- * versioned symbols (cuEventElapsedTime -> cuEventElapsedTime_v2, ...); the
- * member names follow the same macros, and the loader asks cuGetProcAddress for
- * the base name at this header's CUDA_VERSION, so the signatures always match.
+ * The types are gpulua's own declarations (cuda_decls.h): no cuda.h is
+ * needed. The list is an X-macro so the struct, the loader and the names stay
+ * in one place: X(name, version, parameter list). An entry point can have
+ * several versions of one name (cuStreamDestroy and cuStreamDestroy_v2, whose
+ * ABI came with CUDA 4.0; cuCtxSynchronize gained a parameter in 13.0): the
+ * version is the CUDA version of the one whose parameters are written here
+ * (the N of cudaTypedefs.h's PFN_<name>_v<N>), and the loader asks
+ * cuGetProcAddress for the base name at that version, which returns exactly
+ * that one (NVIDIA's documented use: "cuMemAlloc" at the _v2 variant's
+ * version). A driver older than a version refuses it (CUDA_ERROR_INVALID_VALUE),
+ * so the newest version here (12.8) is the oldest driver gpulua loads, the
+ * optional calls aside. tests/c/test_cuda_decls.c checks each entry against
+ * PFN_<name>_v<version> where the toolkit's headers exist.
  */
 #ifndef GPULUA_DRIVER_H
 #define GPULUA_DRIVER_H
 
-#include <cuda.h>
+#include "cuda_decls.h"
 
-#define GL_DRIVER_CALLS(X)                                                            \
-  X(cuGetErrorName, (CUresult error, const char **pStr))                              \
-  X(cuGetErrorString, (CUresult error, const char **pStr))                            \
-  X(cuInit, (unsigned int Flags))                                                     \
-  X(cuDriverGetVersion, (int *driverVersion))                                         \
-  X(cuDeviceGetCount, (int *count))                                                   \
-  X(cuDeviceGet, (CUdevice *device, int ordinal))                                     \
-  X(cuDeviceGetName, (char *name, int len, CUdevice dev))                             \
-  X(cuDeviceTotalMem, (size_t *bytes, CUdevice dev))                                  \
-  X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev))         \
-  X(cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev, CUdevice peerDev))      \
-  X(cuDeviceGetDefaultMemPool, (CUmemoryPool *pool_out, CUdevice dev))                \
-  X(cuMemPoolSetAttribute, (CUmemoryPool pool, CUmemPool_attribute attr, void *value)) \
-  X(cuMemPoolSetAccess, (CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)) \
-  X(cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep))                     \
-  X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))                        \
-  X(cuDevicePrimaryCtxRelease, (CUdevice dev))                                        \
-  X(cuCtxSetCurrent, (CUcontext ctx))                                                 \
-  X(cuCtxSynchronize, (void))                                                         \
-  X(cuCtxGetStreamPriorityRange, (int *leastPriority, int *greatestPriority))         \
-  X(cuCtxEnablePeerAccess, (CUcontext peerContext, unsigned int Flags))               \
-  X(cuStreamCreateWithPriority, (CUstream *phStream, unsigned int flags, int priority)) \
-  X(cuStreamDestroy, (CUstream hStream))                                              \
-  X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags))        \
-  X(cuStreamSynchronize, (CUstream hStream))                                          \
-  X(cuStreamQuery, (CUstream hStream))                                                \
-  X(cuEventCreate, (CUevent *phEvent, unsigned int Flags))                            \
-  X(cuEventDestroy, (CUevent hEvent))                                                 \
-  X(cuEventRecord, (CUevent hEvent, CUstream hStream))                                \
-  X(cuEventSynchronize, (CUevent hEvent))                                             \
-  X(cuEventQuery, (CUevent hEvent))                                                   \
-  X(cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))         \
-  X(cuMemGetInfo, (size_t *free, size_t *total))                                      \
-  X(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream))          \
-  X(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream))                             \
-  X(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags))                 \
-  X(cuMemFreeHost, (void *p))                                                         \
-  X(cuMemcpyHtoDAsync, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, \
-                        CUstream hStream))                                            \
-  X(cuMemcpyDtoHAsync, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,       \
-                        CUstream hStream))                                            \
-  X(cuMemcpyDtoDAsync, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, \
-                        CUstream hStream))                                            \
-  X(cuMemcpyPeerAsync, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, \
-                        CUcontext srcContext, size_t ByteCount, CUstream hStream))    \
-  X(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)) \
-  X(cuMemsetD16Async, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)) \
-  X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)) \
-  X(cuMemsetD2D32Async, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,     \
-                         size_t Width, size_t Height, CUstream hStream))              \
-  X(cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))                \
-  X(cuModuleLoadData, (CUmodule *module, const void *image))                          \
-  X(cuModuleUnload, (CUmodule hmod))                                                  \
-  X(cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name))        \
-  X(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc))     \
-  X(cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,      \
-                     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
-                     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \
-                     void **kernelParams, void **extra))                               \
-  X(cuStreamBeginCapture, (CUstream hStream, CUstreamCaptureMode mode))                \
-  X(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph))                         \
-  X(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus))    \
-  X(cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))         \
-  X(cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)) \
-  X(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream))                       \
-  X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))                       \
-  X(cuGraphExecUpdate, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)) \
-  X(cuGraphExecDestroy, (CUgraphExec hGraphExec))                                   \
-  X(cuGraphDestroy, (CUgraph hGraph))
+#define GL_DRIVER_CALLS(X)                                                                          \
+  X(cuGetErrorName, 6000, (CUresult error, const char **pStr))                                      \
+  X(cuGetErrorString, 6000, (CUresult error, const char **pStr))                                    \
+  X(cuInit, 2000, (unsigned int Flags))                                                             \
+  X(cuDriverGetVersion, 2020, (int *driverVersion))                                                 \
+  X(cuDeviceGetCount, 2000, (int *count))                                                           \
+  X(cuDeviceGet, 2000, (CUdevice *device, int ordinal))                                             \
+  X(cuDeviceGetName, 2000, (char *name, int len, CUdevice dev))                                     \
+  X(cuDeviceTotalMem, 3020, (size_t *bytes, CUdevice dev))                                          \
+  X(cuDeviceGetAttribute, 2000, (int *pi, CUdevice_attribute attrib, CUdevice dev))                 \
+  X(cuDeviceCanAccessPeer, 4000, (int *canAccessPeer, CUdevice dev, CUdevice peerDev))              \
+  X(cuDeviceGetDefaultMemPool, 11020, (CUmemoryPool *pool_out, CUdevice dev))                       \
+  X(cuMemPoolSetAttribute, 11020, (CUmemoryPool pool, CUmemPool_attribute attr, void *value))       \
+  X(cuMemPoolSetAccess, 11020, (CUmemoryPool pool, const CUmemAccessDesc *map, size_t count))       \
+  X(cuMemPoolTrimTo, 11020, (CUmemoryPool pool, size_t minBytesToKeep))                             \
+  X(cuDevicePrimaryCtxRetain, 7000, (CUcontext *pctx, CUdevice dev))                                \
+  X(cuDevicePrimaryCtxRelease, 11000, (CUdevice dev))                                               \
+  X(cuCtxSetCurrent, 4000, (CUcontext ctx))                                                         \
+  X(cuCtxSynchronize, 2000, (void))                                                                 \
+  X(cuCtxGetStreamPriorityRange, 5050, (int *leastPriority, int *greatestPriority))                 \
+  X(cuCtxEnablePeerAccess, 4000, (CUcontext peerContext, unsigned int Flags))                       \
+  X(cuStreamCreateWithPriority, 5050, (CUstream *phStream, unsigned int flags, int priority))       \
+  X(cuStreamDestroy, 4000, (CUstream hStream))                                                      \
+  X(cuStreamWaitEvent, 3020, (CUstream hStream, CUevent hEvent, unsigned int Flags))                \
+  X(cuStreamSynchronize, 2000, (CUstream hStream))                                                  \
+  X(cuStreamQuery, 2000, (CUstream hStream))                                                        \
+  X(cuEventCreate, 2000, (CUevent *phEvent, unsigned int Flags))                                    \
+  X(cuEventDestroy, 4000, (CUevent hEvent))                                                         \
+  X(cuEventRecord, 2000, (CUevent hEvent, CUstream hStream))                                        \
+  X(cuEventSynchronize, 2000, (CUevent hEvent))                                                     \
+  X(cuEventQuery, 2000, (CUevent hEvent))                                                           \
+  X(cuEventElapsedTime, 12080, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                \
+  X(cuMemGetInfo, 3020, (size_t *free, size_t *total))                                              \
+  X(cuMemAllocAsync, 11020, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream))                 \
+  X(cuMemFreeAsync, 11020, (CUdeviceptr dptr, CUstream hStream))                                    \
+  X(cuMemHostAlloc, 2020, (void **pp, size_t bytesize, unsigned int Flags))                         \
+  X(cuMemFreeHost, 2000, (void *p))                                                                 \
+  X(cuMemcpyHtoDAsync, 3020, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,         \
+    CUstream hStream))                                                                              \
+  X(cuMemcpyDtoHAsync, 3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,               \
+    CUstream hStream))                                                                              \
+  X(cuMemcpyDtoDAsync, 3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,       \
+    CUstream hStream))                                                                              \
+  X(cuMemcpyPeerAsync, 4000, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,   \
+    CUcontext srcContext, size_t ByteCount, CUstream hStream))                                      \
+  X(cuMemsetD8Async, 3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))   \
+  X(cuMemsetD16Async, 3020, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)) \
+  X(cuMemsetD32Async, 3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream))   \
+  X(cuMemsetD2D32Async, 3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,             \
+    size_t Width, size_t Height, CUstream hStream))                                                 \
+  X(cuLaunchHostFunc, 10000, (CUstream hStream, CUhostFn fn, void *userData))                       \
+  X(cuModuleLoadData, 2000, (CUmodule *module, const void *image))                                  \
+  X(cuModuleUnload, 2000, (CUmodule hmod))                                                          \
+  X(cuModuleGetFunction, 2000, (CUfunction *hfunc, CUmodule hmod, const char *name))                \
+  X(cuFuncGetAttribute, 2020, (int *pi, CUfunction_attribute attrib, CUfunction hfunc))             \
+  X(cuLaunchKernel, 4000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,              \
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,                          \
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,                          \
+    void **kernelParams, void **extra))                                                             \
+  X(cuStreamBeginCapture, 10010, (CUstream hStream, CUstreamCaptureMode mode))                      \
+  X(cuStreamEndCapture, 10000, (CUstream hStream, CUgraph *phGraph))                                \
+  X(cuStreamIsCapturing, 10000, (CUstream hStream, CUstreamCaptureStatus *captureStatus))           \
+  X(cuGraphGetNodes, 10000, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))                 \
+  X(cuGraphInstantiateWithFlags, 11040, (CUgraphExec *phGraphExec, CUgraph hGraph,                  \
+    unsigned long long flags))                                                                      \
+  X(cuGraphUpload, 11010, (CUgraphExec hGraphExec, CUstream hStream))                               \
+  X(cuGraphLaunch, 10000, (CUgraphExec hGraphExec, CUstream hStream))                               \
+  X(cuGraphExecUpdate, 12000, (CUgraphExec hGraphExec, CUgraph hGraph,                              \
+    CUgraphExecUpdateResultInfo *resultInfo))                                                       \
+  X(cuGraphExecDestroy, 10000, (CUgraphExec hGraphExec))                                            \
+  X(cuGraphDestroy, 10000, (CUgraph hGraph))
 
 /* Optional calls: a driver may lack them (older drivers); the pointer is NULL then. */
-#define GL_DRIVER_OPTIONAL_CALLS(X)                                                   \
-  X(cuFuncGetParamInfo, (CUfunction func, size_t paramIndex, size_t *paramOffset,     \
-                         size_t *paramSize))
+#define GL_DRIVER_OPTIONAL_CALLS(X)                                                      \
+  X(cuFuncGetParamInfo, 12040, (CUfunction func, size_t paramIndex, size_t *paramOffset, \
+    size_t *paramSize))
 
 typedef struct gl_driver {
-#define GL_DRIVER_MEMBER(name, params) CUresult (*name) params;
+#define GL_DRIVER_MEMBER(name, version, params) CUresult (*name) params;
   GL_DRIVER_CALLS(GL_DRIVER_MEMBER)
   GL_DRIVER_OPTIONAL_CALLS(GL_DRIVER_MEMBER)
 #undef GL_DRIVER_MEMBER

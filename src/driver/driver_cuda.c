@@ -3,9 +3,10 @@
  * driver, loaded at run time with dlopen("libcuda.so.1"). Nothing links it,
  * so the binary starts on machines without a GPU.
  *
- * Each entry is looked up with cuGetProcAddress at this header's
- * CUDA_VERSION, which yields the symbol version whose signature matches
- * cuda.h (cuMemAlloc -> cuMemAlloc_v2 and so on).
+ * Each entry is looked up with cuGetProcAddress at the version driver.h
+ * gives it, which yields the symbol whose parameters driver.h declares
+ * (cuStreamDestroy at 4000 -> cuStreamDestroy_v2, cuCtxSynchronize at 2000 ->
+ * the one without a context).
  * GPULUA_LIBCUDA names another library file to load (e.g. the toolkit's stub,
  * to test the no-GPU path).
  */
@@ -16,18 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The ABI version to ask for: CUDA_VERSION, except where cuda.h still
- * declares an older prototype under the plain name than the newest version
- * of the entry point (cudaTypedefs.h lists them: cuCtxSynchronize gained a
- * CUcontext parameter in 13.0 as PFN_cuCtxSynchronize_v13000). */
-static int proc_version(const char *name) {
-  if (strcmp(name, "cuCtxSynchronize") == 0) return 12000;
-  return CUDA_VERSION;
-}
-
-typedef CUresult (*get_proc_fn)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                                CUdriverProcAddressQueryResult *status);
 
 static const char *err_name(const gl_driver *d, CUresult r) {
   const char *s = NULL;
@@ -53,7 +42,7 @@ int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
     snprintf(why, whylen, "the CUDA driver (%s) could not be loaded: %s", lib, dlerror());
     return -1;
   }
-  get_proc_fn get_proc = (get_proc_fn)dlsym(h, "cuGetProcAddress_v2");
+  gl_cuGetProcAddress_fn get_proc = (gl_cuGetProcAddress_fn)dlsym(h, "cuGetProcAddress_v2");
   if (!get_proc) {
     snprintf(why, whylen, "the CUDA driver (%s) is older than CUDA 12 (no cuGetProcAddress_v2)", lib);
     dlclose(h);
@@ -71,19 +60,18 @@ int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
     return -1;
   }
   CUdriverProcAddressQueryResult status;
-#define CUDA_GET(name, params)                                                             \
-  if (get_proc(#name, (void **)&d->name, proc_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
-          CUDA_SUCCESS ||                                                                  \
-      !d->name) {                                                                          \
-    snprintf(why, whylen, "the CUDA driver (%s) lacks %s for CUDA %d", lib, #name, CUDA_VERSION); \
-    dlclose(h);                                                                            \
-    return -1;                                                                             \
+#define CUDA_GET(name, version, params)                                                                    \
+  if (get_proc(#name, (void **)&d->name, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || \
+      !d->name) {                                                                                          \
+    snprintf(why, whylen, "the CUDA driver (%s) lacks %s of CUDA %d.%d", lib, #name, (version) / 1000,     \
+             (version) % 1000 / 10);                                                                       \
+    dlclose(h);                                                                                            \
+    return -1;                                                                                             \
   }
   GL_DRIVER_CALLS(CUDA_GET)
 #undef CUDA_GET
-#define CUDA_GET_OPTIONAL(name, params)                                                     \
-  if (get_proc(#name, (void **)&d->name, proc_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
-      CUDA_SUCCESS)                                                                         \
+#define CUDA_GET_OPTIONAL(name, version, params)                                                         \
+  if (get_proc(#name, (void **)&d->name, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) \
     d->name = NULL;
   GL_DRIVER_OPTIONAL_CALLS(CUDA_GET_OPTIONAL)
 #undef CUDA_GET_OPTIONAL

@@ -1,7 +1,7 @@
 /*
  * nccl_table.h -- the NCCL functions gpulua uses, declared here (no nccl.h
  * is needed: the machines have libnccl.so.2 but not always its header; the
- * values are NCCL 2's, and tests/c/test_declarations.c checks them against
+ * values are NCCL 2's, and tests/c/test_nccl_decls.c checks them against
  * nccl.h where it exists), as a table: filled with dlopen/dlsym from
  * libnccl.so.2 (nccl.c) on the cuda backend, with the sim's collectives
  * between its devices (sim_nccl.c) on sim.

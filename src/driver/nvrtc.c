@@ -2,14 +2,19 @@
  * nvrtc.c -- the NVRTC table, loaded at run time with dlopen like the driver:
  * GPULUA_NVRTC, else libnvrtc.so on the loader's path, else the usual CUDA
  * toolkit folders. Nothing links NVRTC; without it gpu.compile says so.
+ * With it, the folder of the toolkit's headers its programs may include
+ * (cuda_fp16.h, ...): beside the library, else from CUDA_HOME or CUDA_PATH.
  */
 #include "nvrtc_table.h"
 
 #include <dlfcn.h>
 #include <glob.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 gl_nvrtc gl_nv;
 static int tried;
@@ -31,19 +36,59 @@ static int try_load(const char *path) {
   }
   GL_NVRTC_CALLS(NV_GET)
 #undef NV_GET
-  t.nvrtcGetCUBINSize_ = (nvrtcResult(*)(nvrtcProgram, size_t *))dlsym(h, "nvrtcGetCUBINSize");
-  t.nvrtcGetCUBIN_ = (nvrtcResult(*)(nvrtcProgram, char *))dlsym(h, "nvrtcGetCUBIN");
-  t.nvrtcGetNumSupportedArchs_ = (nvrtcResult(*)(int *))dlsym(h, "nvrtcGetNumSupportedArchs");
-  t.nvrtcGetSupportedArchs_ = (nvrtcResult(*)(int *))dlsym(h, "nvrtcGetSupportedArchs");
+#define NV_GET_OPTIONAL(ret, name, params) t.name##_ = (ret(*) params)dlsym(h, #name);
+  GL_NVRTC_OPTIONAL_CALLS(NV_GET_OPTIONAL)
+#undef NV_GET_OPTIONAL
   if (t.nvrtcVersion(&t.major, &t.minor) != NVRTC_SUCCESS) {
     snprintf(load_error, sizeof load_error, "%s: nvrtcVersion failed", path);
     dlclose(h);
     return 0;
   }
-  snprintf(t.path, sizeof t.path, "%s", path);
+  /* the file the loader found (libnvrtc.so on its path: which one) */
+  struct link_map *lm = NULL;
+  const char *file = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name ? lm->l_name : path;
+  snprintf(t.path, sizeof t.path, "%s", file);
+  gl_nvrtc_include_dir(file, getenv("CUDA_HOME"), getenv("CUDA_PATH"), t.include, sizeof t.include);
   t.loaded = 1;
   gl_nv = t;
   return 1;
+}
+
+/* dir followed by rel, when that is a folder holding cuda_fp16.h or
+ * cuda_runtime.h: its real path into out (len bytes), and 1. */
+static int headers_in(const char *dir, const char *rel, char *out, size_t len) {
+  char p[PATH_MAX], real[PATH_MAX], f[PATH_MAX + 32];
+  if (!dir || !*dir || snprintf(p, sizeof p, "%s%s", dir, rel) >= (int)sizeof p || !realpath(p, real)) return 0;
+  static const char *const marks[] = {"cuda_fp16.h", "cuda_runtime.h"};
+  for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+    snprintf(f, sizeof f, "%s/%s", real, marks[i]);
+    if (access(f, R_OK) == 0 && strlen(real) < len) {
+      memcpy(out, real, strlen(real) + 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+const char *gl_nvrtc_include_dir(const char *lib, const char *cuda_home, const char *cuda_path, char *out,
+                                 size_t len) {
+  if (len) out[0] = '\0';
+  const char *slash = lib ? strrchr(lib, '/') : NULL;
+  if (slash && (size_t)(slash - lib) < PATH_MAX) {
+    char dir[PATH_MAX];
+    memcpy(dir, lib, (size_t)(slash - lib));
+    dir[slash - lib] = '\0';
+    /* lib64/ or targets/<arch>/lib/ -> ../include; Debian's multiarch
+     * /usr/lib/<arch>/ -> /usr/include; pip's nvidia/cuda_nvrtc/lib/ ->
+     * nvidia/cuda_runtime/include (CUDA 12's wheels; 13's keep lib/ and
+     * include/ side by side under nvidia/cu13) */
+    static const char *const beside[] = {"/../include", "/../../include", "/../../cuda_runtime/include"};
+    for (size_t i = 0; i < sizeof beside / sizeof *beside; i++)
+      if (headers_in(dir, beside[i], out, len)) return "beside NVRTC";
+  }
+  if (headers_in(cuda_home, "/include", out, len)) return "CUDA_HOME";
+  if (headers_in(cuda_path, "/include", out, len)) return "CUDA_PATH";
+  return NULL;
 }
 
 int gl_nvrtc_arch(int cc, int *exact) {

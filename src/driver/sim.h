@@ -4,7 +4,7 @@
 #ifndef GPULUA_SIM_H
 #define GPULUA_SIM_H
 
-#include <cuda.h>
+#include "cuda_decls.h"
 #include <stddef.h>
 
 /* A host operation for a sim stream, run in stream order on its worker

@@ -177,7 +177,7 @@ static CUresult sim_cuInit(unsigned flags) {
 
 static CUresult sim_cuDriverGetVersion(int *v) {
   if (!v) return CUDA_ERROR_INVALID_VALUE;
-  *v = CUDA_VERSION;
+  *v = GL_CUDA_API_VERSION;
   return CUDA_SUCCESS;
 }
 
@@ -344,7 +344,7 @@ void sim_install_fork_handlers(void) { pthread_once(&fork_once, fork_register); 
 
 void gl_driver_sim_load(gl_driver *d) {
   memset(d, 0, sizeof *d);
-#define SIM_SET(name, params) d->name = sim_##name;
+#define SIM_SET(name, version, params) d->name = sim_##name;
   GL_DRIVER_CALLS(SIM_SET)
 #undef SIM_SET
   d->cuFuncGetParamInfo = sim_cuFuncGetParamInfo;

@@ -104,15 +104,15 @@ void gate_destroy(gate *g) {
   latch_destroy(&g->open);
 }
 
-void CUDA_CB gate_fn(void *p) {
+void gate_fn(void *p) {
   gate *g = p;
   latch_set(&g->entered);
   latch_wait(&g->open);
 }
 
-void CUDA_CB flag_fn(void *p) { atomic_store((atomic_int *)p, 1); }
+void flag_fn(void *p) { atomic_store((atomic_int *)p, 1); }
 
-void CUDA_CB sleepy_fn(void *p) {
+void sleepy_fn(void *p) {
   sleepy *s = p;
   sleep_ms(s->ms);
   atomic_store(&s->flag, 1);
@@ -125,7 +125,7 @@ void seq_init(seqlog *l) {
 
 void seq_destroy(seqlog *l) { pthread_mutex_destroy(&l->mu); }
 
-void CUDA_CB mark_fn(void *p) {
+void mark_fn(void *p) {
   mark *m = p;
   pthread_mutex_lock(&m->log->mu);
   if (m->log->n < SEQ_MAX) m->log->ids[m->log->n++] = m->id;

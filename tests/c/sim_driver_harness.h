@@ -74,16 +74,16 @@ typedef struct {
 
 void gate_init(gate *g);
 void gate_destroy(gate *g);
-void CUDA_CB gate_fn(void *p);
+void gate_fn(void *p);
 
-void CUDA_CB flag_fn(void *p);
+void flag_fn(void *p);
 
 typedef struct {
   int ms;
   atomic_int flag;
 } sleepy;
 
-void CUDA_CB sleepy_fn(void *p);
+void sleepy_fn(void *p);
 
 /* A sequence log: host functions append their id, so the test can check
  * what ran and in which order. */
@@ -102,7 +102,7 @@ typedef struct {
   int id;
 } mark;
 
-void CUDA_CB mark_fn(void *p);
+void mark_fn(void *p);
 /* index of `id` in the log, or -1 when it has not run */
 int seq_pos(seqlog *l, int id);
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-static void CUDA_CB count_fn(void *p) { atomic_fetch_add((atomic_int *)p, 1); }
+static void count_fn(void *p) { atomic_fetch_add((atomic_int *)p, 1); }
 
 /* the words of [p, p + n*4) as the host sees them after a sync of s */
 static void read_words(CUstream s, CUdeviceptr p, uint32_t *out, size_t n) {

@@ -193,6 +193,114 @@ describe("kernels", function()
     end
   end)
 
+  -- gpu.compile gives NVRTC the toolkit's headers (-I after the user's
+  -- options): beside the NVRTC library it loaded (lib64/ -> include/), else
+  -- $CUDA_HOME/include, else $CUDA_PATH/include. Each spec runs a child
+  -- process with GPULUA_NVRTC, CUDA_HOME and CUDA_PATH set, so it knows
+  -- which library and folders the child sees.
+  describe("the toolkit's headers", function()
+    -- y[i] = x[i] / 2 in __half, from cuda_fp16.h
+    local HALVE_SRC = [[
+#include <cuda_fp16.h>
+extern "C" __global__ void halve(const __half *x, __half *y, unsigned long long n) {
+  unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __hmul(x[i], __float2half(0.5f));
+}
+]]
+    -- the child: compile SRC with the options OPTS, launch it on 2, -6, 1024,
+    -- 0.5 and print the result, or print why it did not compile
+    local CHILD = [[
+local gpu = require "gpulua"
+local dev = gpu.device(0)
+local ok, m = pcall(gpu.compile, SRC, {name = "halve.cu", options = OPTS})
+if not ok then print("compile failed: " .. tostring(m)) return end
+local k = m:kernel("halve", "const f16*, f16*, u64")
+k:host(function(_, x, y, n) for i = 1, n do y[i] = x[i] * 0.5 end end)
+local x = dev:alloc("f16", 4)
+dev.main:copy(x, gpu.host("f16", {2, -6, 1024, 0.5}))
+local y = dev:zeros("f16", 4)
+dev.main:launch(k, {grid = 1, block = 32}, x, y, 4)
+print("result: " .. table.concat(y:read():totable(), " "))
+]]
+    local HALVED = "result: 1%.0 %-3%.0 512%.0 0%.25\n"
+    local function child(src, opts, env)
+      local script = ("local SRC, OPTS = %q, {%s}\n"):format(src, opts and ("%q"):format(opts) or "") .. CHILD
+      local out, status = H.run_child(script, env, 120)
+      assert.are.equal(0, status, "the child failed:\n" .. out)
+      return out
+    end
+    local function exists(path)
+      local f = io.open(path, "r")
+      if f then f:close() end
+      return f ~= nil
+    end
+    -- an NVRTC library with the toolkit's headers beside it: GPULUA_NVRTC's,
+    -- else /usr/local/cuda's
+    local lib = os.getenv("GPULUA_NVRTC")
+    if not lib or lib == "" then lib = "/usr/local/cuda/lib64/libnvrtc.so" end
+    local root = lib:match("^(.*)/[^/]+/[^/]+$") or "."
+    local why
+    if type(arg) ~= "table" then
+      why = "needs the interpreter's arg table to start a child process"
+    elseif not exists(lib) then
+      why = "no NVRTC library at " .. lib .. " (set GPULUA_NVRTC)"
+    elseif not exists(root .. "/include/cuda_fp16.h") then
+      why = "no cuda_fp16.h in " .. root .. "/include, beside " .. lib
+    end
+    if why then
+      pending("#include <cuda_fp16.h> with no options, and the headers' other sources (" .. why .. ")")
+      return
+    end
+
+    it("are found beside NVRTC: #include <cuda_fp16.h> compiles with no options", function()
+      local out = child(HALVE_SRC, nil, {GPULUA_NVRTC = lib, CUDA_HOME = "", CUDA_PATH = ""})
+      assert.matches(HALVED, out)
+    end)
+
+    describe("with no headers beside NVRTC", function()
+      -- a folder with a link to the library: nothing beside it
+      local tmp
+      before_each(function()
+        tmp = os.tmpname()
+        os.remove(tmp)
+        assert(os.execute("mkdir -p " .. H.quote(tmp .. "/lib") .. " && ln -s " .. H.quote(lib) .. " " ..
+          H.quote(tmp .. "/lib/libnvrtc.so")))
+      end)
+      after_each(function() os.execute("rm -rf " .. H.quote(tmp)) end)
+
+      it("are taken from CUDA_HOME, else CUDA_PATH", function()
+        local env = {GPULUA_NVRTC = tmp .. "/lib/libnvrtc.so", CUDA_HOME = root, CUDA_PATH = ""}
+        assert.matches(HALVED, child(HALVE_SRC, nil, env))
+        env.CUDA_HOME, env.CUDA_PATH = tmp .. "/nowhere", root
+        assert.matches(HALVED, child(HALVE_SRC, nil, env))
+      end)
+
+      it("are missing: NVRTC's log says so, with where gpulua looked; -I gives them", function()
+        local env = {GPULUA_NVRTC = tmp .. "/lib/libnvrtc.so", CUDA_HOME = tmp .. "/nowhere", CUDA_PATH = ""}
+        local out = child(HALVE_SRC, nil, env)
+        assert.matches("compile failed: gpu%.compile: halve%.cu: compilation failed", out)
+        assert.matches("open source file \"cuda_fp16%.h\"", out)
+        assert.matches("no CUDA headers were found beside NVRTC %(" .. H.lit(tmp) .. "/lib/libnvrtc%.so%), in " ..
+          "%$CUDA_HOME/include or in %$CUDA_PATH/include: give their folder with the option %-I<folder>", out)
+        assert.matches(HALVED, child(HALVE_SRC, "-I" .. root .. "/include", env))
+      end)
+    end)
+
+    it("come after the user's options: a folder given with -I is searched first", function()
+      local mine = os.tmpname()
+      os.remove(mine)
+      finally(function() os.execute("rm -rf " .. H.quote(mine)) end)
+      assert(os.execute("mkdir -p " .. H.quote(mine)))
+      local f = assert(io.open(mine .. "/cuda_fp16.h", "w"))
+      f:write("#define MY_OWN_FP16 1\n#include \"" .. root .. "/include/cuda_fp16.h\"\n")
+      f:close()
+      local check = "#ifndef MY_OWN_FP16\n#error the toolkit's cuda_fp16.h came first\n#endif\n"
+      local src = HALVE_SRC:gsub("extern", check .. "extern", 1)
+      local out = child(src, "-I" .. mine, {GPULUA_NVRTC = lib, CUDA_HOME = "", CUDA_PATH = ""})
+      assert.matches(HALVED, out)
+    end)
+  end)
+
   describe("gpu.load", function()
     -- each image of tests/data/twice.cu computes y = 2 * x on both backends
     for _, ext in ipairs{"cu", "ptx", "cubin", "fatbin"} do
