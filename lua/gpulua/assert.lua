@@ -80,8 +80,9 @@ local function operand(v, level, fname, name)
     return {desc = desc, n = #h, dtype = h.dtype, at = function(i) return h[i] end}
   end
   if type(v) ~= "table" or name == "x" then
-    local what = name == "x" and "a gpulua slice or host buffer" or "a table of numbers, a host buffer or a slice"
-    error(("%s: %s expected %s, got %s"):format(fname, name, what, given(v)), level)
+    local what = name == "x" and "#1 (x): expected a gpulua slice or host buffer"
+      or "#2 (expected): expected a table of numbers, a host buffer or a slice"
+    error(("%s: bad argument %s, got %s"):format(fname, what, given(v)), level)
   end
   local n = #v
   for k, e in pairs(v) do
@@ -90,7 +91,7 @@ local function operand(v, level, fname, name)
         fname, name, type(k) == "string" and ("'" .. k .. "'") or tostring(k)), level)
     end
     if type(e) ~= "number" then
-      error(("%s: %s[%d] expected a number, got %s"):format(fname, name, k, given(e)), level)
+      error(("%s: %s[%d]: expected a number, got %s"):format(fname, name, k, given(e)), level)
     end
   end
   return {desc = ("table of %d value%s"):format(n, n == 1 and "" or "s"), n = n, table = v,

@@ -295,19 +295,19 @@ describe("gpulua.assert", function()
     end
 
     it("x must be a slice or a host buffer", function()
-      refused("assert%.slice_equal: x expected a gpulua slice or host buffer, got table$",
+      refused("assert%.slice_equal: bad argument #1 %(x%): expected a gpulua slice or host buffer, got table$",
         function() assert.slice_equal({1}, {1}) end)
-      refused("assert%.slice_near: x expected a gpulua slice or host buffer, got number 3$",
+      refused("assert%.slice_near: bad argument #1 %(x%): expected a gpulua slice or host buffer, got number 3$",
         function() assert.slice_near(3, {1}, 0) end)
-      refused("assert%.slice_equal: x expected a gpulua slice or host buffer, got gpulua%.Stream$",
+      refused("assert%.slice_equal: bad argument #1 %(x%): expected a gpulua slice or host buffer, got gpulua%.Stream$",
         function() assert.slice_equal(dev.main, {1}) end)
     end)
 
     it("expected must be a list of numbers, a host buffer or a slice", function()
       local h = gpu.host("f32", 2)
-      refused("assert%.slice_equal: expected expected a table of numbers, a host buffer or a slice, got string$",
-        function() assert.slice_equal(h, "1, 2") end)
-      refused("assert%.slice_near: expected%[2%] expected a number, got string$",
+      refused("assert%.slice_equal: bad argument #2 %(expected%): expected a table of numbers, a host buffer or "
+        .. "a slice, got string$", function() assert.slice_equal(h, "1, 2") end)
+      refused("assert%.slice_near: expected%[2%]: expected a number, got string$",
         function() assert.slice_near(h, {1, "2"}, 0) end)
       refused("assert%.slice_equal: expected: a table of expected values is a list %(1 to #t%), but it has the key 'n'",
         function() assert.slice_equal(h, {1, 2, n = 2}) end)
