@@ -14,6 +14,8 @@ GPULUA_BACKEND=sim "$prefix/bin/gpulua" -e "
   assert(type(p.run) == 'function', 'gpulua.pipeline loaded')
   local where = package.searchpath('gpulua.pipeline', package.path)
   assert(where:find('$prefix', 1, true) == 1, 'found in the install prefix, not ' .. where)
+  local asserts = package.searchpath('gpulua.assert', package.path)
+  assert(asserts and asserts:find('$prefix', 1, true) == 1, 'gpulua.assert installed, not ' .. tostring(asserts))
   print('installed host: ' .. gpu.backend() .. ' ' .. gpu.count() .. ', modules from ' .. where)"
 if command -v lua5.4 >/dev/null; then
   GPULUA_BACKEND=sim LUA_CPATH_5_4="$prefix/lib/lua/5.4/?.so" LUA_PATH_5_4="$prefix/share/lua/5.4/?.lua;;" lua5.4 -e "

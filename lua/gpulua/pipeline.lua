@@ -8,6 +8,7 @@
 --     batches = n,             -- number of batches
 --     setup = function(s, i) return {...} end,  -- optional: per-stream state, the `ctx` of its batches
 --     stage = function(b, s, ctx) end,         -- queue batch b's work on stream s
+--     progress = true,         -- optional: a progress line on stderr when it is a terminal
 --   }
 --
 -- The streams of all devices are interleaved into one list (device 1's first
@@ -20,8 +21,21 @@
 -- to the last operation (timing events on each main stream; the largest over
 -- the devices; it waits for the work to finish), ms each stream's own span.
 --
+-- progress = true shows, when stderr is a terminal (nothing otherwise), one
+-- line redrawn in place at most every 0.1 s: batches queued and finished,
+-- seconds since run began and finished batches a second; the last state
+-- stays on its line when run returns (or the line is ended when a stage
+-- raises). "Finished" is counted with an event recorded on the batch's
+-- stream after each batch (once 64 of a stream's are pending, its newest one
+-- is recorded again instead), asked without waiting and without telling the
+-- checker (so its verdicts never depend on how far the GPU got); once every
+-- batch is queued, run waits for those events in turn, as it would have
+-- waited for the work anyway. Nothing else changes: no stream waits for
+-- another and no batch waits for the host.
+--
 -- pipeline.graph{...} takes run's options (one device; `streams` a count;
--- `name` the graph's name) and returns the whole pipeline as one graph
+-- `name` the graph's name; progress = true is refused: nothing runs during
+-- a capture) and returns the whole pipeline as one graph
 -- (API.md "CUDA graphs"): it is captured on the device's main stream, each of
 -- the `streams` becomes a branch forked from it (batch b on branch
 -- (b - 1) % streams + 1, as in run) and is joined back at the end. `setup` is
@@ -32,6 +46,7 @@
 -- `setup` that gives each stream its own device slices (allocated on that
 -- stream) and pinned host buffers: double buffering without bookkeeping.
 local gpu = require "gpulua"
+local internal = require "gpulua.internal"
 
 local pipeline = {}
 
@@ -62,8 +77,16 @@ local function as_device(d)
   fail("expected a device or a device ordinal, got " .. tostring(d))
 end
 
-local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage"}
-local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "name"}
+local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress"}
+local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress", "name"}
+
+-- What v is, for "got X".
+local function given(v)
+  if type(v) == "number" then return v ~= v and "number NaN" or "number " .. tostring(v) end
+  local mt = getmetatable(v)
+  if type(v) == "userdata" and type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
+  return type(v)
+end
 
 local function check_opts(opts, known_options)
   if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end
@@ -83,6 +106,101 @@ local function check_opts(opts, known_options)
     fail("option 'setup' expected a function, got " .. type(opts.setup))
   end
   if opts.device ~= nil and opts.devices ~= nil then fail("give 'device' or 'devices', not both") end
+  if opts.progress ~= nil and type(opts.progress) ~= "boolean" then
+    fail("option 'progress' expected a boolean, got " .. given(opts.progress))
+  end
+end
+
+-- ---- the progress line -------------------------------------------------
+
+local PENDING = 64   -- events a stream keeps pending; then its newest is recorded again
+local REDRAW = 0.1   -- seconds between redraws
+
+local Progress = {}
+Progress.__index = Progress
+
+-- A progress line for `total` batches over `nstreams` streams, or nil when
+-- stderr is not a terminal.
+local function progress_line(total, nstreams)
+  if not internal.isatty(2) then return nil end
+  local p = setmetatable({total = total, queued = 0, finished = 0, t0 = gpu.clock(), drawn_at = -math.huge,
+                          marks = {}, done = {}, spare = {}}, Progress)
+  for k = 1, nstreams do
+    p.marks[k], p.done[k], p.spare[k] = {first = 1, last = 0}, 0, {}
+  end
+  return p
+end
+
+-- A stage raised: end the line, so that the error starts on its own.
+function Progress.__close(p, err)
+  if err ~= nil and p.drawn then io.stderr:write("\n") end
+end
+
+function Progress:draw(final)
+  local now = gpu.clock()
+  if not final and now - self.drawn_at < REDRAW then return end
+  self.drawn_at = now
+  local secs = now - self.t0
+  local rate = secs > 0 and ("%.1f batches/s"):format(self.finished / secs) or "-"
+  io.stderr:write(("\rpipeline.run: %d/%d batches queued, %d finished, %.1f s, %s\27[K%s"):format(
+    self.queued, self.total, self.finished, secs, rate, final and "\n" or ""))
+  self.drawn = not final
+end
+
+-- Take the finished events of stream k off its list (asked without waiting:
+-- internal.peek tells the checker nothing).
+function Progress:reap(k)
+  local m = self.marks[k]
+  while m.first <= m.last and internal.peek(m[m.first].event) do
+    local mark = m[m.first]
+    self.finished = self.finished + mark.count - self.done[k]
+    self.done[k] = mark.count
+    self.spare[k][#self.spare[k] + 1] = mark.event
+    m[m.first] = nil
+    m.first = m.first + 1
+  end
+end
+
+-- Batch b, stream k's count-th, is queued on s.
+function Progress:queued_on(k, s, b, count)
+  self.queued = self.queued + 1
+  local m = self.marks[k]
+  if m.last - m.first + 1 >= PENDING then
+    local newest = m[m.last]
+    s:record(newest.event)
+    newest.count, newest.batch = count, b
+  else
+    local spare = self.spare[k]
+    local e = spare[#spare]
+    if e then
+      spare[#spare] = nil
+      s:record(e)
+    else
+      e = s:record{}
+    end
+    m.last = m.last + 1
+    m[m.last] = {event = e, count = count, batch = b}
+  end
+  if gpu.clock() - self.drawn_at >= REDRAW then
+    for j in ipairs(self.marks) do self:reap(j) end
+    self:draw(false)
+  end
+end
+
+-- Every batch is queued: wait for the events in the order of their batches,
+-- redrawing as they finish, then draw the last line.
+function Progress:finish()
+  while true do
+    local oldest, k
+    for j, m in ipairs(self.marks) do
+      if m.first <= m.last and (not oldest or m[m.first].batch < oldest) then oldest, k = m[m.first].batch, j end
+    end
+    if not k then break end
+    self.marks[k][self.marks[k].first].event:sync()
+    for j in ipairs(self.marks) do self:reap(j) end
+    self:draw(false)
+  end
+  self:draw(true)
 end
 
 local function devices_of(opts)
@@ -139,6 +257,7 @@ function pipeline.run(opts)
     counts[i] = 0
   end
 
+  local bar <close> = opts.progress and progress_line(opts.batches, #streams) or nil
   local t0 = gpu.clock()
   local starts, stops = {}, {}
   for d, dev in ipairs(devs) do
@@ -151,6 +270,7 @@ function pipeline.run(opts)
     firsts[k] = firsts[k] or s:record{timing = true}
     opts.stage(b, s, ctx[k])
     counts[k] = counts[k] + 1
+    if bar then bar:queued_on(k, s, b, counts[k]) end
   end
   local lasts = {}
   for k, s in ipairs(streams) do lasts[k] = s:record{timing = true} end
@@ -161,6 +281,7 @@ function pipeline.run(opts)
     stops[d] = dev.main:record{timing = true}
   end
   local wall_ms = (gpu.clock() - t0) * 1e3
+  if bar then bar:finish() end
 
   local stats = {batches = opts.batches, streams = {}, wall_ms = wall_ms, gpu_ms = 0}
   for d = 1, #devs do stats.gpu_ms = math.max(stats.gpu_ms, starts[d]:elapsed(stops[d])) end
@@ -184,6 +305,9 @@ function pipeline.graph(opts)
   if math.type(n) ~= "integer" or n < 1 then
     fail("option 'streams' expected a positive integer (the branches are forked inside the capture), got "
       .. tostring(n))
+  end
+  if opts.progress then
+    fail("option 'progress' is pipeline.run's: nothing runs while a graph is captured (time its replays instead)")
   end
   if opts.name ~= nil and type(opts.name) ~= "string" then
     fail("option 'name' expected a string, got " .. type(opts.name))

@@ -164,6 +164,11 @@ int gl_event_query(gl_event *e, int *done, gl_site *site) {
   return 0;
 }
 
+int gl_event_peek(const gl_event *e) {
+  if (!e->ev || !e->s || e->capture) return 0;
+  return gl_drv.cuEventQuery(e->ev) == CUDA_SUCCESS;
+}
+
 int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {
   gl_runtime *rt = a->s->dev->rt;
   if (gl_capture_check_event(rt, a, "e:elapsed", site) != 0 || gl_capture_check_event(rt, b, "e:elapsed", site) != 0)

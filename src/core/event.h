@@ -43,6 +43,10 @@ int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site);
 int gl_event_check(gl_event *e);
 int gl_event_sync(gl_event *e, gl_site *site);
 int gl_event_query(gl_event *e, int *reached, gl_site *site);
+/* 1 when the work e marks has finished, else 0 (also for an error, which
+ * the device's next call reports), without telling the checker: what the
+ * host learns here changes no verdict (a progress display; pipeline.lua). */
+int gl_event_peek(const gl_event *e);
 /* Milliseconds from a to b (both recorded with timing); waits for both. */
 int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site);
 /* Give the driver event back to its device's pool, drop the stream. */

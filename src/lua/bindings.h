@@ -109,10 +109,15 @@ int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what)
 
 /* The calling script's location, for the core (site.h). */
 int gl_lua_loc(gl_runtime *rt, void *L);
+/* The same from stack level `first` up (1: the caller of the running C
+ * function, as luaL_where counts): for gpulua's own Lua modules, whose
+ * calls are located at their caller's line (l_internal.c). */
+int gl_lua_loc_from(gl_runtime *rt, lua_State *L, int first);
 #define GL_SITE(L) {gl_lua_loc, (L), GL_LOC_UNRESOLVED}
 /* Raise the runtime's error at the calling script line. */
 int gl_raise(lua_State *L, gl_runtime *rt);
 void gl_push_error(lua_State *L, gl_runtime *rt); /* gl_raise's message, pushed */
+void gl_push_error_at(lua_State *L, gl_runtime *rt, int level); /* ... positioned at stack level `level` */
 /* During a capture (graph.h) a call that cannot be captured (a host wait,
  * an allocation, a free, a close) raises, naming itself and the graph. */
 #define GL_NOT_IN_CAPTURE(L, rt, call)                                   \
@@ -175,6 +180,8 @@ int gl_host_new(lua_State *L);                         /* gpu.host(...) */
 void gl_kernel_functions(lua_State *L);               /* l_module.c: compile, load, kernels */
 void gl_comm_functions(lua_State *L);                 /* l_comm.c: gpu.comm */
 int gl_trace_lua(lua_State *L);                        /* l_trace.c: gpu.trace */
+/* l_internal.c: package.preload["gpulua.internal"], the C helpers of gpulua's own Lua modules */
+void gl_internal_functions(lua_State *L);
 
 /* ---- dtypes (l_dtype.c) -------------------------------------------------- */
 gl_dtype gl_check_dtype(lua_State *L, int arg);        /* a dtype name, or an error listing them */

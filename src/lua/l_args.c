@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-int gl_lua_loc(gl_runtime *rt, void *ctx) {
-  lua_State *L = ctx;
+int gl_lua_loc(gl_runtime *rt, void *ctx) { return gl_lua_loc_from(rt, ctx, 1); }
+
+int gl_lua_loc_from(gl_runtime *rt, lua_State *L, int first) {
   lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+  for (int level = first; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
     /* a small cache: the same call site again costs a compare */
     unsigned h = ((unsigned)(uintptr_t)ar.source >> 4 ^ (unsigned)ar.currentline * 2654435761u) & 63u;
@@ -52,8 +53,10 @@ int gl_raise(lua_State *L, gl_runtime *rt) {
   return lua_error(L);
 }
 
-void gl_push_error(lua_State *L, gl_runtime *rt) {
-  luaL_where(L, 1);
+void gl_push_error(lua_State *L, gl_runtime *rt) { gl_push_error_at(L, rt, 1); }
+
+void gl_push_error_at(lua_State *L, gl_runtime *rt, int level) {
+  luaL_where(L, level);
   const char *msg = gl_error_message(rt);
   lua_pushstring(L, msg);
   int n = 2;

@@ -227,6 +227,7 @@ static void register_types(lua_State *L) {
 int luaopen_gpulua(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) { /* a second require, after an unload */
     register_types(L);
+    gl_internal_functions(L);
     return 1;
   }
   lua_pop(L, 1);
@@ -239,6 +240,7 @@ int luaopen_gpulua(lua_State *L) {
   }
   create_runtime(L);
   register_types(L);
+  gl_internal_functions(L);
   add_lua_path(L);
 
   static const luaL_Reg funcs[] = {

@@ -64,7 +64,11 @@ describe("pipelines", function()
       {device = 0, devices = {0}, batches = 1, stage = function() end})
     H.fails("pipeline%.buffers: buffer 'a' expected {dtype, count", pipeline.buffers, {a = {"f32"}})
     H.fails("pipeline%.run: unknown option 'batchs' %(the options are: device, devices, streams, batches, setup, " ..
-            "stage%)", pipeline.run, {batchs = 1, stage = print})
+            "stage, progress%)", pipeline.run, {batchs = 1, stage = print})
+    H.fails("pipeline%.run: option 'progress' expected a boolean, got number 1$", pipeline.run,
+      {batches = 1, stage = print, progress = 1})
+    H.fails("pipeline%.run: option 'progress' expected a boolean, got string$", pipeline.run,
+      {batches = 1, stage = print, progress = "yes"})
   end)
 
   it("takes dev.main among its streams", function()
@@ -97,6 +101,100 @@ describe("pipelines", function()
     assert.are.equal(4, #stats.streams)
     assert.are.equal(2, stats.streams[1].batches)
     assert.are.equal(1, stats.streams[2].device)
+  end)
+end)
+
+describe("pipeline.run{progress = true}", function()
+  local dev = gpu.device(0)
+  local internal = require "gpulua.internal"
+  H.checker_hooks()
+
+  -- Run fn with stderr taken for a terminal and its writes collected;
+  -- returns whether fn succeeded, its error, and what was written.
+  local function on_a_terminal(fn)
+    local isatty, stderr = internal.isatty, io.stderr
+    local written = {}
+    internal.isatty = function(fd) return fd == 2 or isatty(fd) end
+    rawset(io, "stderr", {write = function(self, ...)
+      for i = 1, select("#", ...) do written[#written + 1] = select(i, ...) end
+      return self
+    end})
+    local ok, err = pcall(fn)
+    internal.isatty = isatty
+    rawset(io, "stderr", stderr)
+    return ok, err, table.concat(written)
+  end
+
+  it("draws a line of batches queued and finished, redrawn in place, ended at the end", function()
+    local out = dev:zeros("i32", 12)
+    dev.main:sync()
+    local ok, err, text = on_a_terminal(function()
+      local stats = pipeline.run{device = dev, streams = 3, batches = 12, progress = true,
+        stage = function(b, s)
+          H.busy(dev, s, 1)
+          s:fill(out:view(b - 1, 1), b)
+        end}
+      assert.are.equal(12, stats.batches)
+    end)
+    assert(ok, err)
+    assert.matches("^\rpipeline%.run: 1/12 batches queued, [01] finished, [%d.]+ s, [%d.]+ batches/s\27%[K", text)
+    assert.matches("\rpipeline%.run: 12/12 batches queued, 12 finished, [%d.]+ s, [%d.]+ batches/s\27%[K\n$", text)
+    local _, lines = text:gsub("\n", "")
+    assert.are.equal(1, lines)
+    assert.are.same({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, out:read():totable())
+  end)
+
+  it("counts finished batches without telling the checker, and ends its line when a stage raises", function()
+    local x = dev:zeros("f32", 4)
+    local streams = {dev:stream{name = "one"}, dev:stream{name = "two"}, dev:stream{name = "three"}}
+    for _, s in ipairs(streams) do s:join(dev.main) end
+    local line
+    local ok, err, text = on_a_terminal(function()
+      pipeline.run{device = dev, streams = streams, batches = 3, progress = true,
+        stage = function(b, s)
+          if b == 1 then
+            s:fill(x, 1) -- on stream one
+          elseif b == 2 then
+            -- past the redraw interval, with stream one's work finished (nothing tells the
+            -- checker so): the line redrawn after this batch counts batch 1 finished (2 too, if its
+            -- record has run)
+            local t0, e = gpu.clock(), streams[1]:record{}
+            while gpu.clock() - t0 < 0.15 or not internal.peek(e) do end
+          else
+            line = H.here() + 1
+            s:copy(gpu.host("f32", 4), x) -- stream three is not ordered after stream one's fill
+          end
+        end}
+    end)
+    assert.is_false(ok)
+    assert.matches("stream 'three'.*pipeline_spec%.lua:" .. line .. ".*stream 'one' %(device 0%) may still be "
+      .. "writing", tostring(err))
+    assert.matches("\rpipeline%.run: 2/3 batches queued, [12] finished, [^\r\n]*\27%[K\n$", text)
+    for _, s in ipairs(streams) do s:close() end
+  end)
+
+  it("draws nothing when stderr is not a terminal", function()
+    local out, status = H.run_child([[
+      local gpu = require "gpulua" -- first: on lua5.4, loading it puts gpulua's modules on the path
+      local pipeline = require "gpulua.pipeline"
+      local dev = gpu.device(0)
+      pipeline.run{device = dev, streams = 2, batches = 20, progress = true,
+        stage = function(_, s) s:fill(dev:zeros("u8", 1 << 20, {stream = s}), 1) end}
+      print("ran 20 batches")
+    ]])
+    assert.are.equal(0, status, out)
+    assert.are.equal("ran 20 batches\nexit status 0\n", out)
+  end)
+
+  it("is refused by pipeline.graph, where nothing runs", function()
+    local base = {device = dev, streams = 2, batches = 2, stage = function() end}
+    base.progress = true
+    H.fails("pipeline%.graph: option 'progress' is pipeline%.run's: nothing runs while a graph is captured",
+      pipeline.graph, base)
+    base.progress = false
+    pipeline.graph(base):close()
+    base.progress = 0
+    H.fails("pipeline%.graph: option 'progress' expected a boolean, got number 0", pipeline.graph, base)
   end)
 end)
 
