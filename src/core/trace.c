@@ -79,18 +79,35 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
   o->done = 1;
 }
 
+/* The begin event of the operation being queued on s, taken off the list
+ * (NULL when none). A collective begins on all its ranks' streams before it
+ * ends on any. */
+static CUevent take_pending(gl_trace *T, const gl_stream *s) {
+  for (int i = 0; i < T->npending; i++)
+    if (T->pending[i].s == s) {
+      CUevent e = T->pending[i].e;
+      T->pending[i] = T->pending[--T->npending];
+      return e;
+    }
+  return NULL;
+}
+
 void gl_trace_begin(gl_stream *s) {
   gl_trace *T = s->dev->rt->trace;
   if (!T) return;
-  T->pending = take_event(T, s->dev);
-  if (T->pending) gl_drv.cuEventRecord(T->pending, s->cu);
+  CUevent stale = take_pending(T, s); /* an operation whose queueing failed */
+  if (stale) gl_event_give(s->dev, stale, 1);
+  if (T->npending == GL_TRACE_PENDING) return; /* no begin event: drawn as an instant */
+  CUevent e = take_event(T, s->dev);
+  if (!e) return;
+  gl_drv.cuEventRecord(e, s->cu);
+  T->pending[T->npending++] = (pending_rec){s, s->dev, e};
 }
 
 void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes) {
   gl_trace *T = s->dev->rt->trace;
   if (!T) return;
-  CUevent a = T->pending, b = take_event(T, s->dev);
-  T->pending = NULL;
+  CUevent a = take_pending(T, s), b = take_event(T, s->dev);
   if (b) gl_drv.cuEventRecord(b, s->cu);
   if (T->n == T->cap) {
     long cap = T->cap ? 2 * T->cap : 1024;
@@ -397,6 +414,8 @@ void gl_trace_finish(gl_runtime *rt) {
   if (T->timeline) write_timeline(T, stderr);
   rt->trace = NULL;
   drop_records(T);
+  for (int i = 0; i < T->npending; i++) /* begun, never ended: their queueing failed */
+    if (T->pending[i].dev->opened) gl_event_give(T->pending[i].dev, T->pending[i].e, 1);
   for (int d = 0; d < T->ndev; d++) {
     dev_state *ds = &T->dev[d];
     if (!ds->ready || !rt->devs[d].opened) continue;

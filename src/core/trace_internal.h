@@ -16,6 +16,10 @@
 #include "driver.h"
 #include "types.h"
 
+/* Operations begun and not yet ended: one per stream, a collective's ranks
+ * (GL_MAX_LOCAL_RANKS) at most. */
+enum { GL_TRACE_PENDING = 64 };
+
 typedef struct {
   gl_stream *s;          /* a reference */
   uint64_t seq;
@@ -33,6 +37,12 @@ typedef struct {
   uint64_t to_seq;       /* the waiting stream's position at the wait */
   const char *kind;      /* "wait", "join", "fork", "auto wait", "close" */
 } flow_rec;
+
+typedef struct {
+  const gl_stream *s;    /* not a reference: only compared */
+  gl_device *dev;        /* s's, whose pool e goes back to */
+  CUevent e;             /* the begin event of the operation being queued on s */
+} pending_rec;
 
 typedef struct {
   int ready;
@@ -53,7 +63,8 @@ struct gl_trace {
   long nflows, capflows;
   dev_state *dev;
   int ndev;
-  CUevent pending;       /* the begin event of the operation being queued */
+  pending_rec pending[GL_TRACE_PENDING]; /* one per stream queueing (a collective: each rank's) */
+  int npending;
 };
 
 /* The streams that appear in the trace, in order of first use (malloc'd). */
