@@ -58,6 +58,13 @@ check no-double-prefix '^gpulua: GPULUA_BACKEND must be cuda or sim' env GPULUA_
 check trace-unwritable 'cannot write /nonexistent/dir/t\.json: No such file or directory' \
   "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
 status trace-unwritable-exit 1 "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
+check timeline-svg-unwritable '^gpulua: --timeline \(or GPULUA_TIMELINE\): cannot write /nonexistent/dir/t\.svg: No such file or directory' \
+  "$g" --timeline=/nonexistent/dir/t.svg -e 'print("ran")'
+status timeline-svg-unwritable-exit 1 "$g" --timeline=/nonexistent/dir/t.svg -e 'print("ran")'
+check timeline-svg '^<svg xmlns' sh -c "'$g' --timeline='$tmp/t.svg' -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' && cat '$tmp/t.svg'"
+# the command line wins over GPULUA_TIMELINE, 0 included
+check timeline-option-wins '^0$' sh -c "GPULUA_TIMELINE=1 '$g' --timeline=0 -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' 2>&1 | grep -c 'gpulua timeline'"
+check timeline-env '^dev0 main #[0-9]+ +\|F+\| 1 op$' env GPULUA_TIMELINE=1 "$g" -e 'gpu.device(0):zeros("f32", 4) gpu.sync()'
 # the timeline shows every kind of work a row holds (a short kernel before a
 # long fill), and says "1 op"
 cat >"$tmp/tl.lua" <<'LUA'
