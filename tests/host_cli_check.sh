@@ -94,6 +94,11 @@ gpu.sync()
 LUA
 check timeline-graph 'replayer #[0-9]+ +\|[^|]*G[^|]*\| 3 ops$' "$g" --timeline "$tmp/tlg.lua"
 check repl '^> 4$' sh -c "printf '2 + 2\n' | '$g' -i 2>/dev/null"
+# the REPL records from its first line: gpu.timeline() shows it all, starting nothing
+printf 'dev = gpu.device(0)\ns = dev:stream{name = "repl_s"}\nx = dev:zeros("f32", 4, {stream = s})\ngpu.sync()\ngpu.timeline()\n' \
+  >"$tmp/repl-tl.in"
+check repl-timeline 'repl_s #[0-9]+ +\|F+\| 1 op$' sh -c "'$g' -i <'$tmp/repl-tl.in'"
+check repl-timeline-no-start '^0$' sh -c "'$g' -i <'$tmp/repl-tl.in' 2>&1 | grep -c 'recording starts'"
 # the REPL's locations count its input lines, continuation lines included
 printf 'x = gpu.device(0):zeros("f32", 4)\n\nfor i = 1, 1 do\n  x:free()\nend\nprint(pcall(x.read, x))\nerror("line 7")\n' \
   >"$tmp/repl.in"

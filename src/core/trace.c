@@ -80,6 +80,32 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
   o->done = 1;
 }
 
+/* Recording for gpu.timeline() only: the oldest finished records go, so
+ * that a long REPL session keeps about GL_TRACE_KEEP of them. A file or a
+ * timeline at exit needs them all. */
+static void trim(gl_trace *T) {
+  if (T->file[0] || T->svg[0] || T->timeline || T->n <= GL_TRACE_KEEP) return;
+  long cut = T->n - GL_TRACE_KEEP / 2;
+  if (cut > T->harvested) cut = T->harvested;
+  if (cut < GL_TRACE_KEEP / 4) return;
+  for (long i = 0; i < cut; i++) gl_stream_unref(T->ops[i].s);
+  memmove(T->ops, T->ops + cut, (size_t)(T->n - cut) * sizeof *T->ops);
+  T->n -= cut;
+  T->harvested -= cut;
+  T->dropped += cut;
+  long kept = 0;
+  for (long k = 0; k < T->nflows; k++) {
+    flow_rec f = T->flows[k];
+    if (f.from < cut) {
+      gl_stream_unref(f.to);
+      continue;
+    }
+    f.from -= cut;
+    T->flows[kept++] = f;
+  }
+  T->nflows = kept;
+}
+
 /* The begin event of the operation being queued on s, taken off the list
  * (NULL when none). A collective begins on all its ranks' streams before it
  * ends on any. */
@@ -134,6 +160,8 @@ void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes)
       if (!T->ops[i].done) break;
     }
     T->harvested = i;
+    trim(T);
+    gl_set_ctx(s->dev); /* a stream let go may have set another device's context */
   }
 }
 
@@ -314,6 +342,35 @@ int gl_trace_start_svg(gl_runtime *rt, const char *what, const char *svg) {
   if (!rt->trace && begin(rt, 0) != 0) return -1;
   snprintf(rt->trace->svg, sizeof rt->trace->svg, "%s", svg);
   return 0;
+}
+
+/* Read the times of every op that has finished, waiting for none; the
+ * number still pending. */
+static long harvest_finished(gl_trace *T) {
+  long pending = 0;
+  for (long i = T->harvested; i < T->n; i++) {
+    harvest(T, &T->ops[i], 0);
+    if (!T->ops[i].done) pending++;
+    else if (i == T->harvested) T->harvested = i + 1;
+  }
+  return pending;
+}
+
+int gl_trace_timeline(gl_runtime *rt, const char *what, gl_buf *text, const char *svg) {
+  if (svg && check_writable(rt, what, svg) != 0) return -1;
+  int started = 0;
+  if (!rt->trace) {
+    if (begin(rt, 0) != 0) return -1;
+    started = 1;
+    if (text)
+      gl_buf_printf(text, "gpulua timeline: nothing was being recorded; recording starts now, and %s() shows the "
+                          "work queued from here on\n", what);
+  }
+  gl_trace *T = rt->trace;
+  harvest_finished(T);
+  if (svg && gl_trace_svg_write(T, svg) != 0) return gl_fail(rt, "%s: cannot write %s: %s", what, svg, strerror(errno));
+  if (text && !started) gl_trace_text(T, text);
+  return started;
 }
 
 const char *gl_trace_file(const gl_runtime *rt) {

@@ -17,6 +17,9 @@
 #include "error.h"
 #include "types.h"
 
+/* Recording for gpu.timeline() only (no file, nothing at exit, as the REPL
+ * starts it) keeps about this many of the latest operations. */
+enum { GL_TRACE_KEEP = 200000 };
 /* Operations begun and not yet ended: one per stream, a collective's ranks
  * (GL_MAX_LOCAL_RANKS) at most. */
 enum { GL_TRACE_PENDING = 64 };
@@ -60,6 +63,7 @@ struct gl_trace {
   double t0;
   op_rec *ops;
   long n, cap, harvested; /* ops[0 .. harvested) are all done */
+  long dropped;          /* the oldest records no longer kept (GL_TRACE_KEEP) */
   flow_rec *flows;
   long nflows, capflows;
   dev_state *dev;

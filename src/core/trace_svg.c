@@ -542,6 +542,7 @@ int gl_trace_svg_write(const gl_trace *T, const char *path) {
           P.nrows == 1 ? "" : "s", ndev, ndev == 1 ? "" : "s", gl_backend_name ? gl_backend_name : "no", done,
           done == 1 ? "" : "s");
   if (T->n > done) fprintf(f, ", %ld not finished yet (not drawn)", T->n - done);
+  if (T->dropped) fprintf(f, ", %ld older ones no longer kept", T->dropped);
   if (P.M.folded > 0) fprintf(f, "; idle stretches folded: %s", folded);
   fprintf(f, "</text>\n");
   long count[NKINDS] = {0}, drawn = 0, autos = 0;

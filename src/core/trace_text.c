@@ -93,7 +93,8 @@ void gl_trace_text(const gl_trace *T, gl_buf *out) {
     done++;
   }
   if (T->n == 0) {
-    gl_buf_printf(out, "gpulua timeline: nothing was queued\n");
+    gl_buf_printf(out, "gpulua timeline: nothing was queued%s\n",
+                  T->dropped ? " since the oldest records were let go" : "");
     return;
   }
   if (done == 0) {
@@ -119,4 +120,7 @@ void gl_trace_text(const gl_trace *T, gl_buf *out) {
   if (done < T->n)
     gl_buf_printf(out, "%ld operation%s still queued (not finished) %s not shown yet\n", T->n - done,
                   T->n - done == 1 ? "" : "s", T->n - done == 1 ? "is" : "are");
+  if (T->dropped)
+    gl_buf_printf(out, "(the %ld oldest operations are no longer kept: recording for gpu.timeline() alone keeps "
+                       "at most the latest %d)\n", T->dropped, GL_TRACE_KEEP);
 }

@@ -175,6 +175,7 @@ int gl_host_new(lua_State *L);                         /* gpu.host(...) */
 void gl_kernel_functions(lua_State *L);               /* l_module.c: compile, load, kernels */
 void gl_comm_functions(lua_State *L);                 /* l_comm.c: gpu.comm */
 int gl_trace_lua(lua_State *L);                        /* l_trace.c: gpu.trace */
+int gl_timeline_lua(lua_State *L);                     /* l_trace.c: gpu.timeline */
 
 /* ---- dtypes (l_dtype.c) -------------------------------------------------- */
 gl_dtype gl_check_dtype(lua_State *L, int arg);        /* a dtype name, or an error listing them */

@@ -26,4 +26,10 @@ int luaopen_gpulua(lua_State *L);
  * Returns 0 when accepted, -1 when the name or value is not valid. */
 int gpulua_set_option(const char *name, const char *value);
 
+/* Start recording the GPU work of the gpulua opened in L, for gpu.timeline()
+ * (no file, nothing written at exit), unless something records already
+ * (--trace, --timeline, gpu.trace). The REPL calls it at its start.
+ * 0, or -1 with the error message pushed on L. */
+int gpulua_record(lua_State *L);
+
 #endif
