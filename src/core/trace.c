@@ -369,7 +369,7 @@ int gl_trace_timeline(gl_runtime *rt, const char *what, gl_buf *text, const char
   gl_trace *T = rt->trace;
   harvest_finished(T);
   if (svg && gl_trace_svg_write(T, svg) != 0) return gl_fail(rt, "%s: cannot write %s: %s", what, svg, strerror(errno));
-  if (text && !started) gl_trace_text(T, text);
+  if (text && !started && !svg) gl_trace_text(T, text);
   return started;
 }
 

@@ -30,11 +30,12 @@ int gl_trace_start(gl_runtime *rt, const char *what, const char *file, int timel
  * a file that cannot be written is an error now, as for gl_trace_start. */
 int gl_trace_start_svg(gl_runtime *rt, const char *what, const char *svg);
 /* The timeline of the work recorded so far, waiting for nothing: finished
- * operations are drawn, those still queued counted as pending. text (may be
- * NULL): the text timeline appended; svg (may be NULL): the SVG written to
- * that file. When nothing records, recording starts (for the timeline only:
- * no file, nothing at exit): text then gets one line saying so, and 1 is
- * returned; else 0, or -1 with the error (`what` names the caller in it). */
+ * operations are drawn, those still queued counted as pending. svg (may be
+ * NULL): the SVG written to that file; else the text timeline is appended
+ * to text (may be NULL). When nothing records, recording starts (for the
+ * timeline only: no file, nothing at exit): text then gets one line saying
+ * so, and 1 is returned; else 0, or -1 with the error (`what` names the
+ * caller in it). */
 int gl_trace_timeline(gl_runtime *rt, const char *what, gl_buf *text, const char *svg);
 /* The trace file, or NULL when not tracing or tracing without one. */
 const char *gl_trace_file(const gl_runtime *rt);
