@@ -68,6 +68,14 @@ if [ "$what" = all ] || [ "$what" = examples ]; then
   "$gpulua" --backend=cuda --trace="$out/pipeline-trace.json" --timeline examples/pipeline.lua >/dev/null 2>"$out/timeline.txt" || status=1
   head -n 20 "$out/timeline.txt"
   python3 tests/trace_check.py "$out/pipeline-trace.json" --streams 4 --overlap || status=1
+  echo "== SVG timeline of examples/pipeline.lua"
+  "$gpulua" --backend=cuda --trace="$out/pipeline-svg.json" --timeline="$out/pipeline.svg" examples/pipeline.lua >/dev/null || status=1
+  if command -v rsvg-convert >/dev/null; then # renders pipeline.png, as ctest timeline.svg does on sim
+    python3 tests/svg_check.py "$out/pipeline.svg" "$out/pipeline.png" --json "$out/pipeline-svg.json" --streams 5 \
+      --kinds h2d,d2h,kernel --flows 4 || status=1
+  else
+    echo "no rsvg-convert here: check and render $out/pipeline.svg elsewhere with tests/svg_check.py"
+  fi
 fi
 
 if [ "$what" = all ] || [ "$what" = bench ]; then

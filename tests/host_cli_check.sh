@@ -75,6 +75,13 @@ check no-double-prefix '^gpulua: GPULUA_BACKEND must be cuda or sim' env GPULUA_
 check trace-unwritable 'cannot write /nonexistent/dir/t\.json: No such file or directory' \
   "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
 status trace-unwritable-exit 1 "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
+check timeline-svg-unwritable '^gpulua: --timeline \(or GPULUA_TIMELINE\): cannot write /nonexistent/dir/t\.svg: No such file or directory' \
+  "$g" --timeline=/nonexistent/dir/t.svg -e 'print("ran")'
+status timeline-svg-unwritable-exit 1 "$g" --timeline=/nonexistent/dir/t.svg -e 'print("ran")'
+check timeline-svg '^<svg xmlns' sh -c "'$g' --timeline='$tmp/t.svg' -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' && cat '$tmp/t.svg'"
+# the command line wins over GPULUA_TIMELINE, 0 included
+check timeline-option-wins '^0$' sh -c "GPULUA_TIMELINE=1 '$g' --timeline=0 -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' 2>&1 | grep -c 'gpulua timeline'"
+check timeline-env '^dev0 main #[0-9]+ +\|F+\| 1 op$' env GPULUA_TIMELINE=1 "$g" -e 'gpu.device(0):zeros("f32", 4) gpu.sync()'
 # the timeline shows every kind of work a row holds (a short kernel before a
 # long fill), and says "1 op"
 cat >"$tmp/tl.lua" <<'LUA'
@@ -111,6 +118,11 @@ check repl-slice '> gpulua\.Slice\(f32\[4096\] on device 0, home stream main\)$'
 check repl-host '> gpulua\.HostBuffer\(f32\[3\]: 1\.5, 2, 3\)$' sh -c "'$g' -i <'$tmp/print.in' 2>&1"
 check repl-stream "> gpulua\.Stream\('w' on device 0: (idle|busy), [0-9 of]+operations? queued.*, last a fill\)$" sh -c "'$g' -i <'$tmp/print.in' 2>&1"
 check repl-stream-idle "> gpulua\.Stream\('w' on device 0: idle, 2 operations queued, last a fill\)$" sh -c "'$g' -i <'$tmp/print.in' 2>&1"
+# the REPL records from its first line: gpu.timeline() shows it all, starting nothing
+printf 'dev = gpu.device(0)\ns = dev:stream{name = "repl_s"}\nx = dev:zeros("f32", 4, {stream = s})\ngpu.sync()\ngpu.timeline()\n' \
+  >"$tmp/repl-tl.in"
+check repl-timeline 'repl_s #[0-9]+ +\|F+\| 1 op$' sh -c "'$g' -i <'$tmp/repl-tl.in'"
+check repl-timeline-no-start '^0$' sh -c "'$g' -i <'$tmp/repl-tl.in' 2>&1 | grep -c 'recording starts'"
 # the REPL's locations count its input lines, continuation lines included
 printf 'x = gpu.device(0):zeros("f32", 4)\n\nfor i = 1, 1 do\n  x:free()\nend\nprint(pcall(x.read, x))\nerror("line 7")\n' \
   >"$tmp/repl.in"

@@ -17,7 +17,7 @@ static struct {
   char backend[8];
   char policy[8];
   char trace[1024];
-  int timeline;
+  char timeline[1024]; /* "0", "1" or the SVG's file name; "" when not given */
 } opt;
 
 static const char *const policy_names[] = {"strict", "auto", "off"};
@@ -43,8 +43,9 @@ int gpulua_set_option(const char *name, const char *value) {
   } else if (strcmp(name, "trace") == 0) {
     if (!*value || strlen(value) >= sizeof opt.trace) return -1;
     snprintf(opt.trace, sizeof opt.trace, "%s", value);
-  } else if (strcmp(name, "timeline") == 0) {
-    opt.timeline = strcmp(value, "0") != 0;
+  } else if (strcmp(name, "timeline") == 0) { /* "0", "1", or any other value: the SVG's file name */
+    if (!*value || strlen(value) >= sizeof opt.timeline) return -1;
+    snprintf(opt.timeline, sizeof opt.timeline, "%s", value);
   } else {
     return -1;
   }
@@ -68,7 +69,23 @@ const char *gl_trace_option(void) {
   return e && *e ? e : NULL;
 }
 
-int gl_timeline_option(void) { return opt.timeline; }
+/* --timeline's value, else GPULUA_TIMELINE's, else NULL: "0" none, "1" the
+ * text timeline, anything else the SVG's file name */
+static const char *timeline_value(void) {
+  if (opt.timeline[0]) return opt.timeline;
+  const char *e = getenv("GPULUA_TIMELINE");
+  return e && *e ? e : NULL;
+}
+
+int gl_timeline_option(void) {
+  const char *v = timeline_value();
+  return v && strcmp(v, "1") == 0;
+}
+
+const char *gl_timeline_svg_option(void) {
+  const char *v = timeline_value();
+  return v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0 ? v : NULL;
+}
 
 static int load_sim(gl_buf *why) {
   char bad[256]; /* the sim's own messages: short */

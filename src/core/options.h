@@ -20,7 +20,10 @@ const char *gl_policy_name(gl_policy p);
 /* --policy, else GPULUA_POLICY, else strict; -1 (with why) on a bad value. */
 int gl_initial_policy(gl_buf *why);
 const char *gl_trace_option(void);  /* --trace, else GPULUA_TRACE, else NULL */
-int gl_timeline_option(void);       /* --timeline */
+/* --timeline, else GPULUA_TIMELINE: "1" the text timeline (1), "0" none,
+ * any other value the file the SVG timeline is written to (gl_timeline_svg_option) */
+int gl_timeline_option(void);
+const char *gl_timeline_svg_option(void); /* that file, else NULL */
 
 /* Fill gl_drv once: --backend, else GPULUA_BACKEND, else cuda when the
  * driver loads and has a device, else sim with one line on stderr saying

@@ -75,8 +75,10 @@ gl_runtime *gl_runtime_new(gl_buf *why) {
   }
   rt->ndev = n;
   rt->policy = (gl_policy)policy;
-  const char *file = gl_trace_option();
-  if ((file || gl_timeline_option()) && gl_trace_start(rt, "gpulua: --trace (or GPULUA_TRACE)", file, gl_timeline_option()) != 0) {
+  const char *file = gl_trace_option(), *svg = gl_timeline_svg_option();
+  int text = gl_timeline_option();
+  if (((file || text) && gl_trace_start(rt, "gpulua: --trace (or GPULUA_TRACE)", file, text) != 0) ||
+      (svg && gl_trace_start_svg(rt, "gpulua: --timeline (or GPULUA_TIMELINE)", svg) != 0)) {
     gl_buf_printf(why, "%s", gl_error_message(rt)); /* a trace that cannot be written stops the run now */
     gl_runtime_free(rt);
     return NULL;

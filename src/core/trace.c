@@ -6,7 +6,8 @@
  * code path serves both backends. Times are taken relative to a base event
  * recorded on an idle stream of each device when it is first traced.
  * Finished operations are harvested as the trace grows, so events are
- * reused and long pipelines keep a bounded number of them.
+ * reused and long pipelines keep a bounded number of them. The text
+ * timeline is trace_text.c's, the SVG timeline trace_svg.c's.
  */
 #include "trace.h"
 
@@ -79,18 +80,61 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
   o->done = 1;
 }
 
+/* Recording for gpu.timeline() only: the oldest finished records go, so
+ * that a long REPL session keeps about GL_TRACE_KEEP of them. A file or a
+ * timeline at exit needs them all. */
+static void trim(gl_trace *T) {
+  if (T->file[0] || T->svg[0] || T->timeline || T->n <= GL_TRACE_KEEP) return;
+  long cut = T->n - GL_TRACE_KEEP / 2;
+  if (cut > T->harvested) cut = T->harvested;
+  if (cut < GL_TRACE_KEEP / 4) return;
+  for (long i = 0; i < cut; i++) gl_stream_unref(T->ops[i].s);
+  memmove(T->ops, T->ops + cut, (size_t)(T->n - cut) * sizeof *T->ops);
+  T->n -= cut;
+  T->harvested -= cut;
+  T->dropped += cut;
+  long kept = 0;
+  for (long k = 0; k < T->nflows; k++) {
+    flow_rec f = T->flows[k];
+    if (f.from < cut) {
+      gl_stream_unref(f.to);
+      continue;
+    }
+    f.from -= cut;
+    T->flows[kept++] = f;
+  }
+  T->nflows = kept;
+}
+
+/* The begin event of the operation being queued on s, taken off the list
+ * (NULL when none). A collective begins on all its ranks' streams before it
+ * ends on any. */
+static CUevent take_pending(gl_trace *T, const gl_stream *s) {
+  for (int i = 0; i < T->npending; i++)
+    if (T->pending[i].s == s) {
+      CUevent e = T->pending[i].e;
+      T->pending[i] = T->pending[--T->npending];
+      return e;
+    }
+  return NULL;
+}
+
 void gl_trace_begin(gl_stream *s) {
   gl_trace *T = s->dev->rt->trace;
   if (!T) return;
-  T->pending = take_event(T, s->dev);
-  if (T->pending) gl_drv.cuEventRecord(T->pending, s->cu);
+  CUevent stale = take_pending(T, s); /* an operation whose queueing failed */
+  if (stale) gl_event_give(s->dev, stale, 1);
+  if (T->npending == GL_TRACE_PENDING) return; /* no begin event: drawn as an instant */
+  CUevent e = take_event(T, s->dev);
+  if (!e) return;
+  gl_drv.cuEventRecord(e, s->cu);
+  T->pending[T->npending++] = (pending_rec){s, s->dev, e};
 }
 
 void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes) {
   gl_trace *T = s->dev->rt->trace;
   if (!T) return;
-  CUevent a = T->pending, b = take_event(T, s->dev);
-  T->pending = NULL;
+  CUevent a = take_pending(T, s), b = take_event(T, s->dev);
   if (b) gl_drv.cuEventRecord(b, s->cu);
   if (T->n == T->cap) {
     long cap = T->cap ? 2 * T->cap : 1024;
@@ -116,6 +160,8 @@ void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes)
       if (!T->ops[i].done) break;
     }
     T->harvested = i;
+    trim(T);
+    gl_set_ctx(s->dev); /* a stream let go may have set another device's context */
   }
 }
 
@@ -244,97 +290,6 @@ static int write_json(const gl_trace *T, const char *path) {
   return fclose(f) == 0 ? 0 : -1;
 }
 
-enum { TL_W = 72, TL_KINDS = 6 }; /* columns; kinds of work: H D C F K G */
-static const char tl_mark[TL_KINDS] = {'H', 'D', 'C', 'F', 'K', 'G'};
-
-static int tl_kind(gl_op_kind k) {
-  switch (k) {
-  case GL_OP_H2D: return 0;
-  case GL_OP_D2H: return 1;
-  case GL_OP_D2D:
-  case GL_OP_PEER: return 2;
-  case GL_OP_FILL: return 3;
-  case GL_OP_GRAPH: return 5;
-  default: return 4;
-  }
-}
-
-/* One stream's row: each column shows the kind of work that took most of
- * its time; then every kind the row holds gets at least one column (the one
- * where it took most time, among columns whose kind shows elsewhere too),
- * so that a short kernel between long copies never disappears. */
-static void timeline_row(const gl_trace *T, const gl_stream *s, double lo, double span, char row[TL_W + 1],
-                         long *ops) {
-  double t[TL_W][TL_KINDS];
-  memset(t, 0, sizeof t);
-  *ops = 0;
-  for (long k = 0; k < T->n; k++) {
-    const op_rec *o = &T->ops[k];
-    if (o->s != s) continue;
-    (*ops)++;
-    int kind = tl_kind(o->kind);
-    double a = (o->ts - lo) / span * TL_W, b = (o->ts + o->dur - lo) / span * TL_W;
-    int c0 = (int)a, c1 = (int)b;
-    if (c0 >= TL_W) c0 = TL_W - 1;
-    if (c1 >= TL_W) c1 = TL_W - 1;
-    for (int c = c0; c <= c1; c++) {
-      double from = a > c ? a : c, to = b < c + 1 ? b : c + 1;
-      t[c][kind] += to > from ? to - from : 1e-9; /* an instant still counts */
-    }
-  }
-  int shown[TL_KINDS] = {0}, held[TL_KINDS] = {0};
-  for (int c = 0; c < TL_W; c++) {
-    int best = -1;
-    for (int k = 0; k < TL_KINDS; k++) {
-      if (t[c][k] > 0) held[k] = 1;
-      if (t[c][k] > 0 && (best < 0 || t[c][k] >= t[c][best])) best = k;
-    }
-    row[c] = best < 0 ? '.' : tl_mark[best];
-    if (best >= 0) shown[best]++;
-  }
-  for (int k = 0; k < TL_KINDS; k++) {
-    if (!held[k] || shown[k]) continue;
-    int at = -1;
-    for (int c = 0; c < TL_W; c++) {
-      if (t[c][k] <= 0) continue;
-      int cur = -1;
-      for (int m = 0; m < TL_KINDS; m++) if (row[c] == tl_mark[m]) cur = m;
-      int spare = cur < 0 || shown[cur] > 1;
-      if (spare && (at < 0 || t[c][k] > t[at][k])) at = c;
-    }
-    if (at < 0) continue; /* every column is the only one of its kind: the row is too short */
-    for (int m = 0; m < TL_KINDS; m++) if (row[at] == tl_mark[m]) shown[m]--;
-    row[at] = tl_mark[k];
-    shown[k]++;
-  }
-  row[TL_W] = '\0';
-}
-
-static void write_timeline(const gl_trace *T, FILE *out) {
-  if (T->n == 0) {
-    fprintf(out, "gpulua timeline: nothing was queued\n");
-    return;
-  }
-  double lo = T->ops[0].ts, hi = lo;
-  for (long i = 0; i < T->n; i++) {
-    if (T->ops[i].ts < lo) lo = T->ops[i].ts;
-    if (T->ops[i].ts + T->ops[i].dur > hi) hi = T->ops[i].ts + T->ops[i].dur;
-  }
-  double span = hi > lo ? hi - lo : 1;
-  fprintf(out, "gpulua timeline: %.3f ms, one column = %.1f us   H h2d  D d2h  C d2d/peer  F fill  K kernel  G graph replay\n",
-          span / 1e3, span / TL_W);
-  gl_stream **seen = NULL;
-  int nseen = gl_trace_streams(T, &seen);
-  for (int r = 0; r < nseen; r++) { /* one row per stream, in order of first use */
-    char row[TL_W + 1], label[GL_STREAM_NAME_MAX + 16];
-    long ops;
-    timeline_row(T, seen[r], lo, span, row, &ops);
-    snprintf(label, sizeof label, "%s #%d", seen[r]->name, seen[r]->id);
-    fprintf(out, "dev%d %-14.14s |%s| %ld op%s\n", seen[r]->dev->ordinal, label, row, ops, ops == 1 ? "" : "s");
-  }
-  free(seen);
-}
-
 static int begin(gl_runtime *rt, int timeline) {
   gl_trace *T = calloc(1, sizeof *T);
   if (!T) return gl_fail_nomem(rt, "gpu.trace");
@@ -358,22 +313,64 @@ static void drop_records(gl_trace *T) {
   T->n = T->harvested = T->nflows = 0;
 }
 
-int gl_trace_start(gl_runtime *rt, const char *what, const char *file, int timeline) {
-  if (file && (!*file || strlen(file) >= sizeof rt->trace->file))
+/* A file name the trace can hold that can be written now, not only at exit;
+ * else the error, with the system's reason. */
+static int check_writable(gl_runtime *rt, const char *what, const char *file) {
+  if (!*file || strlen(file) >= sizeof rt->trace->file)
     return gl_fail(rt, "%s: '%s' is not a usable file name", what, file);
-  if (file) { /* it must be writable now, not only at exit */
-    FILE *probe = fopen(file, "a");
-    if (!probe) return gl_fail(rt, "%s: cannot write %s: %s", what, file, strerror(errno));
-    fclose(probe);
-  }
+  FILE *probe = fopen(file, "a");
+  if (!probe) return gl_fail(rt, "%s: cannot write %s: %s", what, file, strerror(errno));
+  fclose(probe);
+  return 0;
+}
+
+int gl_trace_start(gl_runtime *rt, const char *what, const char *file, int timeline) {
+  if (file && check_writable(rt, what, file) != 0) return -1;
   gl_trace *T = rt->trace;
   if (T && T->file[0] && file) { /* the running trace is written first */
     if (gl_trace_write(rt) != 0) return -1;
     drop_records(T);
   }
   if (!T && begin(rt, timeline) != 0) return -1;
+  if (timeline) rt->trace->timeline = 1;
   if (file) snprintf(rt->trace->file, sizeof rt->trace->file, "%s", file);
   return 0;
+}
+
+int gl_trace_start_svg(gl_runtime *rt, const char *what, const char *svg) {
+  if (check_writable(rt, what, svg) != 0) return -1;
+  if (!rt->trace && begin(rt, 0) != 0) return -1;
+  snprintf(rt->trace->svg, sizeof rt->trace->svg, "%s", svg);
+  return 0;
+}
+
+/* Read the times of every op that has finished, waiting for none; the
+ * number still pending. */
+static long harvest_finished(gl_trace *T) {
+  long pending = 0;
+  for (long i = T->harvested; i < T->n; i++) {
+    harvest(T, &T->ops[i], 0);
+    if (!T->ops[i].done) pending++;
+    else if (i == T->harvested) T->harvested = i + 1;
+  }
+  return pending;
+}
+
+int gl_trace_timeline(gl_runtime *rt, const char *what, gl_buf *text, const char *svg) {
+  if (svg && check_writable(rt, what, svg) != 0) return -1;
+  int started = 0;
+  if (!rt->trace) {
+    if (begin(rt, 0) != 0) return -1;
+    started = 1;
+    if (text)
+      gl_buf_printf(text, "gpulua timeline: nothing was being recorded; recording starts now, and %s() shows the "
+                          "work queued from here on\n", what);
+  }
+  gl_trace *T = rt->trace;
+  harvest_finished(T);
+  if (svg && gl_trace_svg_write(T, svg) != 0) return gl_fail(rt, "%s: cannot write %s: %s", what, svg, strerror(errno));
+  if (text && !started && !svg) gl_trace_text(T, text);
+  return started;
 }
 
 const char *gl_trace_file(const gl_runtime *rt) {
@@ -394,9 +391,18 @@ void gl_trace_finish(gl_runtime *rt) {
   for (long i = 0; i < T->n; i++) harvest(T, &T->ops[i], 1);
   if (T->file[0] && write_json(T, T->file) != 0) /* at exit: nothing left to raise to */
     fprintf(stderr, "gpulua: cannot write the trace to %s: %s\n", T->file, strerror(errno));
-  if (T->timeline) write_timeline(T, stderr);
+  if (T->svg[0] && gl_trace_svg_write(T, T->svg) != 0)
+    fprintf(stderr, "gpulua: cannot write the timeline to %s: %s\n", T->svg, strerror(errno));
+  if (T->timeline) {
+    gl_buf text = GL_BUF_INIT;
+    gl_trace_text(T, &text);
+    fputs(gl_buf_str(&text), stderr);
+    gl_buf_free(&text);
+  }
   rt->trace = NULL;
   drop_records(T);
+  for (int i = 0; i < T->npending; i++) /* begun, never ended: their queueing failed */
+    if (T->pending[i].dev->opened) gl_event_give(T->pending[i].dev, T->pending[i].e, 1);
   for (int d = 0; d < T->ndev; d++) {
     dev_state *ds = &T->dev[d];
     if (!ds->ready || !rt->devs[d].opened) continue;

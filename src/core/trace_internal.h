@@ -1,7 +1,7 @@
 /*
- * trace_internal.h -- the trace's records, shared by trace.c (recording, the
- * Chrome JSON and the text timeline) and trace_svg.c (the SVG timeline).
- * Nothing outside those files includes it.
+ * trace_internal.h -- the trace's records, shared by trace.c (recording and
+ * the Chrome JSON), trace_text.c (the text timeline) and trace_svg.c (the
+ * SVG timeline). Nothing outside those files includes it.
  *
  * Ownership: the trace (rt->trace) owns its arrays; each op_rec holds a
  * reference to its stream and each flow_rec one to its waiting stream, given
@@ -14,7 +14,15 @@
 #include <stdint.h>
 
 #include "driver.h"
+#include "error.h"
 #include "types.h"
+
+/* Recording for gpu.timeline() only (no file, nothing at exit, as the REPL
+ * starts it) keeps about this many of the latest operations. */
+enum { GL_TRACE_KEEP = 200000 };
+/* Operations begun and not yet ended: one per stream, a collective's ranks
+ * (GL_MAX_LOCAL_RANKS) at most. */
+enum { GL_TRACE_PENDING = 64 };
 
 typedef struct {
   gl_stream *s;          /* a reference */
@@ -35,6 +43,12 @@ typedef struct {
 } flow_rec;
 
 typedef struct {
+  const gl_stream *s;    /* not a reference: only compared */
+  gl_device *dev;        /* s's, whose pool e goes back to */
+  CUevent e;             /* the begin event of the operation being queued on s */
+} pending_rec;
+
+typedef struct {
   int ready;
   CUstream idle;
   CUevent base;
@@ -48,20 +62,26 @@ struct gl_trace {
   int timeline;          /* the text timeline on stderr at finish */
   double t0;
   op_rec *ops;
-  long n, cap, harvested;
+  long n, cap, harvested; /* ops[0 .. harvested) are all done */
+  long dropped;          /* the oldest records no longer kept (GL_TRACE_KEEP) */
   flow_rec *flows;
   long nflows, capflows;
   dev_state *dev;
   int ndev;
-  CUevent pending;       /* the begin event of the operation being queued */
+  pending_rec pending[GL_TRACE_PENDING]; /* one per stream queueing (a collective: each rank's) */
+  int npending;
 };
 
 /* The streams that appear in the trace, in order of first use (malloc'd). */
 int gl_trace_streams(const gl_trace *T, gl_stream ***out);
 /* The first op of the waiting stream queued after the wait f, or NULL. */
 const op_rec *gl_trace_flow_target(const gl_trace *T, const flow_rec *f);
-/* Write the timeline as SVG to path (trace_svg.c); -1 with errno set when
- * it cannot. Every op's times must have been harvested. */
+/* Append the text timeline of the finished ops to out (trace_text.c); the
+ * ops not done are counted as pending. */
+void gl_trace_text(const gl_trace *T, gl_buf *out);
+/* Write the timeline of the finished ops as SVG to path (trace_svg.c); the
+ * ops not done are counted as pending in its title. -1 with errno set when
+ * the file cannot be written. */
 int gl_trace_svg_write(const gl_trace *T, const char *path);
 
 #endif

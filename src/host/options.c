@@ -65,7 +65,7 @@ static const struct {
   {"GPULUA_TRACE", "FILE.json", "none",
    "write a Chrome trace of the run to FILE.json (as --trace)"},
   {"GPULUA_TIMELINE", "0|1|FILE.svg", "0",
-   "the timeline at exit: 1 as text on stderr, FILE.svg as a picture (as --timeline)"},
+   "the timeline at exit: 1 as text on stderr, FILE.svg (any other value but 0) as a picture (as --timeline)"},
   {"GPULUA_CACHE_DIR", "DIR", "$XDG_CACHE_HOME/gpulua, else ~/.cache/gpulua",
    "where compiled kernels are cached"},
   {"GPULUA_LIBCUDA", "FILE", "libcuda.so.1 on the loader's path",
@@ -115,6 +115,7 @@ void print_usage_text (FILE *f) {
   "  --trace=FILE.json         write a Chrome trace of GPU activity to FILE.json\n"
   "  --timeline                print a text timeline of GPU activity on stderr at exit\n"
   "  --timeline=FILE.svg       write that timeline as an SVG picture to FILE.svg\n"
+  "                            (any value but 0 and 1 is the file's name; 0: none)\n"
   "  --version                 show gpulua's and Lua's versions and the backend, and exit\n"
   "  --help                    show this help and exit\n"
   "Environment variables (default in brackets):\n",

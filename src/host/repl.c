@@ -2,7 +2,8 @@
  * repl.c -- the `gpulua` host's interactive mode: lua.c's read-eval-print
  * loop, with the same prompts (_PROMPT, _PROMPT2), '=' shorthand,
  * continuation lines and printing of results; an interrupted line
- * (Ctrl-C) leaves the GPU quiet before the next one.
+ * (Ctrl-C) leaves the GPU quiet before the next one. The GPU work is
+ * recorded from the start, so that gpu.timeline() shows all of it.
  *
  * With GPULUA_HAVE_LIBEDIT defined (and -ledit), a terminal gets line
  * editing and a persistent history in $HOME/.gpulua_history; otherwise
@@ -20,6 +21,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include "gpulua.h"
 #include "host.h"
 
 #if defined(GPULUA_HAVE_LIBEDIT)
@@ -316,6 +318,11 @@ void gl_host_repl (lua_State *L) {
   int status;
   const char *oldprogname = progname;
   progname = NULL;  /* no 'progname' on errors in interactive mode */
+  if (gpulua_record(L) != 0) {  /* gpu.timeline() shows the work from the first line */
+    l_message(GPULUA_PROGNAME, lua_pushfstring(L, "recording for gpu.timeline() did not start: %s",
+                                               lua_tostring(L, -1)));
+    lua_pop(L, 2);
+  }
   lua_initreadline(L);
   while ((status = loadline(L)) != -1) {
     if (status == LUA_OK)

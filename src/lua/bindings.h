@@ -182,6 +182,7 @@ void gl_comm_functions(lua_State *L);                 /* l_comm.c: gpu.comm */
 int gl_trace_lua(lua_State *L);                        /* l_trace.c: gpu.trace */
 /* l_internal.c: package.preload["gpulua.internal"], the C helpers of gpulua's own Lua modules */
 void gl_internal_functions(lua_State *L);
+int gl_timeline_lua(lua_State *L);                     /* l_trace.c: gpu.timeline */
 
 /* ---- dtypes (l_dtype.c) -------------------------------------------------- */
 gl_dtype gl_check_dtype(lua_State *L, int arg);        /* a dtype name, or an error listing them */

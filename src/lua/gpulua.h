@@ -18,10 +18,18 @@ int luaopen_gpulua(lua_State *L);
 
 /* Options the host sets from its command line before luaopen_gpulua.
  * name: "backend" ("cuda" | "sim"), "policy" ("strict" | "auto" | "off"),
- *       "trace" (a file name), "timeline" ("1").
+ *       "trace" (a file name), "timeline" ("0" none, "1" the text timeline
+ *       on stderr at exit, any other value the file the SVG timeline is
+ *       written to at exit).
  * A command-line option wins over the environment variable of the same
- * meaning (GPULUA_BACKEND, GPULUA_POLICY, GPULUA_TRACE).
+ * meaning (GPULUA_BACKEND, GPULUA_POLICY, GPULUA_TRACE, GPULUA_TIMELINE).
  * Returns 0 when accepted, -1 when the name or value is not valid. */
 int gpulua_set_option(const char *name, const char *value);
+
+/* Start recording the GPU work of the gpulua opened in L, for gpu.timeline()
+ * (no file, nothing written at exit), unless something records already
+ * (--trace, --timeline, gpu.trace). The REPL calls it at its start.
+ * 0, or -1 with the error message pushed on L. */
+int gpulua_record(lua_State *L);
 
 #endif

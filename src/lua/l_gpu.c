@@ -246,7 +246,7 @@ int luaopen_gpulua(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
     {"policy", l_policy},   {"host", gl_host_new}, {"peer", l_peer}, {"clock", l_clock},
-    {"trace", gl_trace_lua}, {NULL, NULL}};
+    {"trace", gl_trace_lua}, {"timeline", gl_timeline_lua}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");

@@ -417,6 +417,33 @@ describe("the trace", function()
     assert.are.same({0, 1, 1}, {count(e2, "dev:zeros"), count(e2, "fill"), count(e2, "scale_f32")})
   end)
 
+  H.it_devices(2, "times each rank of a collective on its own stream, after the work queued before it", function()
+    local path = os.tmpname()
+    gpu.trace(path)
+    local d0, d1 = gpu.device(0), gpu.device(1)
+    local comm = gpu.comm{devices = {0, 1}}
+    local s0, s1 = d0:stream{name = "rank0"}, d1:stream{name = "rank1"}
+    local x0, x1 = d0:zeros("f32", 4096, {stream = s0}), d1:zeros("f32", 4096, {stream = s1})
+    comm:all_reduce({x0, x1}, {streams = {s0, s1}})
+    gpu.trace(false)
+    local events, names = read_trace(path)
+    local zeros, coll = {}, {}
+    for _, e in ipairs(events) do
+      local track = e.ph == "X" and names[e.tid]:match("^(rank%d) #%d+$")
+      if track and e.name == "dev:zeros" then zeros[track] = e end
+      if track and e.name == "comm:all_reduce" then coll[track] = e end
+    end
+    for _, track in ipairs{"rank0", "rank1"} do
+      local z, c = assert(zeros[track], track), assert(coll[track], "no collective on " .. track)
+      -- its begin event was recorded on its own stream, after the zero fill
+      assert.is_true(c.ts >= z.ts + z.dur - 1, ("%s: collective at %.1f us, before its stream's fill ended at %.1f us")
+        :format(track, c.ts, z.ts + z.dur))
+    end
+    comm:close()
+    s0:close()
+    s1:close()
+  end)
+
   it("a trace file that cannot be written is an error when tracing starts, not at exit", function()
     if type(arg) ~= "table" then return pending("needs the interpreter's arg table to start a child process") end
     local out, status = H.run_child("require 'gpulua'; print('ran')", {GPULUA_TRACE = "/nonexistent/dir/t.json"})
