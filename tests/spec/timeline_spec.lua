@@ -54,9 +54,11 @@ describe("gpu.timeline", function()
       gpu.timeline()
       local dev = gpu.device(0)
       local s = dev:stream{name = "tl_slow"}
-      local x = dev:zeros("f32", 64, {stream = s})
+      -- each fill takes 300 ms on sim (GPULUA_SIM_DELAY_US); on a GPU, one of
+      -- 4 GiB takes over a millisecond, far longer than the host's next calls
+      local x = dev:zeros("f32", gpu.backend() == "cuda" and (1 << 30) or 64, {stream = s})
       gpu.sync()
-      for i = 1, 3 do s:fill(x, i) end -- each takes 300 ms (GPULUA_SIM_DELAY_US)
+      for i = 1, 3 do s:fill(x, i) end
       gpu.timeline()
       print("--", s:query())
       gpu.sync()
