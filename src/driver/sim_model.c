@@ -26,6 +26,7 @@ struct sim_mnode {
   sim_mwork w;
   double earliest;          /* the host's virtual clock when it was queued */
   double ready, lat_end, left, end;
+  double fin;               /* running: when it ends at the current rates */
 };
 
 struct sim_mstream {
@@ -283,7 +284,7 @@ static int step(double limit) {
     struct sim_mnode *n = ms->head;
     if (!n) continue;
     if (n->state == N_LATENCY) next = fmin(next, n->lat_end);
-    else if (n->state == N_RUNNING) next = fmin(next, M.t + n->left / rate_of(n, (const int(*)[5])count));
+    else if (n->state == N_RUNNING) next = fmin(next, n->fin = M.t + n->left / rate_of(n, (const int(*)[5])count));
     else if (n->state == N_READY && n->ready > M.t + EPS) next = fmin(next, n->ready);
   }
   if (next == INFINITY) return 0;
@@ -295,16 +296,20 @@ static int step(double limit) {
     if (n && n->state == N_RUNNING) n->left -= dt * rate_of(n, (const int(*)[5])count);
   }
   M.t = next;
+  /* what ends now: by its end time, within rounding (a remainder too small
+   * to move the clock ends too, or the clock would stall) */
+  double tol = EPS * fmax(1.0, fabs(M.t));
   int moved = 0;
   for (struct sim_mstream *ms = M.streams, *nx; ms; ms = nx) {
     nx = ms->next;
     struct sim_mnode *n = ms->head;
     if (!n) continue;
-    if (n->state == N_LATENCY && n->lat_end <= M.t + EPS) {
+    if (n->state == N_LATENCY && n->lat_end <= M.t + tol) {
       n->state = N_RUNNING;
+      n->fin = INFINITY; /* its rate is known at the next step (work 0 ends at once, below) */
       moved = 1;
     }
-    if (n->state == N_RUNNING && n->left <= EPS * (1 + n->w.work)) {
+    if (n->state == N_RUNNING && (n->left <= EPS * (1 + n->w.work) || n->fin <= M.t + tol)) {
       n->state = N_DONE;
       n->end = M.t;
       pop(ms);
