@@ -83,9 +83,9 @@ if [ "$what" = model ]; then
   # the sim's timing model: calibrate this GPU, then the accuracy benchmark
   # (three runs) and the main example, whose times sim predicts from the model
   echo "== gpu.calibrate"
-  t0=$(date +%s.%N)
+  t0=$SECONDS
   "$gpulua" --backend=cuda -e "gpu.calibrate('$out/model.json')" || status=1
-  echo "gpu.calibrate took $(echo "$(date +%s.%N) - $t0" | bc) s (the whole process)"
+  echo "gpu.calibrate took about $((SECONDS - t0)) s (the whole process)"
   cat "$out/model.json"
   for r in 1 2 3; do
     echo "== bench/model_accuracy.lua, run $r"
