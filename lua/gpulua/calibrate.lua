@@ -13,8 +13,10 @@
 --   launch_us            the GPU's time per launch of a tiny kernel, and
 --   copy_latency_us      per tiny copy, each measured over a run queued behind a blocker
 --                        (fills on another stream) so that the host's queueing is not timed
---   host_us              the host's time to queue one operation (copies and launches,
---                        through gpulua, as a pipeline's stage queues them)
+--   switch_us            what a dependency between engines adds: a chain of 1 MiB
+--                        copies each followed by a kernel, against the two alone
+--   host_us              the host's time to queue one operation, as pipeline.run of
+--                        64 KiB chunks on 4 streams queues them (wall time / operations)
 --   copy_engines         the device's copy engines (dev.copy_engines)
 -- On sim it runs only with {sim = true}, and measures the sim itself: under a
 -- timing model, that model's own figures come back (host_us aside, which is
@@ -103,95 +105,120 @@ function calibrate.run(file, opts)
   gpu.sync()
   local function gbps(moved, us) return moved / (us * 1e3) end
 
-  -- The GPU's time (us) of the work fn(a) queues, queued behind a blocker
-  -- (fills on stream b that a waits for) that lasts twice the host's
-  -- `queue_ms`, so the GPU runs the work back to back once all is queued and
-  -- the host's queueing is not timed. The median of `repeats`. (At most 512
-  -- fills: on a GPU that is ample; on sim, whose host is far slower than its
-  -- model's, they need only outlast the model's host clock.)
+  -- The GPU's time (us) per unit of work: units queued back to back on
+  -- stream a behind a blocker (fills on stream b that a waits for, lasting
+  -- twice the host's time to queue them), so the GPU runs them once all are
+  -- queued and the host's queueing is not timed; k units and then 2k, and the
+  -- difference over k, so what the run pays once (the blocker's wait, the
+  -- switch to the first unit's engine, the records) cancels. The median of
+  -- `repeats`. (At most 512 fills: ample on a GPU; on sim, whose host is far
+  -- slower than its model's, they need only outlast the model's host clock.)
   local fill_ms = timed(b, function(s) s:fill(z, 0) end)
-  local function behind(queue_ms, fn)
+  -- (`around`, optional: what the run queues before the units and after
+  -- them, around(s, "before") and around(s, "after"))
+  local function run_behind(k, unit, around)
+    local t0 = gpu.clock()
+    unit(a)
+    local queue_ms = (gpu.clock() - t0) * 1e3 * k
+    gpu.sync()
     local fills = math.min(512, math.max(1, math.ceil(2 * queue_ms / fill_ms)))
+    for i = 1, fills do b:fill(z, i) end
+    a:wait(b:record())
+    return timed(a, function(s)
+      if around then around(s, "before") end
+      for _ = 1, k do unit(s) end
+      if around then around(s, "after") end
+    end) * 1e3
+  end
+  local function per_unit(k, unit, around)
     local t = {}
-    for r = 1, repeats do
-      for i = 1, fills do b:fill(z, i) end
-      a:wait(b:record())
-      t[r] = timed(a, fn) * 1e3
-    end
+    for r = 1, repeats do t[r] = (run_behind(2 * k, unit, around) - run_behind(k, unit, around)) / k end
     return median(t)
   end
 
-  -- the GPU's time per tiny operation: N of them back to back
-  local N = 400
+  -- tiny operations: what they cost beyond their bytes
+  local N = 200
   local tiny_x, tiny_y = x:view(0, 1), y:view(0, 1)
   local tiny_h = h_in:view(0, 1)
   local one = gpu.config{grid = 1, block = 32}
-  local function tiny(op)
-    local t0 = gpu.clock() -- the host's time to queue them, for the blocker
-    for _ = 1, N do op(a) end
-    local queue_ms = (gpu.clock() - t0) * 1e3
-    gpu.sync()
-    return behind(queue_ms, function(s) for _ = 1, N do op(s) end end) / N
-  end
-  local launch_us = tiny(function(s) s:launch(gpu.kernels.scale, one, 2.0, tiny_x, tiny_y, 1) end)
-  local copy_us = tiny(function(s) s:copy(tiny_x, tiny_h) end)
+  local launch_us = per_unit(N, function(s) s:launch(gpu.kernels.scale, one, 2.0, tiny_x, tiny_y, 1) end)
+  local copy_us = per_unit(N, function(s) s:copy(tiny_x, tiny_h) end)
 
   -- copies, one way and both ways at once (each pays a copy's latency)
-  local big_ms = 1 -- the host's time to queue a few calls, generously
   local function rate(moved, us, lat) return gbps(moved, math.max(us - lat, 1e-3)) end
-  local h2d = rate(bytes, behind(big_ms, function(s) s:copy(x, h_in) end), copy_us)
+  local h2d = rate(bytes, per_unit(1, function(s) s:copy(x, h_in) end), copy_us)
   local copy_latency_us = math.max(0, copy_us - 4 / (h2d * 1e3))
-  local d2h = rate(bytes, behind(big_ms, function(s) s:copy(h_out, x) end), copy_latency_us)
-  local bidir = rate(2 * bytes, behind(big_ms, function(s)
-    local fork = s:fork{name = "calibrate_c"}
+  local d2h = rate(bytes, per_unit(1, function(s) s:copy(h_out, x) end), copy_latency_us)
+  local fork = a:fork{name = "calibrate_c"}
+  local bidir = rate(2 * bytes, per_unit(1, function(s)
     s:copy(x, h_in)
     fork:copy(h_out, y)
-    s:join(fork)
-    fork:close()
+  end, function(s, at) -- the second stream starts with a and ends into it
+    if at == "before" then fork:join(s) else s:join(fork) end
   end), copy_latency_us)
-  local d2d = rate(bytes, behind(big_ms, function(s) s:copy(y, x) end), copy_latency_us)
+  local d2d = rate(bytes, per_unit(1, function(s) s:copy(y, x) end), copy_latency_us)
 
   -- the memory rate of the built-ins, as the pipeline launches them
   local cfg = gpu.config{grid = math.min((n + 255) // 256, dev.sms * 8), block = 256}
   local mem = median{
-    rate(8 * n, behind(big_ms, function(s) s:launch(gpu.kernels.scale, cfg, 2.0, x, y, n) end), launch_us),
-    rate(12 * n, behind(big_ms, function(s) s:launch(gpu.kernels.axpy, cfg, 1.0, x, y, n) end), launch_us),
+    rate(8 * n, per_unit(1, function(s) s:launch(gpu.kernels.scale, cfg, 2.0, x, y, n) end), launch_us),
+    rate(12 * n, per_unit(1, function(s) s:launch(gpu.kernels.axpy, cfg, 1.0, x, y, n) end), launch_us),
   }
 
-  -- the host's time per queued operation: a stage's mix (copy, two launches,
-  -- copy) of small work, while the GPU waits behind a blocker
-  local small = math.min(n, 1 << 14)
-  local sx, sy = x:view(0, small), y:view(0, small)
-  local shin, shout = h_in:view(0, small), h_out:view(0, small)
-  local scfg = gpu.config{grid = (small + 255) // 256, block = 256}
+  -- what a dependency between engines costs: a chain of 1 MiB copies, each
+  -- followed by a kernel on the same stream, against the two alone
+  local e = math.min(n, 1 << 18)
+  local cx, cy, ch = x:view(0, e), y:view(0, e), h_in:view(0, e)
+  local ccfg = gpu.config{grid = math.min((e + 255) // 256, dev.sms * 8), block = 256}
+  local C = 32
+  local t_copy = per_unit(C, function(s) s:copy(cx, ch) end)
+  local t_kernel = per_unit(C, function(s) s:launch(gpu.kernels.scale, ccfg, 2.0, cx, cy, e) end)
+  local t_link = per_unit(C, function(s)
+    s:copy(cx, ch)
+    s:launch(gpu.kernels.scale, ccfg, 2.0, cx, cy, e)
+  end)
+  local switch_us = math.max(0, (t_link - t_copy - t_kernel) / 2) -- copy -> kernel, kernel -> next copy
+
+  -- the host's time per queued operation, as a pipeline queues them: a
+  -- pipeline.run of 64 KiB chunks (copy in, two kernels, copy out) on 4
+  -- streams, whose GPU work keeps up with the host
+  local pipeline = require "gpulua.pipeline"
+  local pe = math.min(n // 4, 1 << 14)
+  local slots = math.max(4, (n // pe) // 4 * 4) -- chunks of the buffers, a multiple of the streams
+  local pcfg = gpu.config{grid = (pe + 255) // 256, block = 256}
   local host = {}
   for r = 1, repeats do
-    for i = 1, 8 do b:fill(z, i) end
-    a:wait(b:record())
-    local t0 = gpu.clock()
-    for _ = 1, N // 4 do
-      a:copy(sx, shin)
-      a:launch(gpu.kernels.scale, scfg, 2.0, sx, sy, small)
-      a:launch(gpu.kernels.axpy, scfg, 1.0, sx, sy, small)
-      a:copy(shout, sy)
-    end
-    host[r] = (gpu.clock() - t0) * 1e6 / (4 * (N // 4))
-    gpu.sync()
+    local batches = 500
+    local stats = pipeline.run{
+      device = dev, streams = 4, batches = batches,
+      setup = function(s)
+        return {a = dev:alloc("f32", pe, {stream = s}), b = dev:alloc("f32", pe, {stream = s})}
+      end,
+      stage = function(c, s, buf)
+        local off = ((c - 1) % slots) * pe
+        s:copy(buf.a, h_in:view(off, pe))
+        s:launch(gpu.kernels.scale, pcfg, 2.0, buf.a, buf.b, pe)
+        s:launch(gpu.kernels.axpy, pcfg, 1.0, buf.a, buf.b, pe)
+        s:copy(h_out:view(off, pe), buf.b)
+      end,
+    }
+    host[r] = stats.wall_ms * 1e3 / (4 * batches)
   end
   local host_us = median(host)
 
+  fork:close()
   a:close()
   b:close()
   local m = {
     name = dev.name, h2d_gbps = h2d, d2h_gbps = d2h, bidir_gbps = math.max(bidir, h2d, d2h), d2d_gbps = d2d,
-    mem_gbps = mem, launch_us = launch_us, copy_latency_us = copy_latency_us, host_us = host_us,
+    mem_gbps = mem, launch_us = launch_us, copy_latency_us = copy_latency_us, host_us = host_us, switch_us = switch_us,
     copy_engines = math.max(1, dev.copy_engines),
   }
   local secs = gpu.clock() - t_start
   m.notes = ("gpu.calibrate, gpulua %s, %s: medians of %d runs, %d-byte copies; took %.1f s"):format(
     gpu.version, os.date("!%Y-%m-%d %H:%M UTC"), repeats, bytes, secs)
   local fields = {"name", "h2d_gbps", "d2h_gbps", "bidir_gbps", "d2d_gbps", "mem_gbps", "launch_us",
-    "copy_latency_us", "copy_engines", "host_us", "notes"}
+    "copy_latency_us", "copy_engines", "host_us", "switch_us", "notes"}
   local lines = {}
   for _, k in ipairs(fields) do
     local v = m[k]

@@ -62,6 +62,8 @@ typedef struct gl_sim_model {
   double launch_us;      /* before a kernel's work starts (also a fill's) */
   double copy_latency_us; /* before a copy's bytes move */
   double host_us;        /* the host's time to queue one operation (optional: default 0) */
+  double switch_us;      /* work that depends on work of another engine (a kernel after a copy) starts
+                            this long after it (optional: default 0) */
   int copy_engines;      /* copies in flight at once per device (split between the directions) */
 } gl_sim_model;
 

@@ -16,6 +16,21 @@
 
 enum { N_QUEUED, N_READY, N_LATENCY, N_RUNNING, N_DONE };
 
+/* The engines work runs on: a node that depends on work of another engine
+ * (the previous node of its stream, or the record it waits for) starts
+ * switch_us after that work ended, as a GPU's engines signal each other. */
+enum { ENG_NONE, ENG_H2D, ENG_D2H, ENG_COMPUTE };
+
+static int engine_of(enum sim_mclass c) {
+  return c == MC_H2D ? ENG_H2D : c == MC_D2H || c == MC_PEER ? ENG_D2H : c == MC_MEM ? ENG_COMPUTE : ENG_NONE;
+}
+
+/* When a node of engine `eng` may start after work of engine `dep` that
+ * ended at `end`. */
+static double after(double end, int dep, int eng) {
+  return end + (dep != ENG_NONE && eng != ENG_NONE && dep != eng ? sim_model->switch_us : 0);
+}
+
 struct sim_mnode {
   struct sim_mnode *next;   /* in its stream's queue */
   struct sim_mstream *ms;   /* (not a reference: the queue's node keeps its stream) */
@@ -23,6 +38,7 @@ struct sim_mnode {
   int refs;
   int state;
   int pool;                 /* the engine pool a copy takes (0: none, 1: h2d, 2: d2h and peer) */
+  int eng;                  /* the engine its work runs on (ENG_*); an instant: that of what it waited for */
   sim_mwork w;
   double earliest;          /* the host's virtual clock when it was queued */
   double ready, lat_end, left, end;
@@ -33,6 +49,7 @@ struct sim_mstream {
   struct sim_mstream *next, **prev; /* in the model's list */
   struct sim_mnode *head, *tail;    /* queued nodes not yet ended */
   double last_end;                  /* when the last node that left the queue ended */
+  int last_eng;                     /* ... and the engine it ran on */
   int ordinal;
   int gone;                         /* its sim stream was destroyed */
 };
@@ -164,6 +181,7 @@ struct sim_mnode *sim_model_enqueue(struct sim_mstream *ms, const sim_mwork *w, 
   n->earliest = M.host;
   n->waits = waits;
   sim_model_node_ref(waits);
+  n->eng = engine_of(w->cls);
   if (w->cls == MC_H2D) n->pool = 1;
   else if (w->cls == MC_D2H || w->cls == MC_PEER) n->pool = 2;
   if (ms->tail) ms->tail->next = n;
@@ -193,6 +211,7 @@ static void pop(struct sim_mstream *ms) {
   ms->head = n->next;
   if (!ms->head) ms->tail = NULL;
   ms->last_end = n->end;
+  ms->last_eng = n->eng;
   M.pending--;
   if (n->pool) M.eng[ms->ordinal].busy[pool_of(sim_model->copy_engines, n->pool)]--;
   n->next = NULL;
@@ -212,8 +231,13 @@ static void settle(void) {
       struct sim_mnode *n = ms->head;
       if (!n || n->state != N_QUEUED) continue;
       if (n->waits && n->waits->state != N_DONE) continue;
-      double r = fmax(n->earliest, ms->last_end);
-      if (n->waits) r = fmax(r, n->waits->end);
+      double prev = after(ms->last_end, ms->last_eng, n->eng), r = fmax(n->earliest, prev);
+      if (n->eng == ENG_NONE) n->eng = ms->last_eng; /* an instant stands for what it follows... */
+      if (n->waits) {
+        double w = after(n->waits->end, n->waits->eng, n->eng);
+        if (w > prev && n->w.cls == MC_NONE) n->eng = n->waits->eng; /* ... or what it waited for, if later */
+        r = fmax(r, w);
+      }
       n->ready = fmax(r, M.t);
       n->state = N_READY;
       changed = 1;

@@ -28,6 +28,7 @@ static const field fields[] = {
   F(mem_gbps, 0, 0, 1e6, "GB/s"),        F(launch_us, 0, 0, 1e6, "microseconds"),
   F(copy_latency_us, 0, 0, 1e6, "microseconds"), F(copy_engines, 0, 1, 64, "engines"),
   F(peer_gbps, 1, 0, 1e6, "GB/s"),       F(host_us, 1, 0, 1e6, "microseconds"),
+  F(switch_us, 1, 0, 1e6, "microseconds"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])
