@@ -17,19 +17,14 @@
 enum { N_QUEUED, N_READY, N_LATENCY, N_RUNNING, N_DONE };
 
 /* The engines work runs on: a node that depends on work of another engine
- * (the previous node of its stream, or the record it waits for) starts
- * switch_us after that work ended, as a GPU's engines signal each other. */
+ * (the previous node of its stream, or the record it waits for, whichever
+ * ended last) pays switch_us, as a GPU's engines signal each other. */
 enum { ENG_NONE, ENG_H2D, ENG_D2H, ENG_COMPUTE };
 
 static int engine_of(enum sim_mclass c) {
   return c == MC_H2D ? ENG_H2D : c == MC_D2H || c == MC_PEER ? ENG_D2H : c == MC_MEM ? ENG_COMPUTE : ENG_NONE;
 }
 
-/* When a node of engine `eng` may start after work of engine `dep` that
- * ended at `end`. */
-static double after(double end, int dep, int eng) {
-  return end + (dep != ENG_NONE && eng != ENG_NONE && dep != eng ? sim_model->switch_us : 0);
-}
 
 struct sim_mnode {
   struct sim_mnode *next;   /* in its stream's queue */
@@ -43,6 +38,7 @@ struct sim_mnode {
   double earliest;          /* the host's virtual clock when it was queued */
   double ready, lat_end, left, end;
   double fin;               /* running: when it ends at the current rates */
+  double extra;             /* the switch it pays (after work of another engine) */
 };
 
 struct sim_mstream {
@@ -231,13 +227,22 @@ static void settle(void) {
       struct sim_mnode *n = ms->head;
       if (!n || n->state != N_QUEUED) continue;
       if (n->waits && n->waits->state != N_DONE) continue;
-      double prev = after(ms->last_end, ms->last_eng, n->eng), r = fmax(n->earliest, prev);
-      if (n->eng == ENG_NONE) n->eng = ms->last_eng; /* an instant stands for what it follows... */
-      if (n->waits) {
-        double w = after(n->waits->end, n->waits->eng, n->eng);
-        if (w > prev && n->w.cls == MC_NONE) n->eng = n->waits->eng; /* ... or what it waited for, if later */
-        r = fmax(r, w);
+      /* the dependency that ends last, and its engine */
+      double dep = ms->last_end;
+      int dep_eng = ms->last_eng;
+      if (n->waits && n->waits->end > dep) {
+        dep = n->waits->end;
+        dep_eng = n->waits->eng;
       }
+      if (n->eng == ENG_NONE) n->eng = dep_eng; /* an instant stands for what it followed */
+      /* after work of another engine that had not ended when the host queued
+       * this node: a kernel starts switch_us later; a copy takes its engine
+       * at once and holds it through the switch, as a copy engine waits on
+       * the semaphore of the work it follows (work already done when queued
+       * is no wait) */
+      n->extra = dep_eng != ENG_NONE && n->w.cls != MC_NONE && dep_eng != n->eng && dep > n->earliest
+                     ? sim_model->switch_us : 0;
+      double r = fmax(n->earliest, dep + (n->pool ? 0 : n->extra));
       n->ready = fmax(r, M.t);
       n->state = N_READY;
       changed = 1;
@@ -263,7 +268,7 @@ static void settle(void) {
       }
       if (best->pool) M.eng[best->ms->ordinal].busy[pool_of(sim_model->copy_engines, best->pool)]++;
       best->state = N_LATENCY;
-      best->lat_end = M.t + best->w.lat;
+      best->lat_end = M.t + best->w.lat + (best->pool ? best->extra : 0);
       best->left = best->w.work;
     }
   }
