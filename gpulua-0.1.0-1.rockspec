@@ -2,7 +2,7 @@
 -- host (bin/), gpulua.so (the C module) and the Lua modules (gpulua.pipeline,
 -- gpulua.assert) into a tree; `luarocks test` runs the Busted specs on sim.
 -- It needs what README.md's first command installs (a C compiler, CMake,
--- liblua5.4-dev, libxxhash-dev, libedit-dev optional); no CUDA toolkit.
+-- liblua5.4-dev, libxxhash-dev, libjansson-dev, libedit-dev optional); no CUDA toolkit.
 rockspec_format = "3.0"
 package = "gpulua"
 version = "0.1.0-1"

@@ -3,6 +3,8 @@
 # scripts/device-prepare.sh here and with carry [".carry"]:
 #   bash scripts/device-run.sh [specs|examples|bench|all]   (default all)
 #   bash scripts/device-run.sh sanitize                    (not part of all)
+#   bash scripts/device-run.sh model                       (not part of all: calibrates the
+#                                                          sim's timing model, runs its accuracy benchmark)
 # Runs the spec suite with --backend=cuda, the examples and the benchmarks,
 # each ending with its summary line; `sanitize` runs the suite and the main
 # example under compute-sanitizer memcheck and racecheck (docs/RELIABILITY.md).
@@ -84,6 +86,24 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     bash bench/run.sh 2>&1 | tee "$out/bench.log" | tail -n 40
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   fi
+fi
+if [ "$what" = model ]; then
+  # the sim's timing model: calibrate this GPU, then the accuracy benchmark
+  # (three runs) and the main example, whose times sim predicts from the model
+  echo "== gpu.calibrate"
+  t0=$SECONDS
+  "$gpulua" --backend=cuda -e "gpu.calibrate('$out/model.json')" || status=1
+  echo "gpu.calibrate took about $((SECONDS - t0)) s (the whole process)"
+  cat "$out/model.json"
+  for r in 1 2 3; do
+    echo "== bench/model_accuracy.lua, run $r"
+    "$gpulua" --backend=cuda bench/model_accuracy.lua 3 >"$out/acc-gpu-$r.log" 2>&1 || status=1
+    cat "$out/acc-gpu-$r.log"
+  done
+  for r in 1 2 3; do
+    echo "== examples/pipeline.lua, run $r"
+    "$gpulua" --backend=cuda examples/pipeline.lua 2>&1 | tee "$out/pipeline-gpu-$r.log" | head -n 3
+  done
 fi
 if [ "$what" = sanitize ]; then
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

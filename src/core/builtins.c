@@ -82,18 +82,18 @@ HOST_IMPLS(double, f64)
  * the parameter whose stride multiplies it (copy). */
 const gl_builtin gl_builtins[] = {
   {"axpy", "T, const T*, T*, u64", "y[i] = a * x[i] + y[i] for i < n", {axpy_f32, axpy_f64},
-   {{1, 3, -1}, {2, 3, -1}}, 2, 0},
+   {{1, 3, -1}, {2, 3, -1}}, 2, 0, 3},
   {"scale", "T, const T*, T*, u64", "y[i] = a * x[i] for i < n", {scale_f32, scale_f64},
-   {{1, 3, -1}, {2, 3, -1}}, 2, 0},
-  {"fill", "T*, T, u64", "y[i] = v for i < n", {fill_f32, fill_f64}, {{0, 2, -1}}, 1, 0},
+   {{1, 3, -1}, {2, 3, -1}}, 2, 0, 2},
+  {"fill", "T*, T, u64", "y[i] = v for i < n", {fill_f32, fill_f64}, {{0, 2, -1}}, 1, 0, 1},
   {"add", "const T*, const T*, T*, u64", "c[i] = a[i] + b[i] for i < n", {add_f32, add_f64},
-   {{0, 3, -1}, {1, 3, -1}, {2, 3, -1}}, 3, 0},
+   {{0, 3, -1}, {1, 3, -1}, {2, 3, -1}}, 3, 0, 3},
   {"mul", "const T*, const T*, T*, u64", "c[i] = a[i] * b[i] for i < n", {mul_f32, mul_f64},
-   {{0, 3, -1}, {1, 3, -1}, {2, 3, -1}}, 3, 0},
+   {{0, 3, -1}, {1, 3, -1}, {2, 3, -1}}, 3, 0, 3},
   {"copy", "const T*, u64, T*, u64, u64", "y[i * incy] = x[i * incx] for i < n", {copy_f32, copy_f64},
-   {{0, 4, 1}, {2, 4, 3}}, 2, 0},
+   {{0, 4, 1}, {2, 4, 3}}, 2, 0, 2},
   {"sum", "const T*, T*, u64", "out[0] += the sum of x[i] for i < n (zero out first)", {sum_f32, sum_f64},
-   {{0, 2, -1}}, 1, 1},
+   {{0, 2, -1}}, 1, 1, 1},
 };
 
 const int gl_nbuiltins = (int)(sizeof gl_builtins / sizeof gl_builtins[0]);

@@ -21,6 +21,8 @@ typedef struct {
   gl_builtin_bound bounds[4];
   int nbounds;
   int needs_warps; /* block.x must be a multiple of 32 (warp reductions) */
+  int passes;      /* its memory traffic in passes over n elements (axpy: x read, y read and
+                      written: 3), for the sim's timing model: bytes = passes * n * size */
 } gl_builtin;
 
 extern const gl_builtin gl_builtins[];

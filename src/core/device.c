@@ -47,6 +47,7 @@ static int read_limits(gl_device *d) {
     L_(COMPUTE_CAPABILITY_MAJOR, cc_major),
     L_(COMPUTE_CAPABILITY_MINOR, cc_minor),
     L_(MULTIPROCESSOR_COUNT, sms),
+    L_(ASYNC_ENGINE_COUNT, copy_engines),
     L_(MAX_THREADS_PER_BLOCK, max_threads_per_block),
     L_(MAX_BLOCK_DIM_X, max_block[0]),
     L_(MAX_BLOCK_DIM_Y, max_block[1]),

@@ -24,6 +24,7 @@ struct gl_device {
   char name[256];
   size_t memory;
   int cc_major, cc_minor, sms;
+  int copy_engines;     /* copies the device runs at once with work (CUDA's async engines) */
   int max_threads_per_block, max_block[3], max_grid[3];
   int max_shared, max_shared_optin;
   int prio_least, prio_greatest;

@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "device.h"
+#include "dtype.h"
 #include "memory.h"
 #include "module.h"
 #include "ops.h"
 #include "queue.h"
 #include "runtime.h"
 #include "stream.h"
+#include "sim.h"
 
 int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {
   gl_device *dev = s->dev;
@@ -109,5 +111,15 @@ int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args
   op.u.launch.block = c->block;
   op.u.launch.shared = c->shared;
   op.u.launch.params = k->params;
+  if (gl_is_sim && gl_sim_model_active()) { /* its cost, for the sim's timing model */
+    op.u.launch.modeled = 1;
+    op.u.launch.model_us = a->cost_us;
+    if (k->builtin) {
+      const gl_builtin_bound *bd = &k->builtin->bounds[0];
+      unsigned long long n;
+      memcpy(&n, k->params[bd->count], sizeof n);
+      op.u.launch.model_bytes = (double)k->builtin->passes * (double)n * (double)gl_dtypes[a->slices[bd->ptr]->dtype].size;
+    }
+  }
   return gl_queue_op(s, &op, site);
 }

@@ -65,11 +65,13 @@ typedef struct gl_launch_args {
   gl_run runs[GL_MAX_PARAMS];
   int n, nruns;  /* slice arguments so far; their runs */
   int any_range; /* policy off's runs */
+  double cost_us; /* the kernel's cost for the sim's timing model (k:cost), or 0 */
 } gl_launch_args;
 
 static inline void gl_launch_args_init(gl_launch_args *a, const gl_stream *s) {
   a->n = a->nruns = 0;
   a->any_range = s->dev->rt->policy == GL_POLICY_OFF;
+  a->cost_us = 0;
 }
 /* Parameter i of k is the slice x (checked: gl_launch_check_slice). */
 static inline void gl_launch_args_slice(gl_launch_args *restrict a, const gl_kernel *k, int i, gl_slice *x) {

@@ -18,6 +18,7 @@ static struct {
   char policy[8];
   char trace[1024];
   char timeline[1024]; /* "0", "1" or the SVG's file name; "" when not given */
+  char sim_model[1024];
 } opt;
 
 static const char *const policy_names[] = {"strict", "auto", "off"};
@@ -46,6 +47,9 @@ int gpulua_set_option(const char *name, const char *value) {
   } else if (strcmp(name, "timeline") == 0) { /* "0", "1", or any other value: the SVG's file name */
     if (!*value || strlen(value) >= sizeof opt.timeline) return -1;
     snprintf(opt.timeline, sizeof opt.timeline, "%s", value);
+  } else if (strcmp(name, "sim_model") == 0 || strcmp(name, "sim-model") == 0) {
+    if (!*value || strlen(value) >= sizeof opt.sim_model) return -1;
+    snprintf(opt.sim_model, sizeof opt.sim_model, "%s", value);
   } else {
     return -1;
   }
@@ -87,12 +91,29 @@ const char *gl_timeline_svg_option(void) {
   return v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0 ? v : NULL;
 }
 
+/* The timing model named by --sim-model, else GPULUA_SIM_MODEL: read and
+ * checked whatever the backend (a bad file is an error either way), used on
+ * sim. 0 (also when none is named), or -1 with why. */
+static int read_sim_model(gl_sim_model *m, int *named, gl_buf *why) {
+  const char *path = opt.sim_model[0] ? opt.sim_model : getenv("GPULUA_SIM_MODEL");
+  *named = path && *path;
+  if (!*named) return 0;
+  char bad[1536];
+  if (gl_sim_model_read(path, m, bad, sizeof bad) == 0) return 0;
+  gl_buf_printf(why, "gpulua: %s: %s", opt.sim_model[0] ? "--sim-model" : "GPULUA_SIM_MODEL", bad);
+  return -1;
+}
+
 static int load_sim(gl_buf *why) {
   char bad[256]; /* the sim's own messages: short */
   if (gl_sim_config_error(bad, sizeof bad) != 0) {
     gl_buf_printf(why, "gpulua: %s", bad);
     return -1;
   }
+  gl_sim_model model;
+  int named;
+  if (read_sim_model(&model, &named, why) != 0) return -1;
+  gl_sim_model_use(named ? &model : NULL);
   gl_driver_sim_load(&gl_drv);
   CUresult r = gl_drv.cuInit(0);
   if (r != CUDA_SUCCESS) {
@@ -113,6 +134,9 @@ int gl_backend_choose(gl_buf *why) {
     return -1;
   }
   if (pref && strcmp(pref, "sim") == 0) return load_sim(why);
+  gl_sim_model unused;
+  int named;
+  if (read_sim_model(&unused, &named, why) != 0) return -1; /* checked on cuda too; used on sim */
   char no_cuda[2048]; /* a dlerror() with a path, at most */
   if (gl_driver_cuda_load(&gl_drv, no_cuda, sizeof no_cuda) == 0) {
     gl_backend_name = "cuda";

@@ -11,7 +11,8 @@
 #include "error.h"
 #include "types.h"
 
-/* gpulua.h's C interface: name "backend", "policy", "trace" or "timeline";
+/* gpulua.h's C interface: name "backend", "policy", "trace", "timeline" or
+ * "sim_model";
  * 0 when accepted, -1 when the name or the value is not valid. */
 int gpulua_set_option(const char *name, const char *value);
 

@@ -105,6 +105,8 @@ typedef struct gl_op {
       unsigned shared;
       void **params;
       gl_slice *const *slices; /* per parameter: its slice, NULL for scalars (when opnd is NULL) */
+      int modeled;             /* the sim's timing model is told its cost: */
+      double model_bytes, model_us; /* bytes moved (a built-in's), microseconds (k:cost) */
     } launch;
   } u;
 } gl_op;

@@ -22,6 +22,7 @@
 #include "event.h"
 #include "runtime.h"
 #include "stream.h"
+#include "sim.h"
 #include "trace_internal.h"
 
 static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch", "graph", "gemm", "collective"};
@@ -30,6 +31,16 @@ static double host_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The clock a trace's times are on: the host's, or with the sim's timing
+ * model the virtual one (sim.h), in seconds. `base`: a device's base event
+ * (completed), or NULL for the clock now. */
+static double trace_clock(CUevent base) {
+  double t;
+  if (gl_is_sim && gl_sim_model_active())
+    return base && gl_sim_model_event_time(base, &t) == 0 ? t : gl_sim_model_host_time();
+  return host_now();
 }
 
 static dev_state *dev_of(gl_trace *T, gl_device *d) {
@@ -42,7 +53,7 @@ static dev_state *dev_of(gl_trace *T, gl_device *d) {
       return NULL;
     gl_drv.cuEventRecord(ds->base, ds->idle);
     gl_drv.cuEventSynchronize(ds->base);
-    ds->base_host = host_now();
+    ds->base_host = trace_clock(ds->base);
     ds->ready = 1;
   }
   return ds;
@@ -301,7 +312,7 @@ static int begin(gl_runtime *rt, int timeline) {
   T->rt = rt;
   T->ndev = rt->ndev;
   T->timeline = timeline;
-  T->t0 = host_now();
+  T->t0 = trace_clock(NULL);
   rt->trace = T;
   return 0;
 }

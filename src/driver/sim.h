@@ -49,4 +49,39 @@ int gl_sim_host_memory(size_t *avail, size_t *total);
 /* Check the GPULUA_SIM_* environment; on a bad value fill `why` and return -1. */
 int gl_sim_config_error(char *why, size_t whylen);
 
+/* ---- the timing model (sim_model.h says how it works) ------------------- */
+
+/* A model's figures, as a model file gives them (sim_model_file.c): rates in
+ * GB/s (1e9 bytes a second), times in microseconds. */
+typedef struct gl_sim_model {
+  char name[128];        /* the GPU it describes */
+  double h2d_gbps, d2h_gbps, bidir_gbps; /* copies over the host link: each way, both ways at once */
+  double d2d_gbps;       /* a copy within a device (bytes copied per second) */
+  double mem_gbps;       /* the memory rate kernels share (bytes read and written per second) */
+  double peer_gbps;      /* a copy between devices (optional: default h2d_gbps) */
+  double launch_us;      /* before a kernel's work starts (also a fill's) */
+  double copy_latency_us; /* before a copy's bytes move */
+  double host_us;        /* the host's time to queue one operation (optional: default 0) */
+  double switch_us;      /* work that depends on work of another engine (a kernel after a copy) starts
+                            this long after it (optional: default 0) */
+  int copy_engines;      /* copies in flight at once per device (split between the directions) */
+} gl_sim_model;
+
+/* Read and check the model file at path: 0, or -1 with why ("FILE: field
+ * 'h2d_gbps' is missing"). */
+int gl_sim_model_read(const char *path, gl_sim_model *m, char *why, size_t whylen);
+/* Use m (copied) from now on, before any stream exists; NULL: none. */
+void gl_sim_model_use(const gl_sim_model *m);
+/* 1 when a model is in use. */
+int gl_sim_model_active(void);
+/* The cost of the next kernel this thread launches on sim: bytes it moves
+ * (at the model's mem_gbps) plus microseconds of its own. */
+void gl_sim_model_hint(double mem_bytes, double us);
+/* The virtual time of an event's last record, in seconds from the model's
+ * start (it must have completed: the host has seen it); 0, or -1 when there
+ * is no model or no such time. */
+int gl_sim_model_event_time(CUevent e, double *seconds);
+/* The host's virtual clock, in seconds from the model's start. */
+double gl_sim_model_host_time(void);
+
 #endif

@@ -155,6 +155,9 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
   gemm_args g = {ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, lda, ldb, ldc, count, sa, sb, sc, at, 0, 0, A, B, C};
   g.alpha = f64 ? *(const double *)alpha : *(const float *)alpha;
   g.beta = f64 ? *(const double *)beta : *(const float *)beta;
+  /* the timing model's cost: the bytes of A, B and C it moves (no flop rate in the model) */
+  double es = f64 ? 8 : at == CUDA_R_32F ? 4 : 2;
+  gl_sim_model_hint(es * count * ((double)m * k + (double)k * n + (g.beta != 0 ? 2.0 : 1.0) * m * n), 0);
   CUresult r = sim_enqueue_host_call(&gemm_func, &g, sizeof g, h->stream);
   return r == CUDA_SUCCESS ? CUBLAS_STATUS_SUCCESS
          : r == CUDA_ERROR_OUT_OF_MEMORY ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_EXECUTION_FAILED;

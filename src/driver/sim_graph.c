@@ -292,6 +292,9 @@ CUresult sim_cuGraphLaunch(CUgraphExec x, CUstream st) {
       else st->head = ops[i];
       st->tail = ops[i];
       st->enq++;
+      /* the timing model runs the nodes one after another, as the replay
+       * does (a node it cannot make only loses that node's time) */
+      if (sim_model && st->ms) (void)sim_model_enqueue(st->ms, &ops[i]->mw, NULL, 0);
     }
     if (x->n) pthread_cond_signal(&st->work);
     x = NULL; /* the nodes are the stream's */

@@ -15,13 +15,15 @@
  * The files: sim_device.c (configuration, devices, contexts, pools, error
  * strings, the table), sim_stream.c (workers, streams, events, waiting),
  * sim_memory.c (allocations, pinned memory, copies, memsets), sim_module.c
- * (modules, functions, launches) and sim_ptx.c (reading PTX, on its own).
+ * (modules, functions, launches), sim_ptx.c (reading PTX, on its own),
+ * sim_model.c (the timing model) and sim_model_file.c (its file).
  */
 #ifndef GPULUA_SIM_INTERNAL_H
 #define GPULUA_SIM_INTERNAL_H
 
 #include "driver.h"
 #include "sim.h"
+#include "sim_model.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -53,6 +55,7 @@ typedef struct sim_mark {
   int refs;            /* the event (while it is the latest) + queued ops */
   int done;
   double t_ms;         /* host clock when the stream reached it */
+  struct sim_mnode *mn; /* its node in the timing model (a reference), or NULL */
 } sim_mark;
 
 struct CUevent_st {
@@ -92,6 +95,7 @@ typedef struct sim_op {
   struct CUfunc_st *func; /* OP_KERNEL */
   gl_sim_launch *launch;
   size_t launch_bytes; /* the launch record's size, for copies (graphs) */
+  sim_mwork mw;        /* its work for the timing model (sim_model.h) */
 } sim_op;
 
 struct CUstream_st {
@@ -107,6 +111,7 @@ struct CUstream_st {
   int cap_origin;      /* it began that capture (else it joined through an event) */
   uint64_t cap_ops;    /* nodes it captured */
   int cap_rejoined;    /* a joined stream: the capture's other streams wait for all it captured */
+  struct sim_mstream *ms; /* its timing-model state (a model is in use), or NULL */
 };
 
 typedef struct sim_block { /* header in front of every sim allocation */

@@ -214,35 +214,37 @@ int gl_sim_host_memory(size_t *avail, size_t *total) {
   return limited;
 }
 
-static CUresult copy_op(void *dst, const void *src, size_t n, CUstream st) {
+/* cls: the copy's kind for the timing model (MC_MEM: within a device) */
+static CUresult copy_op(void *dst, const void *src, size_t n, CUstream st, enum sim_mclass cls) {
   NEED_INIT();
   if ((!dst || !src) && n) return CUDA_ERROR_INVALID_VALUE;
-  sim_op op = {.kind = OP_COPY, .dst = dst, .src = src, .n = n};
+  sim_op op = {.kind = OP_COPY, .dst = dst, .src = src, .n = n, .mw = sim_model_copy(cls, n)};
   return sim_enqueue(st, &op);
 }
 
 CUresult sim_cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream st) {
-  return copy_op((void *)(uintptr_t)d, h, n, st);
+  return copy_op((void *)(uintptr_t)d, h, n, st, MC_H2D);
 }
 
 CUresult sim_cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream st) {
-  return copy_op(h, (const void *)(uintptr_t)d, n, st);
+  return copy_op(h, (const void *)(uintptr_t)d, n, st, MC_D2H);
 }
 
 CUresult sim_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
-  return copy_op((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, st);
+  return copy_op((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, st, MC_MEM);
 }
 
 CUresult sim_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dctx, CUdeviceptr s, CUcontext sctx,
                                       size_t n, CUstream st) {
   if (!dctx || !sctx) return CUDA_ERROR_INVALID_CONTEXT;
-  return copy_op((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, st);
+  return copy_op((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, st, dctx == sctx ? MC_MEM : MC_PEER);
 }
 
 static CUresult set_op(enum sim_op_kind k, CUdeviceptr d, unsigned v, size_t n, CUstream st) {
   NEED_INIT();
   if (!d && n) return CUDA_ERROR_INVALID_VALUE;
-  sim_op op = {.kind = k, .dst = (void *)(uintptr_t)d, .value = v, .n = n};
+  size_t width = k == OP_SET8 ? 1 : k == OP_SET16 ? 2 : 4;
+  sim_op op = {.kind = k, .dst = (void *)(uintptr_t)d, .value = v, .n = n, .mw = sim_model_fill(n * width)};
   return sim_enqueue(st, &op);
 }
 
@@ -265,7 +267,7 @@ CUresult sim_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t 
   NEED_INIT();
   if (d % 4 || (h > 1 && pitch < w * 4)) return CUDA_ERROR_INVALID_VALUE;
   sim_op op = {.kind = OP_SET2D32, .dst = (void *)(uintptr_t)d, .value = v, .n = w,
-               .pitch = pitch, .height = h};
+               .pitch = pitch, .height = h, .mw = sim_model_fill(4 * w * h)};
   return sim_enqueue(st, &op);
 }
 

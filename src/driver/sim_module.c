@@ -173,7 +173,7 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     l->params[i] = store;
     store += (f->sizes[i] + 7) / 8 * 8;
   }
-  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total};
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total, .mw = sim_model_launch()};
   CUresult r = sim_enqueue(st, &op);
   if (r != CUDA_SUCCESS) free(l);
   return r;
@@ -187,7 +187,7 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
   l->nparams = 1;
   l->params[0] = l + 1;
   memcpy(l + 1, args, bytes);
-  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + bytes};
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + bytes, .mw = sim_model_launch()};
   CUresult r = sim_enqueue(st, &op);
   if (r != CUDA_SUCCESS) free(l);
   return r;

@@ -72,7 +72,10 @@ static double now_ms(void) {
 /* ---- streams and the worker ------------------------------------------ */
 
 static void mark_unref_locked(sim_mark *m) {
-  if (m && --m->refs == 0) free(m);
+  if (m && --m->refs == 0) {
+    sim_model_node_unref(m->mn);
+    free(m);
+  }
 }
 
 /* A failed kernel: like a fault on a GPU, it ends its whole context. */
@@ -171,6 +174,7 @@ static void *worker(void *arg) {
   }
   /* destroyed and drained: end a capture it is in, unlink from the context and go */
   sim_capture_stream_gone_locked(st);
+  sim_model_stream_gone(st->ms); /* the model runs its nodes on */
   struct CUstream_st **pp = &st->ctx->streams;
   while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
   if (*pp) *pp = st->next_in_ctx;
@@ -199,12 +203,20 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 1 << 20);
   pthread_mutex_lock(&sim_S.mu);
+  if (sim_model && !(st->ms = sim_model_stream_new(sim_cur_ctx->ordinal))) {
+    pthread_mutex_unlock(&sim_S.mu);
+    pthread_attr_destroy(&attr);
+    pthread_cond_destroy(&st->work);
+    free(st);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   st->next_in_ctx = sim_cur_ctx->streams;
   sim_cur_ctx->streams = st;
   pthread_t th;
   int rc = pthread_create(&th, &attr, worker, st);
   if (rc != 0) {
     sim_cur_ctx->streams = st->next_in_ctx;
+    sim_model_stream_gone(st->ms);
     pthread_mutex_unlock(&sim_S.mu);
     pthread_attr_destroy(&attr);
     pthread_cond_destroy(&st->work);
@@ -247,6 +259,17 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
     free(fresh);
     return refused;
   }
+  if (sim_model && st->ms) { /* its node in the timing model, first: it may fail */
+    struct sim_mnode *waits = op->kind == OP_WAIT && ev->latest ? ev->latest->mn : NULL;
+    struct sim_mnode *mn = sim_model_enqueue(st->ms, &op->mw, waits, op->kind == OP_RECORD);
+    if (!mn) {
+      pthread_mutex_unlock(&sim_S.mu);
+      free(op);
+      free(fresh);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (fresh) fresh->mn = mn; /* the mark holds the caller's reference */
+  }
   if (op->kind == OP_RECORD) { /* the event now stands for this record */
     mark_unref_locked(ev->latest);
     fresh->refs = 2;
@@ -258,7 +281,7 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
     if (!ev->latest || ev->latest->done) {
       pthread_mutex_unlock(&sim_S.mu);
       free(op);
-      return CUDA_SUCCESS; /* nothing to wait for: like CUDA, a no-op */
+      return CUDA_SUCCESS; /* nothing to wait for: like CUDA, a no-op (the model's node still waits) */
     }
     op->mark = ev->latest;
     op->mark->refs++;
@@ -302,6 +325,7 @@ CUresult sim_cuStreamSynchronize(CUstream st) {
   }
   uint64_t target = st->enq;
   while (st->done < target) host_wait_locked();
+  sim_model_observe_stream(st->ms);
   CUresult r = st->error ? st->error : st->ctx->sticky;
   pthread_mutex_unlock(&sim_S.mu);
   return r;
@@ -320,6 +344,7 @@ CUresult sim_cuStreamQuery(CUstream st) {
   CUresult r = st->error         ? st->error
                : st->ctx->sticky ? st->ctx->sticky
                : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  if (r == CUDA_SUCCESS) sim_model_observe_stream(st->ms); /* the host has seen it finish */
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
@@ -345,6 +370,7 @@ CUresult sim_cuCtxSynchronize(void) {
     if (!busy) break;
     host_wait_locked();
   }
+  for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx) sim_model_observe_stream(st->ms);
   for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
     if (st->error) r = st->error;
   if (sim_cur_ctx->sticky) r = sim_cur_ctx->sticky;
@@ -390,6 +416,7 @@ CUresult sim_cuEventSynchronize(CUevent e) {
   if (m) {
     m->refs++;
     while (!m->done) host_wait_locked();
+    sim_model_observe_node(m->mn);
     mark_unref_locked(m);
   }
   CUresult r = e->ctx ? e->ctx->sticky : CUDA_SUCCESS;
@@ -404,6 +431,7 @@ CUresult sim_cuEventQuery(CUevent e) {
   service_locked();
   CUresult r = e->ctx && e->ctx->sticky            ? e->ctx->sticky
                : !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  if (r == CUDA_SUCCESS && e->latest) sim_model_observe_node(e->latest->mn);
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
@@ -419,7 +447,27 @@ CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   else if (a->ctx != b->ctx) r = CUDA_ERROR_INVALID_HANDLE; /* as CUDA: events of two contexts */
   else if (a->ctx && a->ctx->sticky) r = a->ctx->sticky;
   else if (!a->latest->done || !b->latest->done) r = CUDA_ERROR_NOT_READY;
+  else if (sim_model && a->latest->mn && b->latest->mn) /* virtual times */
+    *ms = (float)((sim_model_observe_node(b->latest->mn) - sim_model_observe_node(a->latest->mn)) / 1e3);
   else *ms = (float)(b->latest->t_ms - a->latest->t_ms);
   pthread_mutex_unlock(&sim_S.mu);
   return r;
+}
+
+int gl_sim_model_event_time(CUevent e, double *seconds) {
+  int rc = -1;
+  pthread_mutex_lock(&sim_S.mu);
+  if (sim_model && e && e->latest && e->latest->done && e->latest->mn) {
+    *seconds = sim_model_observe_node(e->latest->mn) / 1e6;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&sim_S.mu);
+  return rc;
+}
+
+double gl_sim_model_host_time(void) {
+  pthread_mutex_lock(&sim_S.mu);
+  double t = sim_model_host_clock() / 1e6;
+  pthread_mutex_unlock(&sim_S.mu);
+  return t;
 }

@@ -40,6 +40,7 @@ static const struct {
   {"policy", "strict, auto or off"},
   {"trace", "a file name"},
   {"timeline", "a file name (FILE.svg), 1 for the text timeline or 0 for none"},
+  {"sim-model", "a timing model's file (FILE.json)"},
   {NULL, NULL}
 };
 
@@ -82,6 +83,8 @@ static const struct {
    "sim: a limit on pinned host memory, to test running out of it"},
   {"GPULUA_SIM_DELAY_US", "0..10000000", "0",
    "sim: microseconds added to every queued operation, to make races show"},
+  {"GPULUA_SIM_MODEL", "FILE.json", "none: sim reports its host's times",
+   "sim: a timing model (models/h200.json, or one gpu.calibrate wrote), so sim's device times predict that GPU's (as --sim-model)"},
   {"GPULUA_SIM_NCCL_FAULT", "N|async:N", "none",
    "sim: the N-th collective call fails (async: its communicator reports an error)"},
   {NULL, NULL, NULL, NULL}
@@ -116,6 +119,7 @@ void print_usage_text (FILE *f) {
   "  --timeline                print a text timeline of GPU activity on stderr at exit\n"
   "  --timeline=FILE.svg       write that timeline as an SVG picture to FILE.svg\n"
   "                            (any value but 0 and 1 is the file's name; 0: none)\n"
+  "  --sim-model=FILE.json     sim: report device times from this timing model\n"
   "  --version                 show gpulua's and Lua's versions and the backend, and exit\n"
   "  --help                    show this help and exit\n"
   "Environment variables (default in brackets):\n",

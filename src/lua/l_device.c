@@ -47,6 +47,7 @@ static int d_field(lua_State *L) {
   else if (strcmp(k, "memory") == 0) lua_pushinteger(L, (lua_Integer)d->memory);
   else if (strcmp(k, "cc") == 0) lua_pushfstring(L, "%d.%d", d->cc_major, d->cc_minor);
   else if (strcmp(k, "sms") == 0) lua_pushinteger(L, d->sms);
+  else if (strcmp(k, "copy_engines") == 0) lua_pushinteger(L, d->copy_engines);
   else if (strcmp(k, "main") == 0) lua_getiuservalue(L, 1, 1);
   else return 0;
   return 1;
@@ -67,4 +68,4 @@ static const luaL_Reg device_methods[] = {
 static const luaL_Reg device_meta[] = {{"__tostring", d_tostring}, {NULL, NULL}};
 
 const gl_type gl_device_type = {"gpulua.Device", device_methods, device_meta, d_field, NULL, NULL,
-                                "ordinal, name, memory, cc, sms, main", NULL, 0};
+                                "ordinal, name, memory, cc, sms, copy_engines, main", NULL, 0};

@@ -166,6 +166,19 @@ static int l_peer(lua_State *L) {
   return 0;
 }
 
+/* gpu.calibrate(file, opts): lua/gpulua/calibrate.lua's run */
+static int l_calibrate(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "gpulua.calibrate");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "run");
+  lua_replace(L, -2);
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 /* ---- the project's Lua modules on package.path -------------------------- */
 
 /* <file's folder>/<up>share/lua/5.4 when it holds the project's modules */
@@ -246,7 +259,7 @@ int luaopen_gpulua(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
     {"policy", l_policy},   {"host", gl_host_new}, {"peer", l_peer}, {"clock", l_clock},
-    {"trace", gl_trace_lua}, {"timeline", gl_timeline_lua}, {NULL, NULL}};
+    {"trace", gl_trace_lua}, {"timeline", gl_timeline_lua}, {"calibrate", l_calibrate}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");

@@ -15,7 +15,7 @@ kernel_ud *gl_check_kernel(lua_State *L, int idx) {
 }
 
 static kernel_ud *new_kernel_ud(lua_State *L) {
-  return gl_newudata(L, sizeof(kernel_ud), 1, &gl_kernel_type);
+  return gl_newudata(L, sizeof(kernel_ud), 2, &gl_kernel_type);
 }
 
 /* m:kernel(name, signature) */
@@ -46,6 +46,36 @@ static int k_host(lua_State *L) {
   lua_setiuservalue(L, 1, 1);
   u->has_host = 1;
   if (gl_is_sim) gl_host_kernel_install(L, u);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* k:cost(us | function(cfg, ...) return us end | nil): the kernel's cost for
+ * the sim's timing model (ignored elsewhere) */
+static int k_cost(lua_State *L) {
+  kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
+  const gl_builtin *b = u->family ? u->family : u->k ? u->k->builtin : NULL;
+  if (b)
+    return luaL_error(L, "k:cost: '%s' is a built-in kernel: the sim's timing model costs it by the bytes it moves",
+                      b->name);
+  int t = lua_type(L, 2);
+  if (t == LUA_TNUMBER) {
+    double us = lua_tonumber(L, 2);
+    if (!(us >= 0 && us <= 1e12)) /* NaN too */
+      return luaL_error(L, "k:cost: expected microseconds (a number from 0), got %s", gl_given(L, 2));
+    u->has_cost = 1;
+    u->cost_us = us;
+  } else if (t == LUA_TFUNCTION) {
+    u->has_cost = 2;
+  } else if (t == LUA_TNIL || t == LUA_TNONE) {
+    u->has_cost = 0; /* no cost: a launch takes the model's launch_us alone */
+  } else {
+    return luaL_error(L, "k:cost: expected microseconds (a number), a function(cfg, ...) returning them, or nil, got %s",
+                      gl_given(L, 2));
+  }
+  lua_settop(L, 2);
+  if (t != LUA_TFUNCTION) lua_pushnil(L);
+  lua_setiuservalue(L, 1, 2);
   lua_settop(L, 1);
   return 1;
 }
@@ -109,7 +139,7 @@ void gl_push_builtins(lua_State *L) {
   }
 }
 
-static const luaL_Reg kernel_methods[] = {{"host", k_host}, {NULL, NULL}};
+static const luaL_Reg kernel_methods[] = {{"host", k_host}, {"cost", k_cost}, {NULL, NULL}};
 static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
 
 const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL,

@@ -17,6 +17,8 @@ typedef struct kernel_ud {
   const gl_builtin *family;
   int first_ptr, nparams;     /* a family's first pointer parameter and parameter count */
   int has_host;               /* k:host(fn) gave a host implementation: uservalue 1 */
+  int has_cost;               /* k:cost: 1 a constant (cost_us), 2 a function (uservalue 2) */
+  double cost_us;
 } kernel_ud;
 
 kernel_ud *gl_check_kernel(lua_State *L, int idx);

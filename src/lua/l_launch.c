@@ -34,10 +34,31 @@ static gl_kernel *pick_variant(lua_State *L, kernel_ud *u, gl_device *dev, int n
   return k;
 }
 
+/* The kernel's cost (k:cost) for the sim's timing model: its number, or
+ * what its function returns for the launch's cfg and arguments as given. */
+static double launch_cost(lua_State *L, kernel_ud *u) {
+  if (u->has_cost == 1) return u->cost_us;
+  int top = lua_gettop(L);
+  lua_getiuservalue(L, 2, 2);
+  for (int i = 3; i <= top; i++) lua_pushvalue(L, i);
+  lua_call(L, top - 2, 1);
+  double us = lua_tonumber(L, -1);
+  if (lua_type(L, -1) != LUA_TNUMBER || !(us >= 0 && us <= 1e12))
+    luaL_error(L, "s:launch: the cost function of kernel '%s' (k:cost) returned %s: expected microseconds, a number "
+                  "from 0", u->k ? u->k->name : "?", gl_given(L, -1));
+  lua_settop(L, top);
+  return us;
+}
+
 /* s:launch(k, cfg, ...) */
 int gl_stream_launch(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   kernel_ud *u = gl_check_kernel(L, 2);
+  double cost_us = 0;
+  if (u->has_cost && gl_is_sim && gl_sim_model_active()) { /* first: it runs Lua, which may do anything */
+    cost_us = launch_cost(L, u);
+    s = gl_check_stream(L, 1);
+  }
   gl_launch_cfg cfg_read;
   const gl_launch_cfg *cfg = gl_launch_cfg_arg(L, 3, &cfg_read); /* a prepared gpu.config, or a table read now */
   gl_device *dev = s->dev;
@@ -57,6 +78,7 @@ int gl_stream_launch(lua_State *L) {
   /* arguments: check each, write it into the parameter buffer, gather the slices' runs */
   gl_launch_args args;
   gl_launch_args_init(&args, s);
+  args.cost_us = cost_us;
   for (int i = 0; i < k->sig.n; i++) {
     const gl_param *p = &k->sig.p[i];
     int idx = 4 + i;

@@ -16,6 +16,8 @@ describe("gpu.device", function()
       assert.matches("^%d+%.%d+$", dev.cc)
       assert.are.equal("integer", math.type(dev.sms))
       assert.is_true(dev.sms > 0)
+      assert.are.equal("integer", math.type(dev.copy_engines))
+      assert.is_true(dev.copy_engines >= 0)
       assert.matches("^gpulua%.Device%(" .. i .. ": ", tostring(dev))
     end
   end)
@@ -27,6 +29,7 @@ describe("gpu.device", function()
         assert.are.equal("gpulua sim device " .. i, dev.name)
         assert.are.equal("9.0", dev.cc)
         assert.are.equal(4, dev.sms)
+        assert.are.equal(2, dev.copy_engines)
         if not os.getenv("GPULUA_SIM_MEMORY") then assert.are.equal(1 << 30, dev.memory) end
       end
     end)
