@@ -25,7 +25,8 @@ describe("fields", function()
     H.fails(H.lit("gpulua.Graph has no field 'node' (fields: name, nodes, device, launches; methods: close, launch, "
                   .. "update)"), function() return g.node end)
     g:close()
-    H.fails(H.lit("gpulua.Device has no field 'memroy' (fields: ordinal, name, memory, cc, sms, copy_engines, main; methods:"),
+    H.fails(H.lit("gpulua.Device has no field 'memroy' (fields: ordinal, name, memory, cc, sms, copy_engines, main; "
+                  .. "methods:"),
             function() return dev.memroy end)
     H.fails(H.lit("gpulua.Event has no field 'seq' (fields: none; methods: elapsed, query, sync)"),
             function() return dev.main:record().seq end)

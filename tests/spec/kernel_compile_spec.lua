@@ -400,7 +400,7 @@ print("result: " .. table.concat(y:read():totable(), " "))
       assert.are.equal("twice", k.name)
       assert.are.equal("const f32*, f32*, u64", k.signature)
       assert.are.equal("gpulua.Kernel(twice(const f32*, f32*, u64))", tostring(k))
-      H.fails("gpulua.Kernel has no field 'no_such_field' %(fields: name, signature, doc; methods: host%)",
+      H.fails("gpulua.Kernel has no field 'no_such_field' %(fields: name, signature, doc; methods: cost, host%)",
               function() return k.no_such_field end)
     end)
 
