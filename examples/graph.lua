@@ -62,7 +62,11 @@ print(string.format("backend %s: %d steps of %d kernels on %d f32 (graph '%s', %
 print(string.format("eager: %8.2f ms  %6.2f us per kernel", eager_ms, eager_ms * 1e3 / (steps * KERNELS)))
 print(string.format("graph: %8.2f ms  %6.2f us per kernel, speed-up %.2fx", graph_ms,
   graph_ms * 1e3 / (steps * KERNELS), eager_ms / graph_ms))
-if not on_gpu then print("(sim backend: these are host timings of the software device, not GPU timings)") end
+if not on_gpu then
+  local model = gpu.sim_model()
+  print(model and ("(sim backend: times predicted by the timing model of " .. model .. ", not measured on a GPU)")
+    or "(sim backend: these are host timings of the software device, not GPU timings)")
+end
 g:close()
 if bad > 0 then error(string.format("graph result differs from eager: %d of %d elements", bad, n)) end
 print("result verified: the replays match eager execution (" .. n .. " elements)")

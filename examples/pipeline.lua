@@ -56,7 +56,11 @@ print(string.format("backend %s, device %s: %d chunks of %d f32, %d streams", gp
 print(string.format("1 stream:  %8.2f ms  %7.2f GB/s (host<->device)", one.gpu_ms, gb / (one.gpu_ms / 1e3)))
 print(string.format("%d streams: %8.2f ms  %7.2f GB/s, speed-up %.2fx", nstreams, many.gpu_ms,
   gb / (many.gpu_ms / 1e3), one.gpu_ms / many.gpu_ms))
-if not on_gpu then print("(sim backend: these are host timings of the software device, not GPU timings)") end
+if not on_gpu then
+  local model = gpu.sim_model()
+  print(model and ("(sim backend: times predicted by the timing model of " .. model .. ", not measured on a GPU)")
+    or "(sim backend: these are host timings of the software device, not GPU timings)")
+end
 for i, st in ipairs(many.streams) do
   io.write(string.format("%s%s: %d batches", i == 1 and "  " or ", ", st.name, st.batches))
 end

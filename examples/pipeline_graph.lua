@@ -58,7 +58,11 @@ print(string.format("backend %s: %d chunks of %d f32 on %d streams, graph '%s' o
   chunk, nstreams, g.name, g.nodes))
 print(string.format("pipeline.run:   %8.3f ms per run (queue + wait)", run_ms))
 print(string.format("pipeline.graph: %8.3f ms per replay, speed-up %.2fx", graph_ms, run_ms / graph_ms))
-if not on_gpu then print("(sim backend: these are host timings of the software device, not GPU timings)") end
+if not on_gpu then
+  local model = gpu.sim_model()
+  print(model and ("(sim backend: times predicted by the timing model of " .. model .. ", not measured on a GPU)")
+    or "(sim backend: these are host timings of the software device, not GPU timings)")
+end
 g:close()
 if bad > 0 then error(string.format("pipeline result is wrong: %d of %d elements differ", bad, n)) end
 print("result verified: " .. n .. " elements match")

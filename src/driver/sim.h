@@ -74,6 +74,8 @@ int gl_sim_model_read(const char *path, gl_sim_model *m, char *why, size_t whyle
 void gl_sim_model_use(const gl_sim_model *m);
 /* 1 when a model is in use. */
 int gl_sim_model_active(void);
+/* The name of the model in use (its file's "name"), or NULL. */
+const char *gl_sim_model_name(void);
 /* The cost of the next kernel this thread launches on sim: bytes it moves
  * (at the model's mem_gbps) plus microseconds of its own. */
 void gl_sim_model_hint(double mem_bytes, double us);

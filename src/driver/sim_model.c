@@ -86,6 +86,8 @@ void gl_sim_model_use(const gl_sim_model *m) {
 
 int gl_sim_model_active(void) { return sim_model != NULL; }
 
+const char *gl_sim_model_name(void) { return sim_model ? sim_model->name : NULL; }
+
 void gl_sim_model_hint(double mem_bytes, double us) {
   hint_bytes = mem_bytes > 0 ? mem_bytes : 0;
   hint_us = us > 0 ? us : 0;

@@ -166,6 +166,14 @@ static int l_peer(lua_State *L) {
   return 0;
 }
 
+/* gpu.sim_model(): the name of the sim's timing model in use, or nil */
+static int l_sim_model(lua_State *L) {
+  const char *name = gl_is_sim ? gl_sim_model_name() : NULL;
+  if (name) lua_pushstring(L, name);
+  else lua_pushnil(L);
+  return 1;
+}
+
 /* gpu.calibrate(file, opts): lua/gpulua/calibrate.lua's run */
 static int l_calibrate(lua_State *L) {
   int n = lua_gettop(L);
@@ -259,7 +267,8 @@ int luaopen_gpulua(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
     {"policy", l_policy},   {"host", gl_host_new}, {"peer", l_peer}, {"clock", l_clock},
-    {"trace", gl_trace_lua}, {"timeline", gl_timeline_lua}, {"calibrate", l_calibrate}, {NULL, NULL}};
+    {"trace", gl_trace_lua}, {"timeline", gl_timeline_lua}, {"calibrate", l_calibrate},
+    {"sim_model", l_sim_model}, {NULL, NULL}};
   luaL_newlib(L, funcs);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");

@@ -73,6 +73,13 @@ describe("the sim timing model", function()
     return
   end
 
+  it("names the model in use with gpu.sim_model()", function()
+    local out, status = run(MODEL, "print('model', gpu.sim_model())")
+    assert.are.equal(0, status, out)
+    assert.matches("model\tround test GPU\n", out)
+    if not os.getenv("GPULUA_SIM_MODEL") then assert.is_nil(gpu.sim_model()) end -- this process has none
+  end)
+
   it("times a copy as its latency plus its bytes at the direction's rate", function()
     local out, status = run(MODEL, [[
       local h = gpu.host("u8", 1000000)
