@@ -55,29 +55,46 @@ def main():
     print("| chunk | streams | measured ms (median of %d runs, spread) | predicted ms | error |" % len(gpu_runs))
     print("| --- | --- | --- | --- | --- |")
     misses = 0
-    measured = {}
+    measured, spread = {}, {}
     for c in chunks:
         for s in sorted(s for cc, s in keys if cc == c):
             vals = [r[(c, s)] for r in gpu_runs]
             m = statistics.median(vals)
             measured[(c, s)] = m
+            spread[(c, s)] = (min(vals), max(vals))
             p = sim[(c, s)]
             err = (p - m) / m
             if abs(err) > a.goal:
                 misses += 1
             print(f"| {c} | {s} | {m:.3f} ({min(vals):.3f}-{max(vals):.3f}) | {p:.3f} | {err * 100:+.1f}% |")
     print()
+    # Rankings: a pair of layouts is ordered by the measurements only where
+    # their runs do not overlap (else it is a tie within the machine's noise);
+    # the prediction must order every such pair the same way.
     rank_ok = True
     for c in chunks:
         ss = sorted(s for cc, s in keys if cc == c)
         rm = ranking({s: measured[(c, s)] for s in ss})
         rp = ranking({s: sim[(c, s)] for s in ss})
-        same = rm == rp
-        rank_ok = rank_ok and same
-        print(f"- {c}: measured fastest to slowest {rm} streams, predicted {rp}: {'same' if same else 'DIFFERENT'}")
+        separated, wrong, ties = 0, [], []
+        for i, s1 in enumerate(ss):
+            for s2 in ss[i + 1:]:
+                lo1, hi1 = spread[(c, s1)]
+                lo2, hi2 = spread[(c, s2)]
+                if hi1 < lo2 or hi2 < lo1:
+                    separated += 1
+                    if (measured[(c, s1)] < measured[(c, s2)]) != (sim[(c, s1)] < sim[(c, s2)]):
+                        wrong.append(f"{s1} vs {s2}")
+                else:
+                    ties.append(f"{s1}={s2}")
+        rank_ok = rank_ok and not wrong
+        verdict = "the same" if not wrong else "DIFFERENT for " + ", ".join(wrong)
+        print(f"- {c}: measured fastest to slowest {rm} streams, predicted {rp}; of the {separated} pairs the "
+              f"runs separate, the prediction orders {verdict}; ties within the runs' spread: "
+              f"{', '.join(ties) or 'none'}")
     print()
     print(f"{len(keys) - misses} of {len(keys)} predictions within {a.goal * 100:.0f}%; rankings "
-          f"{'identical' if rank_ok else 'differ'}")
+          f"{'identical (up to ties within the runs spread)' if rank_ok else 'differ'}")
     return 0 if misses == 0 and rank_ok else 1
 
 
