@@ -46,12 +46,7 @@ local say = require "say"
 local SHOWN = 5 -- differing elements listed in a failure
 
 -- What v is, for "got X" (as gpulua's own messages say it).
-local function given(v)
-  if type(v) == "number" then return v ~= v and "number NaN" or "number " .. tostring(v) end
-  local mt = getmetatable(v)
-  if type(v) == "userdata" and type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
-  return type(v)
-end
+local given = internal.given
 
 local function is_gpu_data(v)
   local name = given(v)

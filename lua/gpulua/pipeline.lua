@@ -81,12 +81,7 @@ local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "p
 local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress", "name"}
 
 -- What v is, for "got X".
-local function given(v)
-  if type(v) == "number" then return v ~= v and "number NaN" or "number " .. tostring(v) end
-  local mt = getmetatable(v)
-  if type(v) == "userdata" and type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
-  return type(v)
-end
+local given = internal.given
 
 local function check_opts(opts, known_options)
   if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end

@@ -3,6 +3,8 @@
  * (the files of lua/gpulua) need from C and Lua cannot do. Not an API: scripts use
  * gpu, its objects and those modules.
  *
+ *   given(v)                  -> what v is, as gpulua's messages say "got X"
+ *                                ("number 1.5", "number NaN", "gpulua.Slice")
  *   isatty(fd)                -> whether file descriptor fd is a terminal
  *   peek(e)                   -> whether event e's work has finished, without
  *                                telling the checker (gl_event_peek): a
@@ -28,6 +30,12 @@
 
 #include "graph.h"
 #include "ops.h"
+
+static int i_given(lua_State *L) {
+  luaL_checkany(L, 1);
+  lua_pushstring(L, gl_given(L, 1));
+  return 1;
+}
 
 static int i_isatty(lua_State *L) {
   lua_Integer fd = luaL_checkinteger(L, 1);
@@ -143,7 +151,7 @@ void gl_internal_functions(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &internal_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     static const luaL_Reg funcs[] = {
-      {"isatty", i_isatty}, {"peek", i_peek}, {"contents", i_contents}, {NULL, NULL}};
+      {"given", i_given}, {"isatty", i_isatty}, {"peek", i_peek}, {"contents", i_contents}, {NULL, NULL}};
     luaL_newlib(L, funcs);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &internal_key);
