@@ -231,6 +231,19 @@ int gl_trace_streams(const gl_trace *T, gl_stream ***out) {
   return n;
 }
 
+long gl_trace_span(const gl_trace *T, double *lo, double *hi) {
+  long done = 0;
+  *lo = *hi = 0;
+  for (long i = 0; i < T->n; i++) {
+    const op_rec *o = &T->ops[i];
+    if (!o->done) continue;
+    if (done == 0 || o->ts < *lo) *lo = o->ts;
+    if (done == 0 || o->ts + o->dur > *hi) *hi = o->ts + o->dur;
+    done++;
+  }
+  return done;
+}
+
 const op_rec *gl_trace_flow_target(const gl_trace *T, const flow_rec *f) {
   for (long i = f->from + 1; i < T->n; i++)
     if (T->ops[i].s == f->to && T->ops[i].seq > f->to_seq) return &T->ops[i];

@@ -74,6 +74,10 @@ struct gl_trace {
 
 /* The streams that appear in the trace, in order of first use (malloc'd). */
 int gl_trace_streams(const gl_trace *T, gl_stream ***out);
+/* The operations whose times are known (done), and the span they cover,
+ * from the first one's start (*lo) to the last one's end (*hi); 0 for both
+ * when there is none. */
+long gl_trace_span(const gl_trace *T, double *lo, double *hi);
 /* The first op of the waiting stream queued after the wait f, or NULL. */
 const op_rec *gl_trace_flow_target(const gl_trace *T, const flow_rec *f);
 /* Append the text timeline of the finished ops to out (trace_text.c); the

@@ -496,15 +496,8 @@ fail:
 
 int gl_trace_svg_write(const gl_trace *T, const char *path) {
   pic P = {.T = T};
-  long done = 0;
-  double lo = 0, hi = 0;
-  for (long i = 0; i < T->n; i++) {
-    const op_rec *o = &T->ops[i];
-    if (!o->done) continue;
-    if (done == 0 || o->ts < lo) lo = o->ts;
-    if (done == 0 || o->ts + o->dur > hi) hi = o->ts + o->dur;
-    done++;
-  }
+  double lo, hi;
+  long done = gl_trace_span(T, &lo, &hi);
   int ndev = build_rows(&P), fail = ndev < 0;
   int rows_end = P.nrows ? P.row_y[P.nrows - 1] + ROW_H : TOP - DEV_H;
   P.height = rows_end + BOTTOM;

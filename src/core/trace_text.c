@@ -83,15 +83,8 @@ static void timeline_row(const gl_trace *T, const gl_stream *s, double lo, doubl
 }
 
 void gl_trace_text(const gl_trace *T, gl_buf *out) {
-  long done = 0;
-  double lo = 0, hi = 0;
-  for (long i = 0; i < T->n; i++) {
-    const op_rec *o = &T->ops[i];
-    if (!o->done) continue;
-    if (done == 0 || o->ts < lo) lo = o->ts;
-    if (done == 0 || o->ts + o->dur > hi) hi = o->ts + o->dur;
-    done++;
-  }
+  double lo, hi;
+  long done = gl_trace_span(T, &lo, &hi);
   if (T->n == 0) {
     gl_buf_printf(out, "gpulua timeline: nothing was queued%s\n",
                   T->dropped ? " since the oldest records were let go" : "");
