@@ -111,11 +111,11 @@ typedef struct gl_op {
   } u;
 } gl_op;
 
-/* Check, queue and record `op` on s. 0, or -1 with the runtime's error (a
- * conflict under strict, a driver failure, out of memory). */
 /* What an operation of kind k is, for display: "a copy host -> device". */
 const char *gl_op_kind_text(gl_op_kind k);
 
+/* Check, queue and record `op` on s. 0, or -1 with the runtime's error (a
+ * conflict under strict, a driver failure, out of memory). */
 int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site);
 
 /* gl_queue_op in two halves, for work that is one group of driver calls on
