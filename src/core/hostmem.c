@@ -72,6 +72,19 @@ int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site 
   return -1;
 }
 
+int gl_hostbuf_readable_now(gl_hostbuf *h, size_t n, const gl_stream **other) {
+  gl_hostmem *m = h->m;
+  gl_runtime *rt = m->rt;
+  *other = NULL;
+  if (rt->capture && m->graph == (const struct gl_graph *)rt->capture && m->graph_uses) return 0;
+  if (m->acc.n == 0 || n == 0 || rt->policy == GL_POLICY_OFF) return 1;
+  uint64_t lo = gl_hostbuf_lo(h);
+  gl_conflict c;
+  if (!gl_access_conflict_host(&m->acc, lo, lo + n * gl_dtypes[h->dtype].size, 0, &c)) return 1;
+  *other = c.other;
+  return 0;
+}
+
 /* Give the memory back (the struct stays while handles refer to it). */
 static void hostmem_release(gl_hostmem *m) {
   if (!m->ptr || m->borrowed) { /* expired, or device memory: not ours */

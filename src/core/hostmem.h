@@ -63,6 +63,10 @@ int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h);
 int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site);
 /* Lua is about to read (write = 0) or write elements [first, first + n). */
 int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site);
+/* Whether Lua may read elements [0, n) now with no wait and no error (for
+ * display: gl_hostbuf_access would then pass); if not because a stream may
+ * still write or read them, *other names it (else NULL). Records nothing. */
+int gl_hostbuf_readable_now(gl_hostbuf *h, size_t n, const gl_stream **other);
 
 void gl_hostbuf_describe(const gl_hostbuf *h, gl_buf *b);
 static inline size_t gl_hostbuf_bytes(const gl_hostbuf *h) { return h->count * gl_dtypes[h->dtype].size; }

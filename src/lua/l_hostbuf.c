@@ -232,9 +232,20 @@ static int h_tostring(lua_State *L) {
   lua_pushfstring(L, "gpulua.HostBuffer(%s", gl_buf_str(&d) + strlen("host buffer "));
   gl_buf_free(&d);
   luaL_addvalue(&b);
-  /* its first elements, as h[i] gives them */
+  /* its first elements, as h[i] gives them, when h[i] would give them now
+   * (printing never waits, and is never an error) */
   enum { SHOWN = 8 };
   size_t n = h->count < SHOWN ? h->count : SHOWN;
+  const gl_stream *other = NULL;
+  if (h->expired || (h->m->borrowed && !h->m->ptr)) {
+    luaL_addstring(&b, ", expired");
+    n = 0;
+  } else if (!gl_hostbuf_readable_now(h, n, &other)) {
+    if (other) lua_pushfstring(L, ", in use by stream '%s' (device %d): sync it to read", other->name, other->dev->ordinal);
+    else lua_pushstring(L, ", in use by the capture");
+    luaL_addvalue(&b);
+    n = 0;
+  }
   for (size_t i = 1; i <= n; i++) {
     luaL_addstring(&b, i == 1 ? ": " : ", ");
     lua_geti(L, 1, (lua_Integer)i);
@@ -247,7 +258,7 @@ static int h_tostring(lua_State *L) {
     lua_remove(L, -2);
     luaL_addvalue(&b);
   }
-  if (h->count > n) luaL_addstring(&b, ", ...");
+  if (n > 0 && h->count > n) luaL_addstring(&b, ", ...");
   luaL_addchar(&b, ')');
   luaL_pushresult(&b);
   return 1;
