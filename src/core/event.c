@@ -11,6 +11,7 @@
 #include "graph.h"
 #include "runtime.h"
 #include "stream.h"
+#include "sim.h"
 
 CUresult gl_event_take(gl_device *d, int timing, CUevent *ev) {
   if (d->npool[timing]) {
@@ -166,7 +167,10 @@ int gl_event_query(gl_event *e, int *done, gl_site *site) {
 
 int gl_event_peek(const gl_event *e) {
   if (!e->ev || !e->s || e->capture) return 0;
-  return gl_drv.cuEventQuery(e->ev) == CUDA_SUCCESS;
+  int q = gl_sim_quiet(1); /* for display: moves no clock */
+  int done = gl_drv.cuEventQuery(e->ev) == CUDA_SUCCESS;
+  gl_sim_quiet(q);
+  return done;
 }
 
 int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {

@@ -85,5 +85,13 @@ void gl_sim_model_hint(double mem_bytes, double us);
 int gl_sim_model_event_time(CUevent e, double *seconds);
 /* The host's virtual clock, in seconds from the model's start. */
 double gl_sim_model_host_time(void);
+/* Queries this thread makes while on (1) are quiet: gpulua's own, for
+ * display and bookkeeping (a stream's description, the trace's harvest, the
+ * progress line, reaping memory), not the script's. Under a timing model a
+ * quiet query finds work done only when the model has it done by the host's
+ * virtual clock, and moves nothing; a script's query that finds work done is
+ * a host sync and moves the host's clock to it. Returns the previous
+ * setting. Harmless on cuda. */
+int gl_sim_quiet(int on);
 
 #endif

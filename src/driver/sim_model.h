@@ -81,6 +81,10 @@ void sim_model_node_unref(struct sim_mnode *n);
  * return it (microseconds from the model's start). */
 double sim_model_observe_node(struct sim_mnode *n);
 double sim_model_observe_stream(struct sim_mstream *ms);
+/* Whether n (every node of ms) has ended by the host's virtual clock, the
+ * model run that far and no further: what a quiet query may see. */
+int sim_model_node_done_by_host(struct sim_mnode *n);
+int sim_model_stream_done_by_host(struct sim_mstream *ms);
 /* The host's virtual clock now (microseconds). */
 double sim_model_host_clock(void);
 

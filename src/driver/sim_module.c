@@ -146,6 +146,7 @@ CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f) {
 CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                    unsigned by, unsigned bz, unsigned shared, CUstream st,
                                    void **params, void **extra) {
+  sim_mwork mw = sim_model_launch(); /* first: the cost this thread gave is this launch's, queued or not */
   NEED_INIT();
   if (!f || extra) return CUDA_ERROR_INVALID_VALUE;
   if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
@@ -173,7 +174,7 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     l->params[i] = store;
     store += (f->sizes[i] + 7) / 8 * 8;
   }
-  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total, .mw = sim_model_launch()};
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total, .mw = mw};
   CUresult r = sim_enqueue(st, &op);
   if (r != CUDA_SUCCESS) free(l);
   return r;

@@ -29,6 +29,14 @@ main_req **sim_main_tail = &main_head;
 
 static int is_main(void) { return sim_main_thread_set && pthread_equal(pthread_self(), sim_main_thread); }
 
+static _Thread_local int quiet; /* gl_sim_quiet */
+
+int gl_sim_quiet(int on) {
+  int was = quiet;
+  quiet = on;
+  return was;
+}
+
 void sim_wait_locked(void) {
   sim_S.waiters++;
   pthread_cond_wait(&sim_S.cv, &sim_S.mu);
@@ -344,7 +352,10 @@ CUresult sim_cuStreamQuery(CUstream st) {
   CUresult r = st->error         ? st->error
                : st->ctx->sticky ? st->ctx->sticky
                : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
-  if (r == CUDA_SUCCESS) sim_model_observe_stream(st->ms); /* the host has seen it finish */
+  if (r == CUDA_SUCCESS && st->ms) { /* the host has seen it finish (a quiet query: only what the model has done) */
+    if (!quiet) sim_model_observe_stream(st->ms);
+    else if (!sim_model_stream_done_by_host(st->ms)) r = CUDA_ERROR_NOT_READY;
+  }
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
@@ -431,7 +442,10 @@ CUresult sim_cuEventQuery(CUevent e) {
   service_locked();
   CUresult r = e->ctx && e->ctx->sticky            ? e->ctx->sticky
                : !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
-  if (r == CUDA_SUCCESS && e->latest) sim_model_observe_node(e->latest->mn);
+  if (r == CUDA_SUCCESS && e->latest && e->latest->mn) {
+    if (!quiet) sim_model_observe_node(e->latest->mn);
+    else if (!sim_model_node_done_by_host(e->latest->mn)) r = CUDA_ERROR_NOT_READY;
+  }
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
