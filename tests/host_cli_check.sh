@@ -46,6 +46,8 @@ check E-bad-backend $'^sim\t2$' env GPULUA_BACKEND=tpu GPULUA_SIM_DEVICES=9 "$g"
 check E-children $'^nil\tnil$' env GPULUA_POLICY=off GPULUA_TRACE=/x.json "$g" -E -e 'print(os.getenv("GPULUA_POLICY"), os.getenv("GPULUA_TRACE"))'
 check E-version '^backend: cuda if ' env GPULUA_BACKEND=sim "$g" -E --version
 check E-keeps-others '^kept$' env OTHER_VAR=kept "$g" -E -e 'print(os.getenv("OTHER_VAR"))'
+long_name=GPULUA_$(printf 'X%.0s' $(seq 300))
+check E-long-name '^nil$' env "$long_name=1" timeout 20 "$g" -E -e "print(os.getenv('$long_name'))"
 check args $'args.lua\ta\tb\t.*gpulua\t2' "$g" "$tmp/args.lua" a b
 check dash-e '^3$' "$g" -e 'print(1 + 2)'
 check stdin '^from stdin$' sh -c "echo 'print(\"from stdin\")' | '$g' -"

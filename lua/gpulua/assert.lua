@@ -215,15 +215,15 @@ local function slice_near(state, arguments, level)
   local tol, tol_text = tolerance(arguments[3], level + 1, fname)
   local x = operand(arguments[1], level + 1, fname, "x")
   local e = operand(arguments[2], level + 1, fname, "expected")
-  local function allowed(b) return tol.rel == 0 and tol.abs or tol.abs + tol.rel * math.abs(b) end
+  local function allowed(b) return tol.rel == 0 and tol.abs or tol.abs + tol.rel * math.abs(b + 0.0) end
   local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
   local failure, summary = compare(x, e, function(a, b)
     if a == b then return true end -- equal infinities too
     if not (finite(a) and finite(b)) then return is_nan(a) and is_nan(b) end
-    return math.abs(a - b) <= allowed(b)
+    return math.abs((a + 0.0) - b) <= allowed(b) -- in floats: an integer difference can wrap
   end, function(a, b)
     if not (finite(a) and finite(b)) then return "" end
-    return (", off by %.3g (allowed %.3g)"):format(math.abs(a - b), allowed(b))
+    return (", off by %.3g (allowed %.3g)"):format(math.abs((a + 0.0) - b), allowed(b))
   end, false, "near")
   set_failure_message(state, arguments[4])
   local match = failure == nil

@@ -91,8 +91,20 @@ function calibrate.run(file, opts)
   elseif not (type(dev) == "userdata" and getmetatable(dev).__name == "gpulua.Device") then
     fail("option 'device' expected a device or an ordinal, got " .. tostring(dev))
   end
-  local out, why = io.open(file, "w") -- before measuring: an unwritable file fails at once
+  -- before measuring, an unwritable file fails at once; the file itself is
+  -- written only at the end, through a temporary one renamed over it, so a
+  -- run that fails leaves an earlier model as it was
+  local tmp = file .. ".tmp"
+  local out, why = io.open(tmp, "w")
   if not out then fail("cannot write " .. file .. ": " .. tostring(why)) end
+  out:close()
+  os.remove(tmp)
+  local existing = io.open(file, "r")
+  if existing then existing:close() end
+  local probe, err = io.open(file, "a") -- (makes the file: removed again below if it was not there)
+  if not probe then fail("cannot write " .. file .. ": " .. tostring(err)) end
+  probe:close()
+  if not existing then os.remove(file) end
 
   local t_start = gpu.clock()
   local n = bytes // 4
@@ -141,8 +153,10 @@ function calibrate.run(file, opts)
   local tiny_x, tiny_y = x:view(0, 1), y:view(0, 1)
   local tiny_h = h_in:view(0, 1)
   local one = gpu.config{grid = 1, block = 32}
-  local launch_us = per_unit(N, function(s) s:launch(gpu.kernels.scale, one, 2.0, tiny_x, tiny_y, 1) end)
-  local copy_us = per_unit(N, function(s) s:copy(tiny_x, tiny_h) end)
+  -- (a slope can come out a hair below 0 where the true cost is ~0: clamped,
+  -- as the model file's fields must be >= 0)
+  local launch_us = math.max(0, per_unit(N, function(s) s:launch(gpu.kernels.scale, one, 2.0, tiny_x, tiny_y, 1) end))
+  local copy_us = math.max(0, per_unit(N, function(s) s:copy(tiny_x, tiny_h) end))
 
   -- copies, one way and both ways at once (each pays a copy's latency)
   local function rate(moved, us, lat) return gbps(moved, math.max(us - lat, 1e-3)) end
@@ -228,9 +242,18 @@ function calibrate.run(file, opts)
     else text = ("%.4g"):format(v) end
     lines[#lines + 1] = ("  %q: %s"):format(k, text)
   end
-  local ok, err = out:write("{\n", table.concat(lines, ",\n"), "\n}\n")
-  out:close()
-  if not ok then fail("cannot write " .. file .. ": " .. tostring(err)) end
+  out, why = io.open(tmp, "w")
+  local ok = out ~= nil
+  if out then
+    ok, why = out:write("{\n", table.concat(lines, ",\n"), "\n}\n")
+    local closed, close_why = out:close()
+    if ok and not closed then ok, why = false, close_why end
+  end
+  if ok then ok, why = os.rename(tmp, file) end
+  if not ok then
+    os.remove(tmp)
+    fail("cannot write " .. file .. ": " .. tostring(why))
+  end
   return m
 end
 

@@ -265,12 +265,12 @@ void clear_gpulua_env (void) {
     for (e = environ; e != NULL && *e != NULL; e++) {
       const char *eq = strchr(*e, '=');
       if (strncmp(*e, GPULUA_ENV_PREFIX, n) == 0 && eq != NULL) {
-        char name[256];
-        size_t len = (size_t)(eq - *e);
-        if (len >= sizeof name) len = sizeof name - 1;  /* (none is that long) */
-        memcpy(name, *e, len);
-        name[len] = '\0';
-        if (unsetenv(name) == 0) {
+        /* the whole name, however long (a cut one would not match, and
+           the scan would start again forever) */
+        char *name = strndup(*e, (size_t)(eq - *e));
+        int gone = name != NULL && unsetenv(name) == 0;
+        free(name);
+        if (gone) {
           found = 1;
           break;
         }

@@ -236,6 +236,13 @@ describe("gpulua.assert", function()
   end)
 
   describe("slice_near", function()
+    it("measures integers' distance without wrapping", function()
+      local h = gpu.host("i64", {0, math.maxinteger})
+      assert.is_not.slice_near(h, {math.mininteger, math.mininteger}, 1)
+      assert.is_not.slice_near(h, {math.mininteger, math.mininteger}, {rel = 0.5})
+      assert.slice_near(h, {1, math.maxinteger - 1}, 1)
+    end)
+
     it("takes an absolute tolerance", function()
       local x = H.upload(dev, "f32", {1, 2, 3})
       assert.slice_near(x, {1.05, 1.95, 3}, 0.05 + 1e-7)

@@ -364,6 +364,22 @@ describe("the sim timing model", function()
     assert.matches('"notes": "gpu%.calibrate, gpulua', text)
   end)
 
+  it("gpu.calibrate leaves an earlier model file as it was when it fails", function()
+    local path = model_file(MODEL)
+    local before = assert(io.open(path)):read("a")
+    local out, status = H.run_child(([[
+      local gpu = require "gpulua"
+      print(pcall(gpu.calibrate, %q, {sim = true, bytes = 64 << 20}))
+    ]]):format(path), {GPULUA_SIM_MEMORY = "32M"})
+    assert.are.equal(0, status, out)
+    assert.matches("false\t[^\n]*out of memory", out)
+    local f = assert(io.open(path))
+    assert.are.equal(before, f:read("a"))
+    f:close()
+    assert.is_nil(io.open(path .. ".tmp"), "the temporary file stays behind")
+    os.remove(path)
+  end)
+
   it("gpu.calibrate refuses the sim unless asked, and checks its arguments", function()
     H.fails("gpu%.calibrate: it measures a GPU: it needs the cuda backend %(this is sim", gpu.calibrate, "/tmp/x.json")
     H.fails("gpu%.calibrate: unknown option 'repeat' %(the options are: bytes, device, repeats, sim%)",
