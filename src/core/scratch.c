@@ -84,6 +84,17 @@ int gl_scratch_capture_prepare(gl_stream *s, gl_site *site) {
   gl_scratch *c;
   if (!d->scratch_spare && !(d->scratch_spare = calloc(GL_SCRATCH_SPARES, sizeof *d->scratch_spare)))
     return gl_fail_nomem(d->rt, NULL);
+  /* a spare left by an earlier capture on another stream: the streams of this
+   * one are not ordered after its making, unless the host saw it finish */
+  for (int i = 0; i < d->nscratch_spare;) {
+    gl_scratch *old = d->scratch_spare[i];
+    if (old->mem.a->home == s || gl_access_known_finished(&old->mem.a->acc)) {
+      i++;
+      continue;
+    }
+    scratch_free(old);
+    d->scratch_spare[i] = d->scratch_spare[--d->nscratch_spare];
+  }
   while (d->nscratch_spare < GL_SCRATCH_SPARES) {
     if (scratch_new(s, site, &c) != 0) return -1;
     d->scratch_spare[d->nscratch_spare++] = c;

@@ -17,7 +17,9 @@
  * scratch is released (its free ordered after its uses). A capture cannot
  * allocate: once the device has reduced, each capture begins with
  * GL_SCRATCH_SPARES spares made, for the capturing stream and those forked
- * inside it that have none.
+ * inside it that have none (made on the capturing stream, or known by the
+ * host to be ready: a spare an earlier capture left on another stream, whose
+ * making this capture's streams are not ordered after, is replaced).
  */
 #ifndef GPULUA_CORE_SCRATCH_H
 #define GPULUA_CORE_SCRATCH_H

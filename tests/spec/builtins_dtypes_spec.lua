@@ -1,9 +1,9 @@
 -- The built-in library for every dtype (gpu.kernels: KERNELS.md, "The built-in
 -- library"): every kernel against a reference computed in Lua, bit for bit;
--- views at offsets that break the 16-byte vectors; the reductions' order of
--- operations (the same bits on every backend for a given grid and block) and
--- their determinism; grid "auto"; the streams' scratch under the checker; the
--- CUDA source compiling for every dtype.
+-- views at offsets that break the 16-byte vectors; the float reductions
+-- against a Lua emulation of their documented order of operations (so a run
+-- on the GPU and one on sim give these same bits). builtins_reduce_spec.lua
+-- has the reductions' determinism, grid "auto" and the streams' scratch.
 local gpu = require "gpulua"
 local H = require "helpers"
 
