@@ -1,10 +1,12 @@
 // kernels/builtins.cu -- the built-in kernel library (gpu.kernels.*), for every dtype.
 //
-// Compiled at run time with NVRTC, once per device and cached on disk; no header is
-// included (f16 and bf16 are converted with PTX's own instructions). One template per
-// kernel, instantiated for the 12 dtypes at the end (GL_BUILTINS). The C host
-// implementations the sim backend runs are src/core/builtins.c (elementwise) and
-// src/core/builtins_reduce.c (reductions, in this file's order of operations).
+// Compiled at run time with NVRTC, once per device and dtype (the option -DGL_DTYPE_f32
+// instantiates f32's ten kernels alone, at f32's first launch; -DGL_ALL_DTYPES all of
+// them) and cached on disk; no header is included (f16 and bf16 are converted with PTX's
+// own instructions). One template per kernel, instantiated per dtype at the end
+// (GL_BUILTINS). The C host implementations the sim backend runs are
+// src/core/builtins.c (elementwise) and src/core/builtins_reduce.c (reductions, in this
+// file's order of operations); src/core/builtins.c's table declares each kernel.
 //
 // Arithmetic: f16 and bf16 load and store their type and compute in f32 (rounded to
 // nearest even at the store); integers compute in unsigned arithmetic of at least
@@ -19,8 +21,8 @@
 // offset work; co-aligned ones are the fast path.
 //
 // Reductions (sum, dot, min, max) are deterministic for a given grid and block: each
-// thread accumulates its elements in order (the head element, its vectors in order,
-// the tail element), each block reduces its threads with a shuffle tree (offsets 16,
+// thread accumulates its elements in order (its head elements, its vectors in order,
+// each vector's elements in order, its tail elements), each block reduces its threads with a shuffle tree (offsets 16,
 // 8, 4, 2, 1 within each warp, then the warps' results the same way in warp 0), and
 // writes its partial into slot blockIdx.x of the stream's scratch; the last block to
 // finish (a ticket counter behind a fence) combines the partials in block order
