@@ -10,6 +10,7 @@
 #include "raw_common.h"
 
 #include "builtins.h"
+#include "scratch.h"
 
 #define REPS 5
 
@@ -191,13 +192,17 @@ int main(int argc, char **argv) {
     CK(cuMemFreeHost(host2));
   }
 
-  /* built-ins: the same source gpulua compiles, launched raw; n = 2^28 f32 */
-  CUmodule mb = compile(gl_builtins_cuda_source(), "builtins.cu");
+  /* built-ins: the same source gpulua compiles (its f32 program), launched raw; n = 2^28 f32; sum's scratch
+   * as gpulua lays it out (scratch.h: the ticket zeroed, the partials after it); raw_builtins.c has them all */
+  CUmodule mb = compile_opt(gl_builtins_cuda_source(), "builtins.cu", gl_builtins_cuda_option(GL_F32));
   unsigned long long n = 1ull << 28;
-  CUdeviceptr x, y, out;
+  CUdeviceptr x, y, out, scratch, parts;
   CK(cuMemAllocAsync(&x, n * 4, s));
   CK(cuMemAllocAsync(&y, n * 4, s));
   CK(cuMemAllocAsync(&out, 4, s));
+  CK(cuMemAllocAsync(&scratch, GL_SCRATCH_BYTES, s));
+  CK(cuMemsetD8Async(scratch, 0, GL_SCRATCH_PARTS, s));
+  parts = scratch + GL_SCRATCH_PARTS;
   CK(cuMemsetD32Async(x, 0x3f800000u, n, s));
   CK(cuMemsetD32Async(y, 0x40000000u, n, s));
   unsigned grid = (unsigned)sms * 16, block = 256;
@@ -208,7 +213,7 @@ int main(int argc, char **argv) {
     CK(cuModuleGetFunction(&f, mb, names[k]));
     float a = 1.0001f;
     void *p3[] = {&a, &x, &y, &n};
-    void *psum[] = {&x, &out, &n};
+    void *psum[] = {&x, &out, &n, &scratch, &parts};
     void **params = k == 2 ? psum : p3;
     CK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL)); /* warm-up */
     for (int r = 0; r < REPS; r++) {
@@ -235,6 +240,7 @@ int main(int argc, char **argv) {
   printf("RESULT d2d_copy_bw %.1f GB/s\n", median(t, REPS));
   CK(cuMemFreeAsync(x, s));
   CK(cuMemFreeAsync(y, s));
+  CK(cuMemFreeAsync(scratch, s));
   CK(cuStreamSynchronize(s));
   pipeline(mb, sms, s);
   CK(cuCtxSynchronize());

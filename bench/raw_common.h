@@ -71,12 +71,13 @@ static inline CUcontext raw_open(CUdevice *dev) {
   return ctx;
 }
 
-/* the CUBIN of src, loaded (exits on any failure, with NVRTC's log) */
-static CUmodule compile(const char *src, const char *name) {
-  const char *opts[] = {"-arch=sm_90"};
+/* the CUBIN of src, compiled with one more option (or none: NULL), loaded
+ * (exits on any failure, with NVRTC's log) */
+static inline CUmodule compile_opt(const char *src, const char *name, const char *opt) {
+  const char *opts[] = {"-arch=sm_90", opt};
   nvrtcProgram p;
   if (gl_nv.nvrtcCreateProgram(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
-      gl_nv.nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
+      gl_nv.nvrtcCompileProgram(p, opt ? 2 : 1, opts) != NVRTC_SUCCESS) {
     size_t n = 0;
     gl_nv.nvrtcGetProgramLogSize(p, &n);
     char *log = malloc(n + 1);
@@ -94,6 +95,8 @@ static CUmodule compile(const char *src, const char *name) {
   free(img);
   return m;
 }
+
+static inline CUmodule compile(const char *src, const char *name) { return compile_opt(src, name, NULL); }
 
 static const char empty_src[] =
   "extern \"C\" __global__ void empty1(float *a) {}\n"

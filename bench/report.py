@@ -90,6 +90,29 @@ ceiling = get("raw", "d2d_copy_bw")
 for k in ("axpy_f32", "scale_f32", "sum_f32"):
     row(f"built-in {k} (GB/s) vs raw launch", 0.95, get("gpulua", f"{k}_bw"), "GB/s", get("raw", f"{k}_bw"), "rate")
     row(f"built-in {k} (GB/s) vs the d2d copy ceiling", 0.0, get("gpulua", f"{k}_bw"), "GB/s", ceiling, "rate", "reading only")
+# the library for every dtype (bench/builtins_bench.lua, raw_builtins.c, cupy_builtins.py): the goal is
+# 0.9 of the device-to-device copy ceiling for the elementwise kernels in f32 and f16
+for dt in ("f32", "f16", "i32"):
+    ceil_dt = get("gpulua", f"builtin_d2d_{dt}")
+    for k in ("fill", "copy", "scale", "axpy", "add", "mul", "sum", "dot", "min", "max"):
+        ours = get("gpulua", f"builtin_{k}_{dt}")
+        if ours is None:
+            continue
+        goal = 0.9 if dt != "i32" and k not in ("sum", "dot", "min", "max") else 0.0
+        row(f"built-in {k} {dt}, grid auto (GB/s) vs the d2d copy ceiling", goal, ours, "GB/s", ceil_dt, "rate",
+            "" if goal else "for reference")
+        row(f"built-in {k} {dt} (GB/s) vs the same kernel launched raw", 0.95, ours, "GB/s", get("raw", f"builtin_{k}_{dt}"),
+            "rate")
+        row(f"built-in {k} {dt} (GB/s) vs CuPy", 0.0, ours, "GB/s", get("cupy", f"builtin_{k}_{dt}"), "rate",
+            "for reference")
+for g in ("2x", "4x", "8x", "16x", "32x"):
+    for k in ("axpy", "sum"):
+        row(f"built-in {k} f32, grid {g} the SMs (GB/s) vs grid auto", 0.0, get("gpulua", f"builtin_{k}_f32_grid_{g}"),
+            "GB/s", get("gpulua", f"builtin_{k}_f32"), "rate", "for tuning grid auto")
+for what in ("f32", "all"):
+    v = get("gpulua", f"builtin_compile_cold_{what}")
+    rows.append((f"NVRTC cold compile of the built-ins, {'one dtype' if what == 'f32' else 'all 12 dtypes'}", "",
+                 f"{v:.1f} ms" if v else "n/a", "", "", "a dtype's first launch compiles its program"))
 cold, warm = get("gpulua", "compile_cold"), get("gpulua", "compile_warm")
 rows.append(("NVRTC cold compile", "", f"{cold:.2f} ms" if cold else "n/a", "", "", ""))
 rows.append(("NVRTC warm (disk cache hit)", "<= 2 ms", f"{warm:.2f} ms" if warm else "n/a", "",

@@ -22,6 +22,8 @@ run() { # label, command...
   "$@" 2>&1 | tee -a /dev/stderr | sed -n "s/^RESULT /$label /p" >>"$log"
 }
 run raw "$carry/bin/raw" "$launches"
+# the built-in library launched raw: every kernel for f32, f16 and i32 at 2^28
+run raw "$carry/bin/raw_builtins"
 # the pipeline's layouts made raw, and the link's aggregate at the pipeline's copy size
 run raw "$carry/bin/layouts"
 # the launch and event goals: gpulua beside the raw calls, interleaved in one
@@ -33,9 +35,11 @@ agg16=$(sed -n 's/^raw bidir_16MiB_x32 \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
 run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg $agg16
 run gpulua "$carry/bin/gpulua" bench/scaling.lua
 run gpulua "$carry/bin/gpulua" bench/gemm_bench.lua
+run gpulua "$carry/bin/gpulua" bench/builtins_bench.lua
 if python3 -c 'import cupy' 2>/dev/null; then
   run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_bench.py "$launches"
   run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_gemm.py
+  run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_builtins.py
 else
   echo "-- cupy: not installed here, skipped"
 fi

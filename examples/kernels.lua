@@ -31,14 +31,14 @@ local h = gpu.host("f32", n)
 for i = 1, n do h[i] = (i % 97) * 0.25 end
 local x = dev:alloc("f32", n, {stream = s})
 local y = dev:alloc("f32", n, {stream = s})
-local total = dev:zeros("f32", 1, {stream = s})
+local total = dev:alloc("f32", 1, {stream = s})
 
 local block = 256
 local grid = math.min((n + block - 1) // block, 4 * dev.sms)
 s:copy(x, h)
 s:launch(k, {grid = grid, block = block}, x, y, 3.0, 1.0, n)             -- y = 3 (x + 1)
 s:launch(gpu.kernels.axpy, {grid = grid, block = block}, -1.0, x, y, n)  -- y = y - x
-s:launch(gpu.kernels.sum, {grid = grid, block = block}, y, total, n)     -- total += sum(y)
+s:launch(gpu.kernels.sum, {block = block}, y, total, n)  -- total[1] = sum(y); the built-ins pick their grid
 local out = y:read{stream = s}
 local got = total:read{stream = s}[1]
 

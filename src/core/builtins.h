@@ -1,10 +1,13 @@
 /*
  * builtins.h -- the built-in kernel library's table (see builtins.c,
- * kernels/builtins.cu); module.c loads them per device.
+ * kernels/builtins.cu); module.c loads them per device and per dtype, one
+ * NVRTC program each; launch.c checks their element counts, picks a grid
+ * "auto" and passes a reduction its stream's scratch (scratch.h).
  */
 #ifndef GPULUA_BUILTINS_H
 #define GPULUA_BUILTINS_H
 
+#include "dtype.h"
 #include "sim.h"
 
 typedef struct {
@@ -13,22 +16,40 @@ typedef struct {
   int stride; /* index of a stride parameter that multiplies the count, or -1 */
 } gl_builtin_bound;
 
+/* A reduction's kernel takes this many parameters after the script's: the
+ * stream's scratch, as its ticket and its partials (scratch.h). */
+#define GL_BUILTIN_HIDDEN 2
+
 typedef struct {
   const char *name;
-  const char *signature; /* T stands for f32 or f64 */
+  const char *signature; /* T stands for the dtype */
   const char *doc;
-  gl_sim_kernel_fn host[2]; /* f32, f64 */
+  const gl_sim_kernel_fn *host; /* the sim's C implementation of each dtype (indexed by gl_dtype) */
   gl_builtin_bound bounds[4];
   int nbounds;
-  int needs_warps; /* block.x must be a multiple of 32 (warp reductions) */
-  int passes;      /* its memory traffic in passes over n elements (axpy: x read, y read and
-                      written: 3), for the sim's timing model: bytes = passes * n * size */
+  int reduces; /* a reduction: a one-dimensional block of a multiple of 32 threads (warp trees), a grid of at
+                  most GL_REDUCE_BLOCKS blocks, GL_BUILTIN_HIDDEN parameters more */
+  int passes;  /* its memory traffic in passes over n elements (axpy: x read, y read and
+                  written: 3), for the sim's timing model: bytes = passes * n * size */
 } gl_builtin;
 
 extern const gl_builtin gl_builtins[];
 extern const int gl_nbuiltins;
 
-/* kernels/builtins.cu, embedded at build time */
+/* kernels/builtins.cu, embedded at build time; compiled once per dtype with
+ * the option gl_builtins_cuda_option(dt) ("-DGL_DTYPE_f32"), which
+ * instantiates that dtype's kernels alone. */
 const char *gl_builtins_cuda_source(void);
+const char *gl_builtins_cuda_option(gl_dtype dt);
+
+/* The reductions' C implementations for the sim (builtins_reduce.c), in the
+ * CUDA kernels' order of operations for the launch's grid and block. */
+extern const gl_sim_kernel_fn gl_sum_host[GL_NDTYPES], gl_dot_host[GL_NDTYPES], gl_min_host[GL_NDTYPES],
+    gl_max_host[GL_NDTYPES];
+
+/* f32 to f16 and bf16 as the GPU's conversions give them: round to nearest
+ * even, and a NaN becomes the canonical NaN 0x7fff. */
+static inline uint16_t gl_builtin_f16(float f) { return f != f ? (uint16_t)0x7fff : gl_f32_to_f16(f); }
+static inline uint16_t gl_builtin_bf16(float f) { return f != f ? (uint16_t)0x7fff : gl_f32_to_bf16(f); }
 
 #endif

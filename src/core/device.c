@@ -11,6 +11,7 @@
 #include "event.h"
 #include "module.h"
 #include "runtime.h"
+#include "scratch.h"
 #include "stream.h"
 
 /* The driver's current context, per thread: setting it costs a call. */
@@ -49,6 +50,8 @@ static int read_limits(gl_device *d) {
     L_(MULTIPROCESSOR_COUNT, sms),
     L_(ASYNC_ENGINE_COUNT, copy_engines),
     L_(MAX_THREADS_PER_BLOCK, max_threads_per_block),
+    L_(MAX_THREADS_PER_MULTIPROCESSOR, max_threads_per_sm),
+    L_(MAX_REGISTERS_PER_BLOCK, max_regs_per_block),
     L_(MAX_BLOCK_DIM_X, max_block[0]),
     L_(MAX_BLOCK_DIM_Y, max_block[1]),
     L_(MAX_BLOCK_DIM_Z, max_block[2]),
@@ -193,6 +196,7 @@ void gl_device_close(gl_device *d) {
   gl_set_ctx(d);
   gl_drv.cuCtxSynchronize();
   gl_blas_device_close(d); /* the streams' workspaces and every cuBLAS handle */
+  gl_scratch_device_close(d); /* the streams' reduction scratch */
   while (d->streams) {
     gl_stream *s = d->streams;
     *s->prev_open = s->next_open;

@@ -26,6 +26,7 @@ struct gl_device {
   int cc_major, cc_minor, sms;
   int copy_engines;     /* copies the device runs at once with work (CUDA's async engines) */
   int max_threads_per_block, max_block[3], max_grid[3];
+  int max_threads_per_sm, max_regs_per_block; /* for the built-ins' grid "auto" (launch.c) */
   int max_shared, max_shared_optin;
   int prio_least, prio_greatest;
   int stream_counter;
@@ -35,8 +36,11 @@ struct gl_device {
   gl_buf pending;            /* an error a finalizer found: reported by the next call here */
   CUevent *event_pool[2];    /* events no longer needed, [timing] (event.c) */
   int npool[2], cappool[2];
-  gl_module *builtins;       /* the built-in kernels' module, loaded at first use */
+  gl_module *builtins[GL_NDTYPES]; /* the built-in kernels' module of each dtype, loaded at its first use */
   gl_kernel *builtin_kernel[GL_MAX_BUILTINS][GL_NDTYPES];
+  int reduced;               /* a built-in reduction has run here: captures prepare scratch (scratch.h) */
+  struct gl_scratch **scratch_spare; /* scratch made for captures' forks (scratch.h) */
+  int nscratch_spare;
   struct cublasContext **blas_idle; /* cuBLAS handles of closed streams, for the next (blas.h) */
   int nblas_idle, capblas_idle;
   struct gl_blas_slot **blas_spare;  /* handles and workspaces made for captures' forks (blas.h) */

@@ -13,8 +13,9 @@
 #include "ops.h"
 #include "queue.h"
 #include "runtime.h"
-#include "stream.h"
+#include "scratch.h"
 #include "sim.h"
+#include "stream.h"
 
 int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {
   gl_device *dev = s->dev;
@@ -32,6 +33,12 @@ int gl_launch_check_limits(gl_kernel *k, const gl_device *d, const gl_launch_cfg
   if (c->id && c->id == k->cfg_ok) return 0; /* this prepared configuration passed for k before */
   gl_runtime *rt = d->rt;
   const unsigned *g = c->grid, *b = c->block;
+  if (g[0] == 0 && !k->builtin) /* grid "auto" */
+    return gl_fail(rt, "s:launch: kernel '%s': cfg.grid is required (a number or {x, y, z}); only the built-in kernels "
+                       "(gpu.kernels) choose their own grid", k->name);
+  if (k->builtin && (g[1] != 1 || g[2] != 1))
+    return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional grid, got %ux%ux%u", k->name, g[0],
+                   g[1], g[2]);
   for (int i = 0; i < 3; i++) {
     if (b[i] > (unsigned)d->max_block[i])
       return gl_fail(rt, "s:launch: kernel '%s': block.%s = %u exceeds device %d's limit of %d", k->name, axis[i], b[i],
@@ -51,7 +58,7 @@ int gl_launch_check_limits(gl_kernel *k, const gl_device *d, const gl_launch_cfg
   if (c->shared > (unsigned)d->max_shared)
     return gl_fail(rt, "s:launch: kernel '%s': cfg.shared = %u bytes exceeds device %d's limit of %d bytes per block",
                    k->name, c->shared, d->ordinal, d->max_shared);
-  if (k->builtin && k->builtin->needs_warps && (b[0] % 32 != 0 || b[1] != 1 || b[2] != 1))
+  if (k->builtin && k->builtin->reduces && (b[0] % 32 != 0 || b[1] != 1 || b[2] != 1))
     return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional block of a multiple of 32 threads, got "
                        "%ux%ux%u", k->name, b[0], b[1], b[2]);
   k->cfg_ok = c->id;
@@ -100,14 +107,66 @@ static int check_bounds(gl_runtime *rt, const gl_kernel *k, gl_slice *const *sli
   return 0;
 }
 
+/* The blocks a built-in's grid "auto" (grid[0] = 0) has on d: as many as fill
+ * every multiprocessor (the blocks its threads and the kernel's registers let
+ * stay resident there, at most 32), but no more than the work needs (a
+ * 16-byte vector per thread); a reduction's grid at most GL_REDUCE_BLOCKS (its
+ * scratch's partial slots), whatever the script gave. */
+static void builtin_grid(const gl_device *d, const gl_kernel *k, const gl_launch_cfg *c, gl_slice *const *slices,
+                         unsigned grid[3]) {
+  if (grid[0] == 0) {
+    const gl_builtin_bound *bd = &k->builtin->bounds[0];
+    unsigned long long n;
+    memcpy(&n, k->params[bd->count], sizeof n);
+    unsigned long long threads = (unsigned long long)c->block[0] * c->block[1] * c->block[2];
+    unsigned long long per_block = threads * (16 / gl_dtypes[slices[bd->ptr]->dtype].size);
+    unsigned long long need = n / per_block + (n % per_block != 0);
+    unsigned long long per_sm = d->max_threads_per_sm > 0 ? (unsigned long long)d->max_threads_per_sm / threads : 1;
+    if (k->regs > 0 && d->max_regs_per_block > 0) { /* registers are given per warp, 256 at a time */
+      unsigned long long warp = ((unsigned long long)k->regs * 32 + 255) / 256 * 256, warps = (threads + 31) / 32;
+      unsigned long long by_regs = (unsigned long long)d->max_regs_per_block / (warp * warps);
+      if (by_regs < per_sm) per_sm = by_regs;
+    }
+    if (per_sm > 32) per_sm = 32;
+    if (per_sm < 1) per_sm = 1;
+    unsigned long long fill = (unsigned long long)(d->sms > 0 ? d->sms : 1) * per_sm;
+    unsigned long long g = need < fill ? need : fill;
+    if (g > (unsigned long long)d->max_grid[0]) g = (unsigned long long)d->max_grid[0];
+    grid[0] = g > 0 ? (unsigned)g : 1;
+  }
+  if (k->builtin->reduces && grid[0] > GL_REDUCE_BLOCKS) grid[0] = GL_REDUCE_BLOCKS;
+}
+
+/* A reduction's scratch: the stream's (made at its first reduction), passed
+ * in the kernel's hidden parameters and written, so the checker sees it. */
+static int pass_scratch(gl_stream *s, gl_kernel *k, gl_launch_args *a, gl_op *op, gl_site *site) {
+  gl_scratch *sc;
+  if (gl_scratch_of(s, site, &sc) != 0) return -1;
+  CUdeviceptr ticket = gl_scratch_ticket(sc), parts = gl_scratch_parts(sc);
+  memcpy(k->params[k->sig.n], &ticket, sizeof ticket);
+  memcpy(k->params[k->sig.n + 1], &parts, sizeof parts);
+  gl_run_add(a->runs, &a->nruns, a->n++, &sc->mem.a->acc, sc->mem.lo, sc->mem.hi, 1, a->any_range);
+  op->u.launch.scratch = &sc->mem;
+  op->u.launch.scratch_what = sc->what;
+  return 0;
+}
+
 int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args *a, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
-  if (k->builtin && check_bounds(rt, k, a->slices) != 0) return -1;
+  unsigned grid[3] = {c->grid[0], c->grid[1], c->grid[2]};
   /* the operands are made by the queue from the slices, when it needs them */
-  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = NULL, .nopnd = a->n, .runs = a->runs, .nruns = a->nruns};
+  gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = NULL};
+  if (k->builtin) {
+    if (check_bounds(rt, k, a->slices) != 0) return -1;
+    builtin_grid(s->dev, k, c, a->slices, grid);
+    if (k->builtin->reduces && pass_scratch(s, k, a, &op, site) != 0) return -1;
+  }
+  op.nopnd = a->n;
+  op.runs = a->runs;
+  op.nruns = a->nruns;
   op.u.launch.slices = a->slices;
   op.u.launch.k = k;
-  op.u.launch.grid = c->grid;
+  op.u.launch.grid = grid;
   op.u.launch.block = c->block;
   op.u.launch.shared = c->shared;
   op.u.launch.params = k->params;

@@ -89,6 +89,9 @@ static int check_param_info(gl_kernel *k) {
     CUresult r = gl_drv.cuFuncGetParamInfo(k->f, (size_t)n, &off, &size);
     if (r == CUDA_ERROR_NOT_SUPPORTED) return 0; /* the driver cannot tell for this image */
     if (r != CUDA_SUCCESS) break;
+    if (n >= k->sig.n && n < k->sig.n + k->nhidden && size != 8)
+      return gl_fail(rt, "kernel '%s': parameter %d is gpulua's own (a pointer, 8 bytes), but the compiled kernel's "
+                         "takes %d bytes", k->name, n + 1, (int)size);
     if (n < k->sig.n && size != gl_param_size(&k->sig.p[n])) {
       char s[GL_SIGNATURE_TEXT_MAX];
       gl_signature_format(&k->sig, s, sizeof s);
@@ -99,9 +102,9 @@ static int check_param_info(gl_kernel *k) {
                      n + 1, (int)size);
     }
   }
-  if (n != k->sig.n)
-    return gl_fail(rt, "kernel '%s': the signature declares %d parameter%s, but the compiled kernel takes %d", k->name,
-                   k->sig.n, k->sig.n == 1 ? "" : "s", n);
+  if (n != k->sig.n + k->nhidden)
+    return gl_fail(rt, "kernel '%s': the signature declares %d parameter%s%s, but the compiled kernel takes %d",
+                   k->name, k->sig.n, k->sig.n == 1 ? "" : "s", k->nhidden ? " (and gpulua's 2)" : "", n);
   return 0;
 }
 
@@ -111,6 +114,8 @@ static void read_max_threads(gl_kernel *k) {
   int v = 0;
   if (gl_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f) != CUDA_SUCCESS) v = 0;
   k->max_threads = v;
+  if (gl_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->f) != CUDA_SUCCESS) v = 0;
+  k->regs = v;
 }
 
 static gl_kernel *kernel_alloc(gl_module *m, const char *name) {
@@ -160,31 +165,37 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
 
 /* ---- built-ins ---------------------------------------------------------- */
 
-/* The module of built-ins for dev: compiled from kernels/builtins.cu, or on
- * sim without NVRTC a stand-in PTX that names the entries (sim runs their
- * host implementations anyway). */
-static int builtin_module(gl_device *dev) {
-  if (dev->builtins) return 0;
+/* The built-ins are compiled for real, from kernels/builtins.cu; on sim
+ * without NVRTC a stand-in PTX names their entries (sim runs their host
+ * implementations anyway). */
+static int stand_in(void) { return gl_is_sim && gl_nvrtc_load() != NULL; }
+
+/* The module of dt's built-ins for dev: kernels/builtins.cu compiled with
+ * the option that instantiates dt's kernels alone (one program per dtype: a
+ * dtype's first launch compiles a tenth of the library), or the stand-in. */
+static int builtin_module(gl_device *dev, gl_dtype dt) {
+  if (dev->builtins[dt]) return 0;
   gl_runtime *rt = dev->rt;
+  const char *dtn = gl_dtypes[dt].name;
   void *img = NULL;
-  if (gl_is_sim && gl_nvrtc_load() != NULL) {
+  if (stand_in()) {
     gl_buf ptx = GL_BUF_INIT;
     gl_buf_printf(&ptx, ".version 8.0\n.target sm_90\n.address_size 64\n// sim stand-in for builtins\n");
-    for (int i = 0; i < gl_nbuiltins; i++)
-      gl_buf_printf(&ptx, ".entry %s_f32()\n.entry %s_f64()\n", gl_builtins[i].name, gl_builtins[i].name);
+    for (int i = 0; i < gl_nbuiltins; i++) gl_buf_printf(&ptx, ".entry %s_%s()\n", gl_builtins[i].name, dtn);
     if (ptx.failed) {
       gl_buf_free(&ptx);
       return gl_fail_nomem(rt, "gpu.kernels");
     }
     img = ptx.s; /* the buffer's memory becomes the image */
   } else {
-    const char *src = gl_builtins_cuda_source();
+    const char *src = gl_builtins_cuda_source(), *opt = gl_builtins_cuda_option(dt);
+    char what[64];
+    snprintf(what, sizeof what, "gpulua/kernels/builtins.cu (%s)", dtn);
     size_t n;
-    if (gl_compile(dev, "gpu.kernels", "gpulua/kernels/builtins.cu", src, strlen(src), NULL, 0, &img, &n) != 0)
-      return -1;
+    if (gl_compile(dev, "gpu.kernels", what, src, strlen(src), &opt, 1, &img, &n) != 0) return -1;
   }
   char name[64];
-  snprintf(name, sizeof name, "gpulua built-in kernels (device %d)", dev->ordinal);
+  snprintf(name, sizeof name, "gpulua built-in kernels for %s (device %d)", dtn, dev->ordinal);
   gl_set_ctx(dev);
   CUmodule mod;
   CUresult r = gl_drv.cuModuleLoadData(&mod, img);
@@ -200,7 +211,7 @@ static int builtin_module(gl_device *dev) {
   m->dev = dev;
   m->mod = mod;
   m->permanent = 1;
-  dev->builtins = m;
+  dev->builtins[dt] = m;
   return 0;
 }
 
@@ -225,31 +236,30 @@ int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kerne
     return 0;
   }
   gl_runtime *rt = dev->rt;
-  if (builtin_module(dev) != 0) return -1;
+  if (builtin_module(dev, dt) != 0) return -1;
   char name[GL_KERNEL_NAME_MAX + 1];
   snprintf(name, sizeof name, "%s_%s", b->name, gl_dtypes[dt].name);
-  gl_kernel *k = kernel_alloc(dev->builtins, name);
+  gl_kernel *k = kernel_alloc(dev->builtins[dt], name);
   if (!k) return gl_fail_nomem(rt, "gpu.kernels");
   k->builtin = b;
+  k->nhidden = b->reduces ? GL_BUILTIN_HIDDEN : 0;
   if (gl_builtin_signature(rt, b, dt, &k->sig) != 0) {
     gl_kernel_unref(k);
     return -1;
   }
   gl_set_ctx(dev);
-  CUresult r = gl_drv.cuModuleGetFunction(&k->f, dev->builtins->mod, k->name);
+  CUresult r = gl_drv.cuModuleGetFunction(&k->f, dev->builtins[dt]->mod, k->name);
   if (r != CUDA_SUCCESS) {
     gl_kernel_unref(k);
     return gl_fail_cu(rt, dev, r, "cuModuleGetFunction", NULL);
   }
   read_max_threads(k);
-  int rc = 0;
-  if (gl_is_sim) {
-    size_t sizes[GL_MAX_PARAMS];
-    for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
-    CUresult sr = gl_sim_func_set_host(k->f, b->host[dt == GL_F64], NULL, 0, k->sig.n, sizes);
+  int rc = stand_in() ? 0 : check_param_info(k); /* on sim too: its PTX reader tells the compiled parameters */
+  if (rc == 0 && gl_is_sim) {
+    size_t sizes[GL_MAX_PARAMS + GL_BUILTIN_HIDDEN];
+    for (int i = 0; i < k->sig.n + k->nhidden; i++) sizes[i] = i < k->sig.n ? gl_param_size(&k->sig.p[i]) : 8;
+    CUresult sr = gl_sim_func_set_host(k->f, b->host[dt], NULL, 0, k->sig.n + k->nhidden, sizes);
     if (sr != CUDA_SUCCESS) rc = gl_fail_cu(rt, dev, sr, "gl_sim_func_set_host", NULL);
-  } else {
-    rc = check_param_info(k);
   }
   if (rc != 0) {
     gl_kernel_unref(k);
@@ -266,9 +276,10 @@ void gl_builtins_release(gl_device *dev) {
       gl_kernel_unref(dev->builtin_kernel[i][t]);
       dev->builtin_kernel[i][t] = NULL;
     }
-  if (dev->builtins) { /* its launches have finished: the device was drained */
-    gl_module *m = dev->builtins;
-    dev->builtins = NULL;
+  for (int t = 0; t < GL_NDTYPES; t++) {
+    gl_module *m = dev->builtins[t]; /* its launches have finished: the device was drained */
+    if (!m) continue;
+    dev->builtins[t] = NULL;
     m->permanent = 0;
     gl_module_unref(m);
   }

@@ -40,9 +40,11 @@ struct gl_kernel {
   char name[GL_KERNEL_NAME_MAX + 1];
   int name_id;           /* name, interned (for fault messages) */
   int max_threads;       /* per block for this function (registers, __launch_bounds__); 0: unknown */
+  int regs;              /* registers per thread; 0: unknown */
   uint64_t cfg_ok;       /* the id of the last prepared configuration that passed its limits (launch.c) */
   gl_signature sig;
   const gl_builtin *builtin; /* a variant of a built-in, or NULL */
+  int nhidden;           /* parameters after the signature's, which gpulua passes (a reduction's scratch) */
   /* the launch's parameter buffer (one slot per parameter, plus one for a
    * sim host kernel's record): written at each launch, copied by the driver */
   unsigned char argbuf[(GL_MAX_PARAMS + 1) * 8];

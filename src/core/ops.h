@@ -32,7 +32,8 @@ int gl_fill(gl_stream *s, gl_slice *x, const void *value, gl_site *site);
  * and wait for the copy. */
 int gl_read(gl_slice *x, gl_stream *s, gl_hostbuf *h, gl_site *site);
 
-/* A launch's configuration. */
+/* A launch's configuration. grid[0] = 0: "auto", the grid a built-in picks
+ * from the device and its work (launch.c); other kernels refuse it. */
 typedef struct gl_launch_cfg {
   unsigned grid[3], block[3];
   unsigned shared;

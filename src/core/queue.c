@@ -28,7 +28,8 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
   else if (o->h) gl_hostbuf_describe(o->h, &what);
   else gl_buf_printf(&what, "memory");
   if (o->role) gl_buf_printf(&role, "%s", o->role);
-  else gl_buf_printf(&role, "s:launch of '%s' argument %d", op->name, o->arg);
+  else if (o->arg) gl_buf_printf(&role, "s:launch of '%s' argument %d", op->name, o->arg);
+  else gl_buf_printf(&role, "s:launch of '%s'", op->name); /* gpulua's own memory (a reduction's scratch) */
   gl_fail(rt,
           "%s: %s %s on stream '%s' (device %d) at %s, while stream '%s' (device %d) may still %s it "
           "(queued at %s); order the streams first (%s:wait on an event recorded after that, %s:join, a "
@@ -49,7 +50,8 @@ static int runs_of(const gl_operand *o, int n, int any_range, gl_run *r) {
 }
 
 /* A launch's operands from its slices, in parameter order: const T*
- * parameters are reads, other pointers writes. */
+ * parameters are reads, other pointers writes; a reduction's scratch last (a
+ * write). */
 static const gl_operand *launch_operands(const gl_op *op, gl_operand *buf) {
   const gl_kernel *k = op->u.launch.k;
   int n = 0;
@@ -57,6 +59,8 @@ static const gl_operand *launch_operands(const gl_op *op, gl_operand *buf) {
     gl_slice *x = op->u.launch.slices[i];
     if (x) buf[n++] = (gl_operand){&x->a->acc, x->lo, x->hi, !k->sig.p[i].is_const, x, NULL, NULL, i + 1, NULL};
   }
+  gl_slice *sc = op->u.launch.scratch;
+  if (sc) buf[n++] = (gl_operand){&sc->a->acc, sc->lo, sc->hi, 1, sc, NULL, NULL, 0, op->u.launch.scratch_what};
   return buf;
 }
 

@@ -105,6 +105,8 @@ typedef struct gl_op {
       unsigned shared;
       void **params;
       gl_slice *const *slices; /* per parameter: its slice, NULL for scalars (when opnd is NULL) */
+      gl_slice *scratch;       /* a built-in reduction's: the stream's scratch, its last operand (scratch.h) */
+      const char *scratch_what; /* ... and its description, for messages */
       int modeled;             /* the sim's timing model is told its cost: */
       double model_bytes, model_us; /* bytes moved (a built-in's), microseconds (k:cost) */
     } launch;

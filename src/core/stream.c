@@ -14,6 +14,7 @@
 #include "graph.h"
 #include "queue.h"
 #include "runtime.h"
+#include "scratch.h"
 #include "trace.h"
 #include "sim.h"
 
@@ -201,6 +202,7 @@ int gl_stream_close(gl_stream *s, int loc, int learn) {
   gl_device *dev = s->dev;
   gl_set_ctx(dev);
   gl_blas_stream_close(s); /* its workspace freed in its order, its cuBLAS handle kept for the next stream */
+  gl_scratch_stream_close(s); /* its reductions' scratch, freed in its order */
   CUresult r = gl_drv.cuEventCreate(&s->final_ev, CU_EVENT_DISABLE_TIMING);
   const char *call = "cuEventCreate";
   if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(s->final_ev, s->cu), call = "cuEventRecord";

@@ -41,6 +41,7 @@ struct gl_stream {
                          * may learn (a clock, an event, the host): clock.h */
   struct gl_graph *capture; /* the graph this stream is capturing into (graph.h), or NULL */
   struct gl_blas_slot *blas; /* its cuBLAS handle and workspace (blas.h), from its first gemm */
+  struct gl_scratch *scratch; /* its reductions' scratch memory (scratch.h), from its first reduction */
 };
 
 /* A new stream on dev (name NULL: "streamN"). The caller holds the one

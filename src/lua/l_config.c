@@ -15,15 +15,23 @@ static const char *const cfg_fields[] = {"grid", "block", "shared", NULL};
 /* A gpu.config: the configuration, and the form each field was given in. */
 typedef struct config_ud {
   gl_launch_cfg c;
-  int ndims[2]; /* grid's and block's dimensions; 0: given as a number */
+  int ndims[2]; /* grid's and block's dimensions; 0: given as a number; -1: grid "auto" */
 } config_ud;
 
 /* cfg.<field> (the value at vidx): a number or {x, y, z} of positive
- * integers; returns its dimensions (0: a number). */
+ * integers; returns its dimensions (0: a number). The grid may also be
+ * "auto" or absent: grid.x = 0, for the built-ins to choose (launch.c), and
+ * -1 returned. */
 static int dims(lua_State *L, const char *what, int vidx, const char *field, unsigned out[3]) {
   out[0] = out[1] = out[2] = 1;
-  int t = lua_type(L, vidx);
+  int t = lua_type(L, vidx), grid = field[0] == 'g';
+  if (grid && (t == LUA_TNIL || (t == LUA_TSTRING && strcmp(lua_tostring(L, vidx), "auto") == 0))) {
+    out[0] = 0;
+    return -1;
+  }
   if (t == LUA_TNIL) luaL_error(L, "%s: cfg.%s is required (a number or {x, y, z})", what, field);
+  if (grid && t != LUA_TNUMBER && t != LUA_TTABLE)
+    luaL_error(L, "%s: cfg.grid expected a number, {x, y, z} or \"auto\", got %s", what, gl_given(L, vidx));
   if (t != LUA_TNUMBER && t != LUA_TTABLE)
     luaL_error(L, "%s: cfg.%s expected a number or {x, y, z}, got %s", what, field, gl_given(L, vidx));
   int n = t == LUA_TNUMBER ? 1 : (int)luaL_len(L, vidx);
@@ -99,6 +107,10 @@ static int l_config(lua_State *L) {
 }
 
 static void push_dims(lua_State *L, const unsigned d[3], int n) {
+  if (n < 0) {
+    lua_pushliteral(L, "auto");
+    return;
+  }
   if (n == 0) {
     lua_pushinteger(L, d[0]);
     return;
@@ -129,8 +141,12 @@ static int config_newindex(lua_State *L) {
 static int config_tostring(lua_State *L) {
   config_ud *u = gl_checkudata(L, 1, &gl_config_type);
   const gl_launch_cfg *c = &u->c;
-  lua_pushfstring(L, "gpulua.Config(grid %dx%dx%d, block %dx%dx%d, shared %d)", (int)c->grid[0], (int)c->grid[1],
-                  (int)c->grid[2], (int)c->block[0], (int)c->block[1], (int)c->block[2], (int)c->shared);
+  if (c->grid[0] == 0)
+    lua_pushfstring(L, "gpulua.Config(grid auto, block %dx%dx%d, shared %d)", (int)c->block[0], (int)c->block[1],
+                    (int)c->block[2], (int)c->shared);
+  else
+    lua_pushfstring(L, "gpulua.Config(grid %dx%dx%d, block %dx%dx%d, shared %d)", (int)c->grid[0], (int)c->grid[1],
+                    (int)c->grid[2], (int)c->block[0], (int)c->block[1], (int)c->block[2], (int)c->shared);
   return 1;
 }
 

@@ -1,5 +1,7 @@
 -- The built-in kernel library gpu.kernels: results against a CPU reference
--- computed in Lua, for f32 and f64, and the checks of their launches.
+-- computed in Lua, for f32 and f64, and the checks of their launches
+-- (builtins_dtypes_spec.lua: every dtype, bit for bit, determinism, grid
+-- "auto" and the reductions' scratch).
 local gpu = require "gpulua"
 local H = require "helpers"
 
@@ -50,6 +52,9 @@ describe("built-in kernels", function()
       mul = "const T*, const T*, T*, u64",
       copy = "const T*, u64, T*, u64, u64",
       sum = "const T*, T*, u64",
+      dot = "const T*, const T*, T*, u64",
+      min = "const T*, T*, u64",
+      max = "const T*, T*, u64",
     }
     for name, sig in pairs(sigs) do
       local k = K[name]
@@ -66,6 +71,7 @@ describe("built-in kernels", function()
     H.fails("k:host: 'axpy' is a built%-in kernel; its host implementation is part of gpulua", K.axpy.host, K.axpy,
       function() end)
     H.fails("k:host: 'sum' is a built%-in kernel", K.sum.host, K.sum, function() end)
+    H.fails("k:host: 'dot' is a built%-in kernel", K.dot.host, K.dot, function() end)
   end)
 
   for _, dt in ipairs{"f32", "f64"} do
@@ -224,7 +230,7 @@ describe("built-in kernels", function()
         check(z:read(), all, 0)
       end)
 
-      it("sum: out[0] += the sum of x, into a zeroed out", function()
+      it("sum: out[1] = the sum of x", function()
         local n = 5000
         local tx = H.values(dt, n, 39, 0.5, 4.5) -- in [0.5, 4.5): relative to the sum itself
         local x = H.upload(dev, dt, tx)
@@ -235,18 +241,19 @@ describe("built-in kernels", function()
         check(out:read(), {want}, tol.sum)
       end)
 
-      it("sum accumulates into a non-zero out, over a view, with n smaller than the slice", function()
+      it("sum writes out's first element, whatever it held, over a view, with n smaller than the slice", function()
         local n = 3000
         local tx = H.values(dt, 4000, 40, 0.5, 4.5)
         local x = H.upload(dev, dt, tx)
-        local out = H.upload(dev, dt, {0, 10.5, 0})
-        main:launch(K.sum, CFG, x:view(100, 3500), out:view(1, 1), n)
-        local want = 10.5
+        local out = H.upload(dev, dt, {7, 10.5, 7})
+        main:launch(K.sum, CFG, x:view(100, 3500), out:view(1, 2), n)
+        local want = 0
         for i = 101, 100 + n do want = want + tx[i] end
-        check(out:read(), {0, want, 0}, tol.sum)
-        -- again: it adds to what is there
-        main:launch(K.sum, CFG, x:view(100, 3500), out:view(1, 1), n)
-        check(out:read(), {0, 2 * want - 10.5, 0}, tol.sum)
+        check(out:read(), {7, want, 7}, tol.sum) -- only the first element of the view, and no accumulation
+        local first = out:read()[2]
+        -- again: the same, bit for bit (it does not add to what is there)
+        main:launch(K.sum, CFG, x:view(100, 3500), out:view(1, 2), n)
+        assert.are.equal(first, out:read()[2])
       end)
 
       it("sum of values of both signs, with any block that is a multiple of 32 and any grid", function()
@@ -276,9 +283,13 @@ describe("built-in kernels", function()
         main:launch(K.mul, CFG, x, x, y, 0)
         main:launch(K.copy, CFG, x, 2, y, 3, 0)
         check(y:read(), ty, 0)
-        local out = H.upload(dev, dt, {1.5})
-        main:launch(K.sum, CFG, x, out, 0)
-        check(out:read(), {1.5}, 0)
+        -- a reduction of nothing writes its identity
+        local out = H.upload(dev, dt, {1.5, 1.5, 1.5, 1.5})
+        main:launch(K.sum, CFG, x, out:view(0, 1), 0)
+        main:launch(K.dot, CFG, x, x, out:view(1, 1), 0)
+        main:launch(K.min, CFG, x, out:view(2, 1), 0)
+        main:launch(K.max, CFG, x, out:view(3, 1), 0)
+        check(out:read(), {0, 0, math.huge, -math.huge}, 0)
       end)
 
       it("take the dtype from the first slice: another dtype after it is an error", function()
@@ -368,13 +379,13 @@ describe("built-in kernels", function()
       H.check_all(y:read(), 1)
     end)
 
-    it("work on f32 and f64 slices only", function()
-      H.fails("s:launch: built%-in kernel 'axpy' works on f32 and f64 slices, got i32", main.launch, main, K.axpy, CFG,
-        2, dev:zeros("i32", 10), y, 10)
-      H.fails("built%-in kernel 'fill' works on f32 and f64 slices, got f16", main.launch, main, K.fill, CFG,
-        dev:zeros("f16", 10), 1, 10)
-      H.fails("built%-in kernel 'sum' works on f32 and f64 slices, got u8", main.launch, main, K.sum, CFG,
-        dev:zeros("u8", 10), y, 10)
+    it("need a one-dimensional grid (blocks along y or z would repeat the work)", function()
+      H.fails("s:launch: built%-in kernel 'axpy_f32' needs a one%-dimensional grid, got 4x2x1", main.launch, main,
+        K.axpy, {grid = {4, 2}, block = 64}, 2, x, y, 100)
+      H.fails("built%-in kernel 'sum_f32' needs a one%-dimensional grid, got 1x1x3", main.launch, main, K.sum,
+        {grid = {1, 1, 3}, block = 64}, x, y, 100)
+      main:launch(K.fill, {grid = {4, 1, 1}, block = 64}, y, 2, 100)
+      H.check_all(y:read(), 2)
     end)
 
     it("need a slice where the signature has the first pointer", function()

@@ -348,8 +348,8 @@ describe("kernels", function()
         {{grid = 0, block = 64}, "cfg%.grid must be a positive integer, got number 0"},
         {{grid = -1, block = 64}, "cfg%.grid must be a positive integer, got number %-1"},
         {{grid = 1.5, block = 64}, "cfg%.grid must be a positive integer, got number 1%.5"},
-        {{grid = "x", block = 64}, "cfg%.grid expected a number or {x, y, z}, got string"},
-        {{grid = true, block = 64}, "cfg%.grid expected a number or {x, y, z}, got boolean"},
+        {{grid = "x", block = 64}, 'cfg%.grid expected a number, {x, y, z} or "auto", got string'},
+        {{grid = true, block = 64}, 'cfg%.grid expected a number, {x, y, z} or "auto", got boolean'},
         {{grid = {1, 1, 1, 1}, block = 64}, "cfg%.grid must have 1 to 3 dimensions, got 4"},
         {{grid = {}, block = 64}, "cfg%.grid must have 1 to 3 dimensions, got 0"},
         {{grid = {1, 0, 1}, block = 64}, "cfg%.grid%.y must be a positive integer, got number 0"},
@@ -361,7 +361,10 @@ describe("kernels", function()
         {{grid = 1, block = {32, 1, 1, 1}}, "cfg%.block must have 1 to 3 dimensions, got 4"},
         {{grid = 1, block = {32, 1.5}}, "cfg%.block%.y must be a positive integer, got number 1%.5"},
         {{grid = 1, block = {-1}}, "cfg%.block%.x must be a positive integer, got number %-1"},
-        {{block = 64}, "cfg%.grid is required %(a number or {x, y, z}%)"},
+        -- no grid, or "auto": the built-ins choose one; a kernel of the script's own needs its grid
+        {{block = 64}, "kernel 'twice': cfg%.grid is required %(a number or {x, y, z}%); only the built%-in kernels " ..
+          "%(gpu%.kernels%) choose their own grid"},
+        {{grid = "auto", block = 64}, "kernel 'twice': cfg%.grid is required"},
         {{grid = 1}, "cfg%.block is required %(a number or {x, y, z}%)"},
         {{grid = 1, block = 64, shared = -1}, "cfg%.shared must be a non%-negative integer %(bytes%), got number %-1"},
         {{grid = 1, block = 64, shared = 1.5},

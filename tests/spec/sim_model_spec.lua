@@ -146,7 +146,17 @@ describe("the sim timing model", function()
       local e = s:record{timing = true}
       s:fill(y, 0) -- 1 MB written: 4 us
       local f = s:record{timing = true}
+      s:launch(gpu.kernels.sum, {block = 256}, x, y, n) -- the stream's reduction scratch made first
+      local g = s:record{timing = true}
+      s:launch(gpu.kernels.dot, {block = 256}, x, x, y, n) -- 2 MB read: 8 us
+      local h = s:record{timing = true}
+      local z = dev:zeros("f16", n)
+      local i = s:record{timing = true}
+      s:launch(gpu.kernels.max, {grid = 4, block = 256}, z, z, n) -- 0.5 MB read: 2 us
+      local j = s:record{timing = true}
       print("scale", us(a, b))
+      print("dot", us(g, h))
+      print("max", us(i, j))
       print("plain", us(b, c))
       print("fixed", us(c, d))
       print("function", us(d, e))
@@ -158,6 +168,8 @@ describe("the sim timing model", function()
     near(34, got(out, "fixed"), "k:cost(30)")
     near(255, got(out, "function"), "k:cost(function)")
     near(8, got(out, "fill"), "a fill")
+    near(12, got(out, "dot"), "dot: two passes over n")
+    near(6, got(out, "max"), "max of f16: one pass over n of 2 bytes")
   end)
 
   it("shares the memory rate between kernels running at once", function()

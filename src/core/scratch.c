@@ -1,0 +1,117 @@
+/*
+ * scratch.c -- the streams' scratch memory for the built-in reductions (see
+ * scratch.h), made and released the way blas.c makes cuBLAS's workspaces.
+ */
+#include "scratch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "error.h"
+#include "queue.h"
+#include "runtime.h"
+
+/* A new scratch, allocated on s with its ticket zeroed there (outside any
+ * capture); not yet any stream's. */
+static int scratch_new(gl_stream *s, gl_site *site, gl_scratch **out) {
+  gl_device *d = s->dev;
+  gl_runtime *rt = d->rt;
+  gl_scratch *c = calloc(1, sizeof *c);
+  if (!c) return gl_fail_nomem(rt, NULL);
+  snprintf(c->what, sizeof c->what, "the reduction scratch of stream '%s'", s->name);
+  if (gl_slice_alloc(s, GL_U8, GL_SCRATCH_BYTES, 0, site, &c->mem) != 0) {
+    gl_buf keep = GL_BUF_INIT; /* the allocation's message, after what it was for */
+    gl_buf_printf(&keep, "%s", gl_error_message(rt));
+    gl_fail_code(rt, gl_error_code(rt), "s:launch: %s: %s", c->what, gl_buf_str(&keep));
+    gl_buf_free(&keep);
+    free(c);
+    return -1;
+  }
+  gl_operand o = {&c->mem.a->acc, 0, GL_SCRATCH_PARTS, 1, &c->mem, NULL, "s:launch", 0, c->what};
+  gl_op op = {.kind = GL_OP_FILL, .name = "reduction scratch", .bytes = GL_SCRATCH_PARTS, .opnd = &o, .nopnd = 1};
+  op.u.fill.p = gl_slice_ptr(&c->mem);
+  op.u.fill.size = 1;
+  if (gl_queue_op(s, &op, site) != 0) {
+    gl_slice_release(&c->mem, GL_RELEASE_GC, NULL);
+    free(c);
+    return -1;
+  }
+  *out = c;
+  return 0;
+}
+
+static void scratch_free(gl_scratch *c) {
+  gl_slice_release(&c->mem, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
+  free(c);
+}
+
+static void bind(gl_stream *s, gl_scratch *c) {
+  snprintf(c->what, sizeof c->what, "the reduction scratch of stream '%s'", s->name);
+  s->scratch = c;
+  s->dev->reduced = 1;
+}
+
+int gl_scratch_of(gl_stream *s, gl_site *site, gl_scratch **out) {
+  if (s->scratch) {
+    *out = s->scratch;
+    return 0;
+  }
+  gl_device *d = s->dev;
+  gl_runtime *rt = d->rt;
+  gl_scratch *c = NULL;
+  if (rt->capture) {
+    if (d->nscratch_spare == 0)
+      return gl_fail(rt, "s:launch: a reduction on stream '%s' needs scratch memory of its own, and inside a capture "
+                         "nothing is allocated: %s",
+                     s->name, d->reduced ? "the " GL_SCRATCH_SPARES_TEXT " spares made before the capture are taken "
+                                           "(more streams of one capture than that reduce)"
+                                         : "run one reduction on this device before capturing (each capture then "
+                                           "starts with scratch for its streams)");
+    c = d->scratch_spare[--d->nscratch_spare];
+  } else if (scratch_new(s, site, &c) != 0) {
+    return -1;
+  }
+  bind(s, c);
+  *out = c;
+  return 0;
+}
+
+int gl_scratch_capture_prepare(gl_stream *s, gl_site *site) {
+  gl_device *d = s->dev;
+  if (!d->reduced) return 0; /* no reduction yet on this device: nothing to prepare */
+  gl_scratch *c;
+  if (!d->scratch_spare && !(d->scratch_spare = calloc(GL_SCRATCH_SPARES, sizeof *d->scratch_spare)))
+    return gl_fail_nomem(d->rt, NULL);
+  /* a spare left by an earlier capture on another stream: the streams of this
+   * one are not ordered after its making, unless the host saw it finish */
+  for (int i = 0; i < d->nscratch_spare;) {
+    gl_scratch *old = d->scratch_spare[i];
+    if (old->mem.a->home == s || gl_access_known_finished(&old->mem.a->acc)) {
+      i++;
+      continue;
+    }
+    scratch_free(old);
+    d->scratch_spare[i] = d->scratch_spare[--d->nscratch_spare];
+  }
+  while (d->nscratch_spare < GL_SCRATCH_SPARES) {
+    if (scratch_new(s, site, &c) != 0) return -1;
+    d->scratch_spare[d->nscratch_spare++] = c;
+  }
+  return 0;
+}
+
+void gl_scratch_stream_close(gl_stream *s) {
+  gl_scratch *c = s->scratch;
+  if (!c) return;
+  s->scratch = NULL;
+  scratch_free(c);
+}
+
+void gl_scratch_device_close(gl_device *d) {
+  for (gl_stream *s = d->streams; s; s = s->next_open) gl_scratch_stream_close(s);
+  while (d->nscratch_spare > 0) scratch_free(d->scratch_spare[--d->nscratch_spare]);
+  free(d->scratch_spare);
+  d->scratch_spare = NULL;
+}
