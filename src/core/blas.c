@@ -118,24 +118,36 @@ static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
   return 0;
 }
 
+static void slot_free(gl_device *d, gl_blas_slot *b) {
+  gl_slice_release(&b->ws, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
+  if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
+  else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
+  free(b);
+}
+
 int gl_blas_capture_prepare(gl_stream *s, gl_site *site) {
   gl_device *d = s->dev;
   if (!gl_blas.loaded) return 0; /* no gemm yet in this process: nothing to prepare */
   if (!d->blas_spare && !(d->blas_spare = calloc(GL_BLAS_SPARES, sizeof *d->blas_spare)))
     return gl_fail_nomem(d->rt, NULL);
+  /* a spare left by an earlier capture on another stream: its workspace was
+   * allocated on that stream, which the streams of this capture are not
+   * ordered after, unless the host saw the allocation finish */
+  for (int i = 0; i < d->nblas_spare;) {
+    gl_blas_slot *old = d->blas_spare[i];
+    if (old->ws.a->home == s || gl_access_known_finished(&old->ws.a->acc)) {
+      i++;
+      continue;
+    }
+    slot_free(d, old);
+    d->blas_spare[i] = d->blas_spare[--d->nblas_spare];
+  }
   while (d->nblas_spare < GL_BLAS_SPARES) {
     gl_blas_slot *b = NULL;
     if (slot_new(s, site, &b) != 0) return -1;
     d->blas_spare[d->nblas_spare++] = b;
   }
   return 0;
-}
-
-static void slot_free(gl_device *d, gl_blas_slot *b) {
-  gl_slice_release(&b->ws, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
-  if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
-  else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
-  free(b);
 }
 
 void gl_blas_stream_close(gl_stream *s) {

@@ -197,6 +197,44 @@ describe("built-in reductions", function()
       s:close()
     end)
 
+    it("a capture takes no spare an earlier capture left on a stream it is not ordered after", function()
+      local n = 1000
+      local t = {}
+      for i = 1, n do t[i] = i % 5 end
+      local x = H.upload(dev, "i32", t)
+      local out = dev:zeros("i32", 4)
+      main:launch(K.sum, {block = 64}, x, out, n) -- the device has reduced: captures prepare scratch
+      local first = dev:stream{name = "first"}
+      first:join(main)
+      local g0 = first:capture(function(cs) -- takes every spare made before, wherever they were made
+        for i = 1, 4 do
+          local f = cs:fork{name = "fa" .. i}
+          f:launch(K.sum, {block = 64}, x, out:view(0, 1), n)
+          cs:join(f)
+        end
+      end)
+      local g1 = first:capture(function(cs) -- makes four spares on 'first' and leaves them
+        cs:launch(K.fill, {block = 32}, out, 0, 4)
+      end)
+      local second = dev:stream{name = "second"} -- never ordered after 'first'
+      second:join(main)
+      local g2 = second:capture(function(cs) -- three forks: more spares than this capture made itself
+        local f = {}
+        for i = 1, 3 do
+          f[i] = cs:fork{name = "f" .. i}
+          f[i]:launch(K.sum, {block = 64}, x, out:view(i, 1), n)
+        end
+        for i = 1, 3 do cs:join(f[i]) end
+      end)
+      g2:launch(second) -- the checker would refuse this if the spares of 'first' were taken here
+      local sum = 0
+      for i = 1, n do sum = sum + t[i] end
+      assert.are.same({sum, sum, sum, sum}, out:read{stream = second}:totable())
+      for _, g in ipairs{g0, g1, g2} do g:close() end
+      first:close()
+      second:close()
+    end)
+
     it("and a capture on a device that never reduced says what to do (in a child process)", function()
       local out, status = H.run_child([[
         local gpu = require "gpulua"

@@ -290,6 +290,43 @@ describe("s:gemm", function()
       st:close()
     end)
 
+    it("a capture takes no spare an earlier capture left on a stream it is not ordered after", function()
+      local A, B = small(4, 1), small(4, 2)
+      local a, b = H.upload(dev, "f32", A), H.upload(dev, "f32", B)
+      dev.main:gemm{a = a, b = b, c = dev:zeros("f32", 4), m = 2, n = 2, k = 2} -- cuBLAS in use
+      local c1, c2 = dev:zeros("f32", 4), dev:zeros("f32", 12)
+      local first = dev:stream{name = "first"}
+      first:join(dev.main)
+      local g0 = first:capture(function(cs) -- takes every spare made before, wherever they were made
+        local f = {}
+        for i = 1, 4 do
+          f[i] = cs:fork{name = "fa" .. i}
+          f[i]:gemm{a = a, b = b, c = c1, m = 2, n = 2, k = 2, beta = 1}
+          cs:join(f[i])
+        end
+      end)
+      local g1 = first:capture(function(cs) -- makes four spares on 'first' and leaves them
+        cs:launch(gpu.kernels.fill, {block = 32}, c1, 0, 4)
+      end)
+      local second = dev:stream{name = "second"} -- never ordered after 'first'
+      second:join(dev.main)
+      local g2 = second:capture(function(cs) -- three forks: more spares than this capture made itself
+        local f = {}
+        for i = 1, 3 do
+          f[i] = cs:fork{name = "f" .. i}
+          f[i]:gemm{a = a, b = b, c = c2:view(4 * (i - 1), 4), m = 2, n = 2, k = 2}
+        end
+        for i = 1, 3 do cs:join(f[i]) end
+      end)
+      g2:launch(second) -- the checker refused this while the spares of 'first' were taken here
+      local want = reference{m = 2, n = 2, k = 2, A = A, B = B, C = {0, 0, 0, 0}}
+      local got = c2:read{stream = second}
+      for i = 1, 12 do assert.are.equal(H.f32(want[(i - 1) % 4 + 1]), got[i], "element " .. i) end
+      for _, g in ipairs{g0, g1, g2} do g:close() end
+      first:close()
+      second:close()
+    end)
+
     it("streams forked inside a capture take the spares made before it (pipeline.graph, a gemm stage)", function()
       local pipeline = require "gpulua.pipeline"
       local m, n, k, batches = 4, 3, 5, 6
