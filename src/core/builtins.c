@@ -136,7 +136,8 @@ BY_DTYPE(copy)
 
 /* Signatures use T for the element type. `bounds` names, for each pointer,
  * the count parameter that bounds it, and the stride that multiplies it
- * (copy); the first bound's count and pointer size the timing model's bytes. */
+ * (copy), or a count of -1 for a reduction's out (its first element: at least
+ * one); the first bound's count and pointer size the timing model's bytes. */
 const gl_builtin gl_builtins[] = {
   {"axpy", "T, const T*, T*, u64", "y[i] = a * x[i] + y[i] for i < n", axpy_host, {{1, 3, -1}, {2, 3, -1}}, 2, 0, 3},
   {"scale", "T, const T*, T*, u64", "y[i] = a * x[i] for i < n", scale_host, {{1, 3, -1}, {2, 3, -1}}, 2, 0, 2},
@@ -147,14 +148,14 @@ const gl_builtin gl_builtins[] = {
    {{0, 3, -1}, {1, 3, -1}, {2, 3, -1}}, 3, 0, 3},
   {"copy", "const T*, u64, T*, u64, u64", "y[i * incy] = x[i * incx] for i < n", copy_host,
    {{0, 4, 1}, {2, 4, 3}}, 2, 0, 2},
-  {"sum", "const T*, T*, u64", "out's first element = the sum of x[i] for i < n (0 for n = 0)", gl_sum_host, {{0, 2, -1}}, 1, 1, 1},
+  {"sum", "const T*, T*, u64", "out's first element = the sum of x[i] for i < n (0 for n = 0)", gl_sum_host, {{0, 2, -1}, {1, -1, -1}}, 2, 1, 1},
   {"dot", "const T*, const T*, T*, u64", "out's first element = the sum of x[i] * y[i] for i < n (0 for n = 0)", gl_dot_host,
-   {{0, 3, -1}, {1, 3, -1}}, 2, 1, 2},
+   {{0, 3, -1}, {1, 3, -1}, {2, -1, -1}}, 3, 1, 2},
   {"min", "const T*, T*, u64", "out's first element = the least x[i] for i < n (a NaN if any is; for n = 0 +inf, or the type's largest value)",
-   gl_min_host, {{0, 2, -1}}, 1, 1, 1},
+   gl_min_host, {{0, 2, -1}, {1, -1, -1}}, 2, 1, 1},
   {"max", "const T*, T*, u64",
    "out's first element = the greatest x[i] for i < n (a NaN if any is; for n = 0 -inf, or the type's smallest value)", gl_max_host,
-   {{0, 2, -1}}, 1, 1, 1},
+   {{0, 2, -1}, {1, -1, -1}}, 2, 1, 1},
 };
 
 const int gl_nbuiltins = (int)(sizeof gl_builtins / sizeof gl_builtins[0]);

@@ -12,7 +12,7 @@
 
 typedef struct {
   int ptr;    /* index of a pointer parameter */
-  int count;  /* index of the element-count parameter that bounds it */
+  int count;  /* index of the element-count parameter that bounds it; -1: one element (a reduction's out) */
   int stride; /* index of a stride parameter that multiplies the count, or -1 */
 } gl_builtin_bound;
 

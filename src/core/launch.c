@@ -36,9 +36,13 @@ int gl_launch_check_limits(gl_kernel *k, const gl_device *d, const gl_launch_cfg
   if (g[0] == 0 && !k->builtin) /* grid "auto" */
     return gl_fail(rt, "s:launch: kernel '%s': cfg.grid is required (a number or {x, y, z}); only the built-in kernels "
                        "(gpu.kernels) choose their own grid", k->name);
-  if (k->builtin && (g[1] != 1 || g[2] != 1))
-    return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional grid, got %ux%ux%u", k->name, g[0],
-                   g[1], g[2]);
+  if (k->builtin && (g[1] != 1 || g[2] != 1 || b[1] != 1 || b[2] != 1)) { /* its threads index along x alone */
+    char gs[40];
+    if (g[0] == 0) snprintf(gs, sizeof gs, "\"auto\"");
+    else snprintf(gs, sizeof gs, "%ux%ux%u", g[0], g[1], g[2]);
+    return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional grid and block (threads along y or z "
+                       "would repeat the work), got grid %s, block %ux%ux%u", k->name, gs, b[0], b[1], b[2]);
+  }
   for (int i = 0; i < 3; i++) {
     if (b[i] > (unsigned)d->max_block[i])
       return gl_fail(rt, "s:launch: kernel '%s': block.%s = %u exceeds device %d's limit of %d", k->name, axis[i], b[i],
@@ -58,7 +62,7 @@ int gl_launch_check_limits(gl_kernel *k, const gl_device *d, const gl_launch_cfg
   if (c->shared > (unsigned)d->max_shared)
     return gl_fail(rt, "s:launch: kernel '%s': cfg.shared = %u bytes exceeds device %d's limit of %d bytes per block",
                    k->name, c->shared, d->ordinal, d->max_shared);
-  if (k->builtin && k->builtin->reduces && (b[0] % 32 != 0 || b[1] != 1 || b[2] != 1))
+  if (k->builtin && k->builtin->reduces && b[0] % 32 != 0)
     return gl_fail(rt, "s:launch: built-in kernel '%s' needs a one-dimensional block of a multiple of 32 threads, got "
                        "%ux%ux%u", k->name, b[0], b[1], b[2]);
   k->cfg_ok = c->id;
@@ -89,20 +93,67 @@ static int check_bounds(gl_runtime *rt, const gl_kernel *k, gl_slice *const *sli
   for (int j = 0; j < k->builtin->nbounds; j++) {
     const gl_builtin_bound *bd = &k->builtin->bounds[j];
     unsigned long long n, stride = 1;
+    const gl_slice *x = slices[bd->ptr];
+    if (bd->count < 0) { /* a reduction's out: it writes the first element */
+      if (x->count > 0) continue;
+      return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d (out) has 0 elements: a reduction writes its "
+                         "result to out's first element", k->name, bd->ptr + 1);
+    }
     memcpy(&n, k->params[bd->count], sizeof n);
     if (bd->stride >= 0) memcpy(&stride, k->params[bd->stride], sizeof stride);
-    const gl_slice *x = slices[bd->ptr];
     /* the last element touched is (n - 1) * stride: compare without overflowing */
     int fits = n == 0 || (x->count > 0 && (stride == 0 || (n - 1) <= (x->count - 1) / stride));
     if (fits) continue;
+    const char *neg = (long long)stride < 0 ? " (the stride was negative as a signed integer: strides cannot be)" : "";
     if (bd->stride >= 0 && stride && (n - 1) <= (UINT64_MAX - 1) / stride)
       return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu with its "
-                         "stride needs %llu", k->name, bd->ptr + 1, x->count, n, (n - 1) * stride + 1);
+                         "stride needs %llu%s", k->name, bd->ptr + 1, x->count, n, (n - 1) * stride + 1, neg);
     if (bd->stride >= 0)
       return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu with a "
-                         "stride of %llu reaches past them", k->name, bd->ptr + 1, x->count, n, stride);
+                         "stride of %llu reaches past them%s", k->name, bd->ptr + 1, x->count, n, stride, neg);
+    if ((long long)n < 0) /* a u64 takes -1 as 2^64 - 1: say what it was */
+      return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu needs %llu (n "
+                         "was %lld as a signed integer: a count cannot be negative)",
+                     k->name, bd->ptr + 1, x->count, n, n, (long long)n);
     return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d has %zu elements, but n = %llu needs %llu",
                    k->name, bd->ptr + 1, x->count, n, n);
+  }
+  return 0;
+}
+
+/* An elementwise built-in's output (its last bound) may be one of its inputs
+ * exactly (in place: the same elements, each read and written by one thread),
+ * or apart from them, never overlap them otherwise: its threads would race on
+ * the GPU (and the sim's loop give other results). Runs after check_bounds. */
+static int check_overlap(gl_runtime *rt, const gl_kernel *k, gl_slice *const *slices) {
+  const gl_builtin *b = k->builtin;
+  if (b->reduces || b->nbounds < 2) return 0;
+  const gl_builtin_bound *out = &b->bounds[b->nbounds - 1];
+  unsigned long long n, so = 1;
+  memcpy(&n, k->params[out->count], sizeof n);
+  if (n == 0) return 0;
+  if (out->stride >= 0) memcpy(&so, k->params[out->stride], sizeof so);
+  if (so == 0 && n > 1)
+    return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d's stride is 0, so its one element would be written "
+                       "by %llu threads at once (n = %llu): give a stride, or n = 1", k->name, out->stride + 1, n, n);
+  const gl_slice *y = slices[out->ptr];
+  unsigned long long size = gl_dtypes[y->dtype].size;
+  unsigned long long yend = y->lo + ((n - 1) * so + 1) * size; /* check_bounds: inside y's allocation */
+  for (int j = 0; j < b->nbounds - 1; j++) {
+    const gl_builtin_bound *bd = &b->bounds[j];
+    const gl_slice *x = slices[bd->ptr];
+    if (x->a != y->a) continue;
+    unsigned long long sx = 1;
+    if (bd->stride >= 0) memcpy(&sx, k->params[bd->stride], sizeof sx);
+    unsigned long long xend = x->lo + ((n - 1) * sx + 1) * size;
+    if (xend <= y->lo || yend <= x->lo) continue; /* apart */
+    if (x->lo == y->lo && (sx == so || n == 1)) continue; /* the same elements: in place */
+    unsigned long long d = x->lo > y->lo ? x->lo - y->lo : y->lo - x->lo;
+    if (sx == so && d % (so * size) != 0) continue; /* interleaved: never the same element */
+    return gl_fail(rt, "s:launch: built-in kernel '%s': argument %d, which it writes, overlaps argument %d without "
+                       "being the same elements: its threads would read elements that others write (in place takes the "
+                       "same view for both; otherwise write to memory apart from the inputs)",
+                   k->name, out->ptr + 1, bd->ptr + 1);
   }
   return 0;
 }
@@ -157,7 +208,7 @@ int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args
   /* the operands are made by the queue from the slices, when it needs them */
   gl_op op = {.kind = GL_OP_LAUNCH, .name = k->name, .opnd = NULL};
   if (k->builtin) {
-    if (check_bounds(rt, k, a->slices) != 0) return -1;
+    if (check_bounds(rt, k, a->slices) != 0 || check_overlap(rt, k, a->slices) != 0) return -1;
     builtin_grid(s->dev, k, c, a->slices, grid);
     if (k->builtin->reduces && pass_scratch(s, k, a, &op, site) != 0) return -1;
   }

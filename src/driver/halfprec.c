@@ -5,6 +5,7 @@
  */
 #include "halfprec.h"
 
+#include <math.h>
 #include <string.h>
 
 /* IEEE half precision, round to nearest even; overflow goes to infinity. */
@@ -69,3 +70,24 @@ float gl_bf16_to_f32(uint16_t h) {
   memcpy(&f, &x, 4);
   return f;
 }
+
+/* d rounded to f32 "to odd": truncated, with the last bit set when inexact.
+ * f32 has more than two bits beyond either 16-bit format's, so rounding that
+ * to nearest even gives the nearest 16-bit value to d itself (d -> f32 -> f16
+ * by nearest even twice can be off by one: 1 + 2^-11 + 2^-30 to f16 1, not
+ * its nearest 1 + 2^-10). */
+static float f32_round_odd(double d) {
+  float f = (float)d;
+  if (isfinite(f) && (double)f != d) {
+    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f); /* rounded away from zero: take the one below */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u |= 1;
+    memcpy(&f, &u, 4);
+  }
+  return f;
+}
+
+uint16_t gl_f64_to_f16(double d) { return gl_f32_to_f16(f32_round_odd(d)); }
+
+uint16_t gl_f64_to_bf16(double d) { return gl_f32_to_bf16(f32_round_odd(d)); }

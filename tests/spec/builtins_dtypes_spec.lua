@@ -278,6 +278,66 @@ describe("built-in kernels for every dtype", function()
           K.copy, {block = 64}, x, 1, y, 3, 20)
         H.check_all(y:read(), 0) -- nothing ran
       end)
+
+      it("write in place or apart from their inputs, never overlapping them otherwise", function()
+        local t = values(dt, 24, 10)
+        local x = upload(dev, dt, t)
+        local name = function(k) return ("built%%-in kernel '%s_%s'"):format(k, dt) end
+        local over = function(o, i)
+          return H.lit((": argument %d, which it writes, overlaps argument %d without being the same elements")
+            :format(o, i))
+        end
+        -- shifted by one: on the GPU each thread would read an element that another writes
+        H.fails(name("copy") .. over(3, 1), main.launch, main, K.copy, {block = 32}, x:view(0, 10), 1, x:view(1, 10),
+          1, 10)
+        H.fails(name("axpy") .. over(3, 2), main.launch, main, K.axpy, {block = 32}, 1, x:view(1, 10), x:view(0, 10),
+          10)
+        H.fails(name("scale") .. over(3, 2), main.launch, main, K.scale, {block = 32}, 1, x:view(0, 12),
+          x:view(11, 12), 12)
+        H.fails(name("add") .. over(3, 2), main.launch, main, K.add, {block = 32}, x:view(0, 8), x:view(8, 8),
+          x:view(12, 8), 8)
+        H.fails(name("mul") .. over(3, 1), main.launch, main, K.mul, {block = 32}, x:view(2, 8), x:view(16, 8),
+          x:view(0, 8), 8)
+        H.fails(name("copy") .. H.lit(": argument 4's stride is 0, so its one element would be written by 3 threads "
+                                      .. "at once (n = 3)"), main.launch, main, K.copy, {block = 32}, x, 1,
+          x:view(20), 0, 3)
+        check_exact(x:read(), t, "nothing ran")
+        -- allowed: in place, apart, interleaved strides, inputs that overlap each other, a stride 0 for n = 1
+        local want = {}
+        for i = 1, 24 do want[i] = t[i] end
+        main:launch(K.mul, {block = 32}, x:view(0, 8), x:view(4, 8), x:view(16, 8), 8)
+        for i = 1, 8 do
+          want[16 + i] = stored(dt, {int and wrap(dt, t[i] * t[4 + i]) or t[i] * t[4 + i]})[1]
+        end
+        main:launch(K.copy, {block = 32}, x, 2, x:view(1), 2, 4) -- evens to odds: never the same element
+        for i = 0, 3 do want[2 * i + 2] = want[2 * i + 1] end
+        main:launch(K.copy, {block = 32}, x:view(23), 0, x:view(12), 0, 1)
+        want[13] = want[24]
+        main:launch(K.scale, {block = 32}, 1, x:view(8, 4), x:view(8, 4), 4) -- in place
+        check_exact(x:read(), want, "in place, apart, interleaved")
+      end)
+
+      it("check that a reduction's out has its first element, and say when a count or stride was negative", function()
+        local x, guard = dev:zeros(dt, 8), dev:zeros(dt, 4)
+        local name = function(k) return ("built%%-in kernel '%s_%s'"):format(k, dt) end
+        local empty = guard:view(1, 0) -- no element: the kernel would write guard[2]
+        for _, k in ipairs{"sum", "min", "max"} do
+          H.fails(name(k) .. H.lit(": argument 2 (out) has 0 elements: a reduction writes its result to out's first "
+                                   .. "element"), main.launch, main, K[k], {block = 32}, x, empty, 8)
+        end
+        H.fails(name("dot") .. H.lit(": argument 3 (out) has 0 elements"), main.launch, main, K.dot, {block = 32}, x, x,
+          guard:view(4, 0), 8)
+        H.fails(name("fill") .. H.lit(": argument 1 has 4 elements, but n = 18446744073709551615 needs "
+                                      .. "18446744073709551615 (n was -1 as a signed integer: a count cannot be "
+                                      .. "negative)"), main.launch, main, K.fill, {block = 32}, guard, 1, -1)
+        H.fails(name("copy") .. H.lit(": argument 3 has 4 elements, but n = 2 with its stride needs "
+                                      .. "18446744073709551615 (the stride was negative as a signed integer: strides "
+                                      .. "cannot be)"), main.launch, main, K.copy, {block = 32}, x, 1, guard, -2, 2)
+        H.fails(name("copy") .. H.lit(": argument 3 has 4 elements, but n = 3 with a stride of 18446744073709551614 "
+                                      .. "reaches past them (the stride was negative"), main.launch,
+          main, K.copy, {block = 32}, x, 1, guard, -2, 3)
+        H.check_all(guard:read(), 0) -- nothing ran
+      end)
     end)
   end
 
@@ -322,6 +382,30 @@ describe("built-in kernels for every dtype", function()
         assert.are.equal(-math.huge, 1 / out:read()[1], dt .. ": -0 first")
         main:launch(K.max, {block = 32}, upload(dev, dt, {0.0, -0.0}), out, 2)
         assert.are.equal(math.huge, 1 / out:read()[1], dt .. ": 0 first")
+      end
+    end)
+
+    it("f16 and bf16 scalars and host elements round once from the Lua number, to nearest even", function()
+      -- through f32 first, each of these rounds twice and lands one step low
+      local f16 = {1 + 2 ^ -11 + 2 ^ -30, -(1 + 2 ^ -11 + 2 ^ -40), 2 ^ -25 + 2 ^ -50, 1 + 2 ^ -11, 1 + 3 * 2 ^ -11}
+      local f16_want = {1 + 2 ^ -10, -(1 + 2 ^ -10), 2 ^ -24, 1, 1 + 2 ^ -9} -- the last two: ties, to even
+      local bf16 = {1 + 2 ^ -8 + 2 ^ -30, -(1 + 2 ^ -8 + 2 ^ -40), 1 + 2 ^ -8, 1 + 3 * 2 ^ -8}
+      local bf16_want = {1 + 2 ^ -7, -(1 + 2 ^ -7), 1, 1 + 2 ^ -6}
+      for _, c in ipairs{{"f16", f16, f16_want}, {"bf16", bf16, bf16_want}} do
+        local dt, v, want = c[1], c[2], c[3]
+        local h = gpu.host(dt, #v)
+        for i = 1, #v do h[i] = v[i] end
+        check_exact(h, want, dt .. " host buffer")
+        local y = dev:zeros(dt, #v)
+        for i = 1, #v do
+          main:launch(K.fill, {block = 32}, y:view(i - 1, 1), v[i], 1)
+        end
+        check_exact(y:read(), want, dt .. " fill's scalar")
+        local z = dev:alloc(dt, #v)
+        for i = 1, #v do
+          main:launch(K.scale, {block = 32}, v[i], upload(dev, dt, {1}), z:view(i - 1, 1), 1)
+        end
+        check_exact(z:read(), want, dt .. " scale's scalar times 1")
       end
     end)
 

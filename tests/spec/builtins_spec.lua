@@ -370,7 +370,7 @@ describe("built-in kernels", function()
         "48x1x1", main.launch, main, K.sum, {grid = 4, block = 48}, x, y, 10)
       H.fails("needs a one%-dimensional block of a multiple of 32 threads, got 1x1x1", main.launch, main, K.sum,
         {grid = 4, block = 1}, x, y, 10)
-      H.fails("needs a one%-dimensional block of a multiple of 32 threads, got 32x2x1", main.launch, main, K.sum,
+      H.fails("needs a one%-dimensional grid and block .*, got grid 4x1x1, block 32x2x1", main.launch, main, K.sum,
         {grid = 4, block = {32, 2}}, x, y, 10)
       H.fails("built%-in kernel 'sum_f64' needs a one%-dimensional block", main.launch, main, K.sum,
         {grid = 4, block = 100}, dev:zeros("f64", 10), dev:zeros("f64", 1), 10)
@@ -379,11 +379,17 @@ describe("built-in kernels", function()
       H.check_all(y:read(), 1)
     end)
 
-    it("need a one-dimensional grid (blocks along y or z would repeat the work)", function()
-      H.fails("s:launch: built%-in kernel 'axpy_f32' needs a one%-dimensional grid, got 4x2x1", main.launch, main,
-        K.axpy, {grid = {4, 2}, block = 64}, 2, x, y, 100)
-      H.fails("built%-in kernel 'sum_f32' needs a one%-dimensional grid, got 1x1x3", main.launch, main, K.sum,
-        {grid = {1, 1, 3}, block = 64}, x, y, 100)
+    it("need a one-dimensional grid and block (threads along y or z would repeat the work)", function()
+      local msg = "s:launch: built-in kernel '%s' needs a one-dimensional grid and block (threads along y or z would "
+        .. "repeat the work), got grid %s, block %s"
+      H.fails(H.lit(msg:format("axpy_f32", "4x2x1", "64x1x1")), main.launch, main, K.axpy, {grid = {4, 2}, block = 64},
+        2, x, y, 100)
+      H.fails(H.lit(msg:format("sum_f32", "1x1x3", "64x1x1")), main.launch, main, K.sum, {grid = {1, 1, 3}, block = 64},
+        x, y, 100)
+      H.fails(H.lit(msg:format("axpy_f32", "8x1x1", "32x32x1")), main.launch, main, K.axpy,
+        {grid = 8, block = {32, 32}}, 2, x, y, 100)
+      H.fails(H.lit(msg:format("fill_f32", '"auto"', "32x1x2")), main.launch, main, K.fill, {block = {32, 1, 2}}, y, 2,
+        100)
       main:launch(K.fill, {grid = {4, 1, 1}, block = 64}, y, 2, 100)
       H.check_all(y:read(), 2)
     end)
@@ -409,8 +415,9 @@ describe("built-in kernels", function()
       H.fails("kernel 'axpy_f32': argument 1 %(f32%): expected a number, got string", main.launch, main, K.axpy, CFG,
         "2", x, y, 10)
       -- a u64 takes -1 as 2^64 - 1 (as it reads back), which the bounds check then refuses
-      H.fails("kernel 'axpy_f32': argument 2 has 100 elements, but n = 18446744073709551615 needs", main.launch, main,
-        K.axpy, CFG, 2, x, y, -1)
+      H.fails(H.lit("kernel 'axpy_f32': argument 2 has 100 elements, but n = 18446744073709551615 needs "
+                    .. "18446744073709551615 (n was -1 as a signed integer: a count cannot be negative)"), main.launch,
+        main, K.axpy, CFG, 2, x, y, -1)
       H.fails("kernel 'copy_f32': argument 2 %(u64%): expected an integer value, got number 1%.5", main.launch, main,
         K.copy, CFG, x, 1.5, y, 1, 10)
     end)
