@@ -28,21 +28,26 @@ local REPS = 5
 
 local function result(name, value, unit) print(string.format("RESULT %s %.4f %s", name, value, unit)) end
 
--- The smallest cost per operation of REPS runs of fn(n) (the least
--- disturbed), in the process's CPU time (os.clock: all its threads, the
--- sim's workers included), which other processes on a busy machine disturb
--- far less than the wall clock; --wall measures wall time instead.
+-- The smallest cost per operation of REPS runs of fn(small) and of REPS runs
+-- of fn(large) (the least disturbed of each), in the process's CPU time
+-- (os.clock: all its threads, the sim's workers included), which other
+-- processes on a busy machine disturb far less than the wall clock; --wall
+-- measures wall time instead. The runs alternate, small then large, so that a
+-- machine whose speed drifts for seconds at a time (a shared VM's does, by 2x)
+-- lends its fast spells to both sizes alike.
 local clock = wall and gpu.clock or os.clock
-local function per_op(fn, n)
-  local best = math.huge
+local function per_op_pair(fn, small, large)
+  local best = {[small] = math.huge, [large] = math.huge}
   for _ = 1, REPS do
-    collectgarbage()
-    local t0 = clock()
-    fn(n)
-    local us = (clock() - t0) / n * 1e6
-    if us < best then best = us end
+    for _, n in ipairs{small, large} do
+      collectgarbage()
+      local t0 = clock()
+      fn(n)
+      local us = (clock() - t0) / n * 1e6
+      if us < best[n] then best[n] = us end
+    end
   end
-  return best
+  return best[small], best[large]
 end
 
 local function pipeline_batches(n)
@@ -71,7 +76,7 @@ end
 local function scaled(name, fn, small, large)
   if quick then small, large = small // 4, large // 4 end
   fn(small) -- warm up: compile, allocate, first-touch
-  local a, b = per_op(fn, small), per_op(fn, large)
+  local a, b = per_op_pair(fn, small, large)
   result(name .. "_" .. small, a, "us")
   result(name .. "_" .. large, b, "us")
   result(name .. "_ratio", b / a, "x")
