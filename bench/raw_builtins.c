@@ -31,7 +31,8 @@ static int attr(CUdevice dev, CUdevice_attribute a) {
 static unsigned auto_grid(CUfunction f, CUdevice dev, unsigned long long n, size_t size, int reduces) {
   int regs = 0;
   CK(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
-  unsigned long long per_block = BLOCK * (16 / size), need = (n + per_block - 1) / per_block;
+  /* an elementwise kernel: a block per tile of 4 vectors a thread; a reduction: a grid that fills the SMs */
+  unsigned long long per_block = BLOCK * (16 / size) * (reduces ? 1 : 4), need = (n + per_block - 1) / per_block;
   unsigned long long per_sm = (unsigned long long)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / BLOCK;
   unsigned long long warp = ((unsigned long long)regs * 32 + 255) / 256 * 256;
   unsigned long long by_regs = regs ? (unsigned long long)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK) /
@@ -41,7 +42,7 @@ static unsigned auto_grid(CUfunction f, CUdevice dev, unsigned long long n, size
   if (per_sm > 32) per_sm = 32;
   if (per_sm < 1) per_sm = 1;
   unsigned long long fill = (unsigned long long)attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) * per_sm;
-  unsigned long long g = need < fill ? need : fill;
+  unsigned long long g = need < fill || !reduces ? need : fill;
   if (reduces && g > GL_REDUCE_BLOCKS) g = GL_REDUCE_BLOCKS;
   return g ? (unsigned)g : 1;
 }

@@ -102,6 +102,8 @@ template <class S> struct OpCopy { M S f(S x, S) const { return x; } };
 
 D u32 misalign(const void *p) { return (u32)(size_t)p & 15u; }
 
+#define EW_UNROLL 4  // vectors per thread and tile; src/core/launch.c's grid "auto" knows it
+
 template <int NIN, class S, class Op>
 D void ew(const S *a, const S *b, S *c, u64 n, Op op) {
   const u32 V = 16 / sizeof(S);
@@ -117,29 +119,36 @@ D void ew(const S *a, const S *b, S *c, u64 n, Op op) {
   for (u64 i = t; i < head; i += nt) c[i] = op.f(NIN > 0 ? a[i] : z, NIN > 1 ? b[i] : z);
   const uint4 *av = (const uint4 *)(a + head), *bv = (const uint4 *)(b + head);
   uint4 *cv = (uint4 *)(c + head);
-  u64 j = t;
-  for (; j + 3 * nt < nv; j += 4 * nt) {  // four vectors in flight per array
-    Vec<S> x[4], y[4];
+  // the vectors in tiles of EW_UNROLL per thread: block g takes tiles g, g + gridDim.x,
+  // ..., each a run of EW_UNROLL * blockDim.x vectors that its threads read together
+  // (vector u of thread i is the tile's u * blockDim.x + i), then write
+  const u64 tile = (u64)EW_UNROLL * blockDim.x;
+  for (u64 base = blockIdx.x * tile; base < nv; base += (u64)gridDim.x * tile) {
+    u64 j = base + threadIdx.x;
+    if (base + tile <= nv) {
+      Vec<S> x[EW_UNROLL], y[EW_UNROLL];
 #pragma unroll
-    for (int u = 0; u < 4; u++) {
-      if (NIN > 0) x[u].u = av[j + u * nt];
-      if (NIN > 1) y[u].u = bv[j + u * nt];
+      for (int u = 0; u < EW_UNROLL; u++) {
+        if (NIN > 0) x[u].u = av[j + u * blockDim.x];
+        if (NIN > 1) y[u].u = bv[j + u * blockDim.x];
+      }
+#pragma unroll
+      for (int u = 0; u < EW_UNROLL; u++) {
+        Vec<S> r;
+#pragma unroll
+        for (u32 k = 0; k < V; k++) r.e[k] = op.f(NIN > 0 ? x[u].e[k] : z, NIN > 1 ? y[u].e[k] : z);
+        cv[j + u * blockDim.x] = r.u;
+      }
+    } else {  // the last, partial tile
+      for (; j < nv; j += blockDim.x) {
+        Vec<S> x, y, r;
+        if (NIN > 0) x.u = av[j];
+        if (NIN > 1) y.u = bv[j];
+#pragma unroll
+        for (u32 k = 0; k < V; k++) r.e[k] = op.f(NIN > 0 ? x.e[k] : z, NIN > 1 ? y.e[k] : z);
+        cv[j] = r.u;
+      }
     }
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-      Vec<S> r;
-#pragma unroll
-      for (u32 k = 0; k < V; k++) r.e[k] = op.f(NIN > 0 ? x[u].e[k] : z, NIN > 1 ? y[u].e[k] : z);
-      cv[j + u * nt] = r.u;
-    }
-  }
-  for (; j < nv; j += nt) {
-    Vec<S> x, y, r;
-    if (NIN > 0) x.u = av[j];
-    if (NIN > 1) y.u = bv[j];
-#pragma unroll
-    for (u32 k = 0; k < V; k++) r.e[k] = op.f(NIN > 0 ? x.e[k] : z, NIN > 1 ? y.e[k] : z);
-    cv[j] = r.u;
   }
   for (u64 i = head + nv * V + t; i < n; i += nt) c[i] = op.f(NIN > 0 ? a[i] : z, NIN > 1 ? b[i] : z);
 }
