@@ -162,8 +162,8 @@ static int check_overlap(gl_runtime *rt, const gl_kernel *k, gl_slice *const *sl
  * kernel: one block per tile of its work (EW_TILE_VECTORS 16-byte vectors per
  * thread, kernels/builtins.cu's EW_UNROLL), each block taking one tile and
  * leaving: on the H200 that beats a grid that stays resident (copy and scale
- * 0.92 of the device-to-device copy with one, 0.96 to 0.98 with a block per
- * tile). A reduction: as many blocks as fill every multiprocessor (the blocks
+ * 0.92 of the device-to-device copy with one, 0.96 with a block per tile;
+ * docs/BENCHMARKS.md). A reduction: as many blocks as fill every multiprocessor (the blocks
  * its threads and the kernel's registers let stay resident there, at most 32),
  * but no more than the work needs (a 16-byte vector per thread), and at most
  * GL_REDUCE_BLOCKS (its scratch's partial slots), whatever the script gave. */
