@@ -16,19 +16,12 @@ static int tried;
 static char load_error[1024];
 
 static int try_load(const char *path, char *why, size_t len) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(why, len, "%s", dlerror());
-    return 0;
-  }
+  void *h = gl_dl_open(path, why, len);
+  if (!h) return 0;
   gl_cublas t;
   memset(&t, 0, sizeof t);
-#define BLAS_GET(ret, name, params)                                  \
-  if (!(t.name = (ret(*) params)dlsym(h, #name))) {                  \
-    snprintf(why, len, "%s lacks %s", path, #name);                  \
-    dlclose(h);                                                      \
-    return 0;                                                        \
-  }
+#define BLAS_GET(ret, name, params) \
+  if (!(t.name = (ret(*) params)gl_dl_need(h, path, #name, why, len))) return 0;
   GL_CUBLAS_CALLS(BLAS_GET)
 #undef BLAS_GET
   snprintf(t.path, sizeof t.path, "%s", path);

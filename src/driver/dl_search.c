@@ -3,8 +3,24 @@
  */
 #include "dl_search.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+void *gl_dl_open(const char *path, char *why, size_t len) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) snprintf(why, len, "%s", dlerror());
+  return h;
+}
+
+void *gl_dl_need(void *h, const char *path, const char *name, char *why, size_t len) {
+  void *sym = dlsym(h, name);
+  if (!sym) {
+    snprintf(why, len, "%s lacks %s", path, name);
+    dlclose(h);
+  }
+  return sym;
+}
 
 const char *gl_dl_search(const char *what, const char *env_name, const char *const *paths, size_t npaths,
                          const char *tried, gl_dl_try try_load, char *out, size_t outlen) {

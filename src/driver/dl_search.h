@@ -1,12 +1,22 @@
 /*
- * dl_search.h -- the search every library loaded at run time shares (cuBLAS,
- * NCCL): the path in an environment variable alone when it is set, else each
- * of a list of paths in turn, each tried by the library's own loader.
+ * dl_search.h -- what the loaders of the libraries loaded at run time share:
+ * opening one and binding its symbols with a reason when that fails (NVRTC,
+ * cuBLAS, NCCL), and the search (cuBLAS, NCCL): the path in an environment
+ * variable alone when it is set, else each of a list of paths in turn, each
+ * tried by the library's own loader.
  */
 #ifndef GPULUA_DRIVER_DL_SEARCH_H
 #define GPULUA_DRIVER_DL_SEARCH_H
 
 #include <stddef.h>
+
+/* dlopen(path) for a table's loader: the handle, or NULL with dlerror()'s
+ * words in why (len bytes). */
+void *gl_dl_open(const char *path, char *why, size_t len);
+
+/* dlsym(h, name) for a table's loader: the symbol, or NULL having put
+ * "<path> lacks <name>" in why and closed h. */
+void *gl_dl_need(void *h, const char *path, const char *name, char *why, size_t len);
 
 /* Load the library at path into its table: 1, or 0 with the reason in why. */
 typedef int (*gl_dl_try)(const char *path, char *why, size_t len);

@@ -16,19 +16,12 @@ static int tried;
 static char load_error[1024];
 
 static int try_load(const char *path, char *why, size_t len) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(why, len, "%s", dlerror());
-    return 0;
-  }
+  void *h = gl_dl_open(path, why, len);
+  if (!h) return 0;
   gl_nccl t;
   memset(&t, 0, sizeof t);
-#define NC_GET(ret, name, params)                                    \
-  if (!(t.name = (ret(*) params)dlsym(h, #name))) {                  \
-    snprintf(why, len, "%s lacks %s", path, #name);                  \
-    dlclose(h);                                                      \
-    return 0;                                                        \
-  }
+#define NC_GET(ret, name, params) \
+  if (!(t.name = (ret(*) params)gl_dl_need(h, path, #name, why, len))) return 0;
   GL_NCCL_CALLS(NC_GET)
 #undef NC_GET
   if (t.ncclGetVersion(&t.version) != GL_NCCL_SUCCESS) t.version = 0;

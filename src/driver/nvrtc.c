@@ -16,24 +16,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dl_search.h"
+
 gl_nvrtc gl_nv;
 static int tried;
 static char load_error[1024];
 
 static int try_load(const char *path) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(load_error, sizeof load_error, "%s", dlerror());
-    return 0;
-  }
+  void *h = gl_dl_open(path, load_error, sizeof load_error);
+  if (!h) return 0;
   gl_nvrtc t;
   memset(&t, 0, sizeof t);
-#define NV_GET(ret, name, params)                                              \
-  if (!(t.name = (ret(*) params)dlsym(h, #name))) {                            \
-    snprintf(load_error, sizeof load_error, "%s lacks %s", path, #name);      \
-    dlclose(h);                                                                \
-    return 0;                                                                  \
-  }
+#define NV_GET(ret, name, params) \
+  if (!(t.name = (ret(*) params)gl_dl_need(h, path, #name, load_error, sizeof load_error))) return 0;
   GL_NVRTC_CALLS(NV_GET)
 #undef NV_GET
 #define NV_GET_OPTIONAL(ret, name, params) t.name##_ = (ret(*) params)dlsym(h, #name);

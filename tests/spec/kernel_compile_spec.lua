@@ -301,6 +301,32 @@ print("result: " .. table.concat(y:read():totable(), " "))
     end)
   end)
 
+  -- GPULUA_NVRTC names the one library tried: one that is not there, or one
+  -- that is a shared library but not NVRTC, makes gpu.compile fail with the
+  -- reason, every time, and the rest of gpulua goes on (a child process: the
+  -- library is loaded once per process)
+  describe("without NVRTC", function()
+    it("gpu.compile says why the library named by GPULUA_NVRTC did not load, every time", function()
+      local script = [[
+local gpu = require "gpulua"
+for _ = 1, 2 do print(pcall(gpu.compile, "extern \"C\" __global__ void k() {}")) end
+local d = gpu.device(0)
+local x = d:zeros("f32", 4)
+d.main:fill(x, 3)
+print("after", x:read()[4])
+]]
+      for lib, why in pairs{["/nonexistent/libnvrtc.so"] = "/nonexistent/libnvrtc.so: cannot open shared object file",
+                            ["libm.so.6"] = "libm.so.6 lacks nvrtc"} do
+        local out, status = H.run_child(script, {GPULUA_NVRTC = lib}, 60)
+        assert.are.equal(0, status, out)
+        local missing = "false\tgpu.compile: kernel.cu: cannot compile: GPULUA_NVRTC=" .. lib .. " could not be loaded: " .. why
+        local _, times = out:gsub(H.lit(missing), "")
+        assert.are.equal(2, times, out)
+        assert.matches("after\t3", out)
+      end
+    end)
+  end)
+
   describe("gpu.load", function()
     -- each image of tests/data/twice.cu computes y = 2 * x on both backends
     for _, ext in ipairs{"cu", "ptx", "cubin", "fatbin"} do
