@@ -319,7 +319,8 @@ print("after", x:read()[4])
                             ["libm.so.6"] = "libm.so.6 lacks nvrtc"} do
         local out, status = H.run_child(script, {GPULUA_NVRTC = lib}, 60)
         assert.are.equal(0, status, out)
-        local missing = "false\tgpu.compile: kernel.cu: cannot compile: GPULUA_NVRTC=" .. lib .. " could not be loaded: " .. why
+        local missing = "false\tgpu.compile: kernel.cu: cannot compile: GPULUA_NVRTC=" .. lib
+          .. " could not be loaded: " .. why
         local _, times = out:gsub(H.lit(missing), "")
         assert.are.equal(2, times, out)
         assert.matches("after\t3", out)
