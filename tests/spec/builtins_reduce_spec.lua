@@ -274,14 +274,7 @@ describe("built-in reductions", function()
         st:close()
         dev:sync()
       end
-      cycle()
-      collectgarbage()
-      dev:sync()
-      local before = dev:free_memory()
-      for _ = 1, 20 do cycle() end
-      collectgarbage()
-      dev:sync()
-      assert.are.equal(before, dev:free_memory())
+      H.memory_flat(dev, cycle)
     end)
   end)
 

@@ -101,6 +101,20 @@ function H.busy(dev, s, rounds)
   scratch:free()
 end
 
+-- Run cycle() once (its first run may make what is kept for good), then
+-- 20 times more, and assert that dev's free memory came back to what it
+-- was after the first: nothing a cycle makes outlives it.
+function H.memory_flat(dev, cycle)
+  cycle()
+  collectgarbage()
+  dev:sync()
+  local before = dev:free_memory()
+  for _ = 1, 20 do cycle() end
+  collectgarbage()
+  dev:sync()
+  assert.are.equal(before, dev:free_memory())
+end
+
 -- it(title, fn) when there are at least n devices; otherwise a pending spec
 -- saying why it was skipped.
 function H.it_devices(n, title, fn)
