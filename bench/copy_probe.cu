@@ -3,7 +3,7 @@
 // Grid-stride variants (U vectors in flight per thread; cs: __ldcs/__stcs,
 // stcs: __stcs alone, ldg: __ldg) on grids of 1 to 32 blocks per SM, and
 // tiled variants (block g copies tiles g, g + grid, ...). The probe behind the
-// built-ins' tiles (docs/BENCHMARKS.md, "Elementwise built-ins in tiles").
+// built-ins' tiles (docs/BENCHMARKS.md, "Built-ins after issue 18").
 // On the GPU machine:  nvcc -O3 -arch=sm_90 -o /tmp/copy_probe bench/copy_probe.cu && /tmp/copy_probe
 #include <algorithm>
 #include <cstdio>

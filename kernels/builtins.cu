@@ -293,6 +293,34 @@ D A block_join(A v, A *w) {  // the block's result, in thread 0
   return v;
 }
 
+// A thread's own accumulator while it walks its elements: R's Acc itself, but for the
+// 16-bit min and max, which keep the f32 value of the bits they hold beside them (one
+// conversion an element instead of two; the same choice as R::join, made on floats)
+template <class R> struct Local {
+  typedef typename R::Acc L;
+  D L in(L a) { return a; }
+  template <class S> D L step(L l, S x, S y) { return R::step(l, x, y); }
+  D L out(L l) { return l; }
+};
+template <class S, u32 INF, bool MAX> struct Local<MinH<S, INF, MAX> > {
+  struct L { u32 b; float f; };
+  D L in(u32 a) {
+    S s;
+    s.b = (unsigned short)a;
+    L l = {a, fin(s)};
+    return l;
+  }
+  D L step(L l, S x, S) {
+    float fb = fin(x);  // NaN exactly when the bits are
+    if (l.f == l.f && (fb != fb || (MAX ? fb > l.f : fb < l.f))) {
+      l.b = x.b;
+      l.f = fb;
+    }
+    return l;
+  }
+  D u32 out(L l) { return l.b; }
+};
+
 template <class R, bool TWO, class S>
 D void reduce(const S *x, const S *y, S *out, u64 n, u32 *ticket, typename R::Acc *part) {
   typedef typename R::Acc A;
@@ -300,7 +328,8 @@ D void reduce(const S *x, const S *y, S *out, u64 n, u32 *ticket, typename R::Ac
   __shared__ bool last;
   const u32 V = 16 / sizeof(S);
   u64 t = blockIdx.x * (u64)blockDim.x + threadIdx.x, nt = (u64)gridDim.x * blockDim.x;
-  A acc = R::id();
+  typedef Local<R> Lo;
+  typename Lo::L la = Lo::in(R::id());
   u32 m = misalign(x);
   u64 head = n, nv = 0;
   if (!TWO || misalign(y) == m) {
@@ -308,7 +337,7 @@ D void reduce(const S *x, const S *y, S *out, u64 n, u32 *ticket, typename R::Ac
     if (head > n) head = n;
     nv = (n - head) / V;
   }
-  for (u64 i = t; i < head; i += nt) acc = R::step(acc, x[i], TWO ? y[i] : x[i]);
+  for (u64 i = t; i < head; i += nt) la = Lo::step(la, x[i], TWO ? y[i] : x[i]);
   const uint4 *xv = (const uint4 *)(x + head), *yv = (const uint4 *)(y + head);
   u64 j = t;
   for (; j + 3 * nt < nv; j += 4 * nt) {
@@ -321,18 +350,18 @@ D void reduce(const S *x, const S *y, S *out, u64 n, u32 *ticket, typename R::Ac
 #pragma unroll
     for (int u = 0; u < 4; u++)
 #pragma unroll
-      for (u32 k = 0; k < V; k++) acc = R::step(acc, a[u].e[k], TWO ? b[u].e[k] : a[u].e[k]);
+      for (u32 k = 0; k < V; k++) la = Lo::step(la, a[u].e[k], TWO ? b[u].e[k] : a[u].e[k]);
   }
   for (; j < nv; j += nt) {
     Vec<S> a, b;
     a.u = xv[j];
     if (TWO) b.u = yv[j];
 #pragma unroll
-    for (u32 k = 0; k < V; k++) acc = R::step(acc, a.e[k], TWO ? b.e[k] : a.e[k]);
+    for (u32 k = 0; k < V; k++) la = Lo::step(la, a.e[k], TWO ? b.e[k] : a.e[k]);
   }
-  for (u64 i = head + nv * V + t; i < n; i += nt) acc = R::step(acc, x[i], TWO ? y[i] : x[i]);
+  for (u64 i = head + nv * V + t; i < n; i += nt) la = Lo::step(la, x[i], TWO ? y[i] : x[i]);
 
-  acc = block_join<R>(acc, w);
+  A acc = block_join<R>(Lo::out(la), w);
   if (threadIdx.x == 0) {
     part[blockIdx.x] = acc;
     __threadfence();  // the partial is visible before the ticket counts it
