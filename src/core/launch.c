@@ -163,10 +163,11 @@ static int check_overlap(gl_runtime *rt, const gl_kernel *k, gl_slice *const *sl
  * thread, kernels/builtins.cu's EW_UNROLL), each block taking one tile and
  * leaving: on the H200 that beats a grid that stays resident (copy and scale
  * 0.92 of the device-to-device copy with one, 0.96 with a block per tile;
- * docs/BENCHMARKS.md). A reduction: as many blocks as fill every multiprocessor (the blocks
- * its threads and the kernel's registers let stay resident there, at most 32),
- * but no more than the work needs (a 16-byte vector per thread), and at most
- * GL_REDUCE_BLOCKS (its scratch's partial slots), whatever the script gave. */
+ * docs/BENCHMARKS.md). A reduction: as many blocks as fill every
+ * multiprocessor (the blocks its threads and the kernel's registers let stay
+ * resident there, at most 32), but no more than the work needs (a 16-byte
+ * vector per thread), and at most GL_REDUCE_BLOCKS (its scratch's partial
+ * slots), whatever the script gave. */
 #define EW_TILE_VECTORS 4
 static void builtin_grid(const gl_device *d, const gl_kernel *k, const gl_launch_cfg *c, gl_slice *const *slices,
                          unsigned grid[3]) {
