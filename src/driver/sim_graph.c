@@ -51,7 +51,6 @@ static sim_op *nodes_dup(const sim_op *nodes, int n) {
   if (!v) return NULL;
   for (int i = 0; i < n; i++) {
     v[i] = nodes[i];
-    v[i].next = NULL;
     v[i].mark = NULL;
     if (nodes[i].launch && !(v[i].launch = launch_dup(&nodes[i]))) {
       nodes_free(v, i);
@@ -119,7 +118,6 @@ CUresult sim_capture_locked(struct CUstream_st *st, sim_op *op, struct CUevent_s
   }
   sim_op *node = &g->nodes[g->n++];
   *node = *op; /* the launch record is the graph's now */
-  node->next = NULL;
   node->mark = NULL;
   op->launch = NULL;
   st->cap_ops++;
@@ -269,43 +267,27 @@ CUresult sim_cuGraphLaunch(CUgraphExec x, CUstream st) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   if (st->ctx != x->ctx) return CUDA_ERROR_INVALID_CONTEXT;
   /* every node and launch record first: the replay is queued whole or not at all */
-  sim_op *copies = nodes_dup(x->nodes, x->n);
-  sim_op **ops = copies ? malloc((x->n ? (size_t)x->n : 1) * sizeof *ops) : NULL;
-  int made = 0;
-  for (; ops && made < x->n; made++)
-    if (!(ops[made] = malloc(sizeof **ops))) break;
-  if (!ops || made < x->n) {
-    for (int i = 0; i < made; i++) free(ops[i]);
-    free(ops);
-    if (copies) nodes_free(copies, x->n);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  for (int i = 0; i < x->n; i++) *ops[i] = copies[i];
-  free(copies); /* the launch records now belong to ops */
+  int n = x->n;
+  sim_op *ops = nodes_dup(x->nodes, n);
+  if (!ops) return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&sim_S.mu);
   CUresult r = st->destroying ? CUDA_ERROR_INVALID_HANDLE : st->ctx->sticky;
-  for (int i = 0; r == CUDA_SUCCESS && st->capture && i < x->n; i++) /* a replay inside a capture */
-    r = sim_capture_locked(st, ops[i], NULL);
+  for (int i = 0; r == CUDA_SUCCESS && st->capture && i < n; i++) /* a replay inside a capture */
+    r = sim_capture_locked(st, &ops[i], NULL);
+  int queued = 0;
   if (r == CUDA_SUCCESS && !st->capture) {
-    for (int i = 0; i < x->n; i++) {
-      if (st->tail) st->tail->next = ops[i];
-      else st->head = ops[i];
-      st->tail = ops[i];
-      st->enq++;
+    for (; queued < n; queued++) {
+      /* the ring grows or the host waits for room: nothing here fails but
+       * memory, which only a ring's growth needs */
+      if ((r = sim_enqueue_locked(st, &ops[queued])) != CUDA_SUCCESS) break;
       /* the timing model runs the nodes one after another, as the replay
        * does (a node it cannot make only loses that node's time) */
-      if (sim_model && st->ms) (void)sim_model_enqueue(st->ms, &ops[i]->mw, NULL, 0);
+      if (sim_model && st->ms) (void)sim_model_enqueue(st->ms, &ops[queued].mw, NULL, 0);
     }
-    if (x->n) pthread_cond_signal(&st->work);
-    x = NULL; /* the nodes are the stream's */
   }
   pthread_mutex_unlock(&sim_S.mu);
-  if (x) { /* not queued (or captured: the graph took the launch records) */
-    for (int i = 0; i < x->n; i++) {
-      free(ops[i]->launch);
-      free(ops[i]);
-    }
-  }
+  /* the launch records of nodes not queued (or captured: the graph took those) */
+  for (int i = queued; i < n; i++) free(ops[i].launch);
   free(ops);
   return r;
 }

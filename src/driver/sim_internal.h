@@ -82,7 +82,6 @@ enum sim_op_kind {
 };
 
 typedef struct sim_op {
-  struct sim_op *next;
   enum sim_op_kind kind;
   void *dst;
   const void *src;
@@ -102,8 +101,13 @@ struct CUstream_st {
   struct CUctx_st *ctx;
   struct CUstream_st *next_in_ctx;
   int priority;
-  sim_op *head, *tail;
-  uint64_t enq, done;
+  sim_op *ring;        /* its queue: operation seq in ring[seq % cap] (sim_stream.c) */
+  size_t cap;
+  uint64_t enq, done;  /* operations queued, and finished, ever: done..enq are pending */
+  uint64_t want;       /* a host synchronize waits for done to reach it (0: none) */
+  int idle;            /* the worker sleeps on `work` until kicked */
+  int blocked;         /* the worker waits for others (a record, a collective's ranks) */
+  int host_blocked;    /* the host waits for room in the ring */
   int destroying;
   CUresult error; /* the error of a failed operation on this stream (its context's sticky too) */
   pthread_cond_t work; /* the worker's own: work was queued, or the stream is being destroyed */
@@ -193,8 +197,13 @@ struct CUfunc_st {
 void sim_wait_locked(void);
 void sim_progress_locked(void);
 
-/* Queue `op` (a template copied into a new node) on stream `st`; sim_stream.c. */
+/* Queue `op` (a template copied into the stream's ring) on stream `st`;
+ * sim_stream.c. sim_enqueue_locked appends op as it is, with sim_S.mu held
+ * (it may wait for room, releasing the lock; a graph's replay). */
 CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl);
+CUresult sim_enqueue_locked(struct CUstream_st *st, const sim_op *op);
+/* Wake every stream's worker that has queued work (sim_S.mu held). */
+void sim_kick_all_locked(void);
 
 /* Stream capture (sim_graph.c), with sim_S.mu held: op (a node of its own,
  * which the caller frees after) on stream st that is capturing, or a wait

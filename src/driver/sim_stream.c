@@ -37,16 +37,6 @@ int gl_sim_quiet(int on) {
   return was;
 }
 
-void sim_wait_locked(void) {
-  sim_S.waiters++;
-  pthread_cond_wait(&sim_S.cv, &sim_S.mu);
-  sim_S.waiters--;
-}
-
-void sim_progress_locked(void) {
-  if (sim_S.waiters) pthread_cond_broadcast(&sim_S.cv);
-}
-
 /* Run queued main-thread requests; called with sim_S.mu held, returns with it held. */
 static int service_locked(void) {
   int ran = 0;
@@ -79,6 +69,99 @@ static double now_ms(void) {
 
 /* ---- streams and the worker ------------------------------------------ */
 
+/* Each stream's queue is a ring of operations, as a GPU's push buffer: the
+ * host appends at `enq`, the worker takes from `done` (slot seq % cap), and
+ * both move under sim_S.mu. The worker copies the operations it runs out of
+ * the ring under the lock, so the ring may grow at any time.
+ *
+ * When queued work starts (CUDA promises nothing here): a stream's worker
+ * sleeps while its ring is empty, and appending wakes it only once
+ * SIM_WAKE_BATCH operations are pending; every wait for progress (a
+ * synchronize, an event's wait on another stream, a full ring, a collective
+ * whose ranks meet) and every query that finds work unfinished wakes every
+ * stream that has work (sim_kick_all_locked). An awake worker runs until its
+ * ring is empty. A host that fills a ring (SIM_RING_SLOTS operations pending)
+ * blocks until it has drained to SIM_RING_LOW, as a full push buffer blocks
+ * the driver; the ring grows instead while its worker is itself waiting (on
+ * another stream, or for a collective's other ranks), so that no queue of
+ * the host's can deadlock the sim. */
+enum {
+  SIM_RING_FIRST = 64,   /* slots a new stream's ring starts with */
+  SIM_RING_SLOTS = 1024, /* pending operations a ring holds before the host blocks */
+  SIM_RING_LOW = 256,    /* ... and the number it drains to before the host goes on */
+  SIM_WAKE_BATCH = 64,   /* pending operations that wake a sleeping worker */
+  SIM_RUN_BATCH = 32,    /* operations a worker takes out of its ring at once */
+};
+
+static _Thread_local struct CUstream_st *worker_stream; /* on a worker: its stream */
+
+static void kick_locked(struct CUstream_st *st) {
+  if (st->idle && (st->enq != st->done || st->destroying)) {
+    st->idle = 0;
+    pthread_cond_signal(&st->work);
+  }
+}
+
+void sim_kick_all_locked(void) {
+  for (int d = 0; d < sim_S.ndev; d++)
+    for (struct CUstream_st *st = sim_S.dev[d].ctx.streams; st; st = st->next_in_ctx) kick_locked(st);
+}
+
+void sim_wait_locked(void) {
+  sim_kick_all_locked(); /* whoever waits needs the device to progress */
+  struct CUstream_st *self = worker_stream;
+  if (self) self->blocked++;
+  sim_S.waiters++;
+  pthread_cond_wait(&sim_S.cv, &sim_S.mu);
+  sim_S.waiters--;
+  if (self) self->blocked--;
+}
+
+void sim_progress_locked(void) {
+  if (sim_S.waiters) pthread_cond_broadcast(&sim_S.cv);
+}
+
+static sim_op *slot(struct CUstream_st *st, uint64_t seq) { return &st->ring[seq % st->cap]; }
+
+/* Double the ring (sim_S.mu held); -1 when out of memory. */
+static int ring_grow_locked(struct CUstream_st *st) {
+  size_t cap = st->cap * 2;
+  sim_op *r = malloc(cap * sizeof *r);
+  if (!r) return -1;
+  for (uint64_t q = st->done; q != st->enq; q++) r[q % cap] = *slot(st, q);
+  free(st->ring);
+  st->ring = r;
+  st->cap = cap;
+  return 0;
+}
+
+/* Room for one more operation on st (sim_S.mu held; may wait, releasing
+ * it): 0, or CUDA_ERROR_OUT_OF_MEMORY. A full ring grows below
+ * SIM_RING_SLOTS, and beyond while the worker waits for others; else the
+ * host waits until the worker has drained it to SIM_RING_LOW. */
+static CUresult ring_room_locked(struct CUstream_st *st) {
+  while (st->enq - st->done >= st->cap) {
+    if (st->cap < SIM_RING_SLOTS || st->blocked) {
+      if (ring_grow_locked(st) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+      return CUDA_SUCCESS;
+    }
+    st->host_blocked++;
+    while (st->enq - st->done > SIM_RING_LOW && !st->blocked) host_wait_locked();
+    st->host_blocked--;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Append a copy of op to st's ring (sim_S.mu held; room made first). */
+static CUresult ring_push_locked(struct CUstream_st *st, const sim_op *op) {
+  CUresult r = ring_room_locked(st);
+  if (r != CUDA_SUCCESS) return r;
+  *slot(st, st->enq) = *op;
+  st->enq++;
+  if (st->enq - st->done >= SIM_WAKE_BATCH) kick_locked(st);
+  return CUDA_SUCCESS;
+}
+
 static void mark_unref_locked(sim_mark *m) {
   if (m && --m->refs == 0) {
     sim_model_node_unref(m->mn);
@@ -94,7 +177,8 @@ static void fault(struct CUstream_st *st) {
   pthread_mutex_unlock(&sim_S.mu);
 }
 
-static void run_op(struct CUstream_st *st, sim_op *op) {
+/* Run one operation (without the lock); 0, or -1 when it faulted. */
+static int run_op(sim_op *op) {
   switch (op->kind) {
   case OP_COPY:
     if (op->n) memmove(op->dst, op->src, op->n);
@@ -122,11 +206,9 @@ static void run_op(struct CUstream_st *st, sim_op *op) {
     op->hostfn(op->user);
     break;
   case OP_KERNEL:
-    if (sim_run_kernel(op) != 0) fault(st);
-    break;
+    return sim_run_kernel(op) != 0 ? -1 : 0;
   case OP_SIMFN:
-    if (op->simfn(op->user) != 0) fault(st);
-    break;
+    return op->simfn(op->user) != 0 ? -1 : 0;
   case OP_FREE: {
     sim_block *b = op->dst;
     free(b);
@@ -136,6 +218,7 @@ static void run_op(struct CUstream_st *st, sim_op *op) {
   case OP_WAIT:
     break; /* handled under the lock */
   }
+  return 0;
 }
 
 CUresult sim_ctx_sticky(struct CUctx_st *ctx) {
@@ -145,40 +228,72 @@ CUresult sim_ctx_sticky(struct CUctx_st *ctx) {
   return r;
 }
 
+/* Take up to SIM_RUN_BATCH operations from the head of st's ring into batch
+ * (sim_S.mu held): a wait only alone, and only once its record is done;
+ * none after a record, so that the record completes as soon as the work
+ * before it. Returns how many. */
+static int take_locked(struct CUstream_st *st, sim_op *batch) {
+  int n = 0;
+  for (uint64_t q = st->done; q != st->enq && n < SIM_RUN_BATCH; q++) {
+    sim_op *op = slot(st, q);
+    if (op->kind == OP_WAIT) {
+      if (n == 0 && op->mark->done) batch[n++] = *op;
+      break;
+    }
+    batch[n++] = *op;
+    if (op->kind == OP_RECORD) break;
+  }
+  return n;
+}
+
 static void *worker(void *arg) {
   struct CUstream_st *st = arg;
+  worker_stream = st;
+  sim_op batch[SIM_RUN_BATCH];
   pthread_mutex_lock(&sim_S.mu);
   for (;;) {
-    sim_op *op = st->head;
-    if (!op) {
+    if (st->done == st->enq) {
       if (st->destroying) break;
-      pthread_cond_wait(&st->work, &sim_S.mu);
+      st->idle = 1;
+      while (st->idle) pthread_cond_wait(&st->work, &sim_S.mu);
       continue;
     }
-    if (op->kind == OP_WAIT && !op->mark->done) {
-      sim_wait_locked(); /* for the record on another stream */
+    int n = take_locked(st, batch);
+    if (n == 0) { /* a wait for a record on another stream */
+      sim_wait_locked();
       continue;
     }
-    if (op->kind != OP_RECORD && op->kind != OP_WAIT) {
-      /* After a fault the context's later work is skipped (frees still
-       * happen); records and waits still complete so nobody waits forever,
-       * and every wait reports the fault. */
-      int run = (st->error == CUDA_SUCCESS && st->ctx->sticky == CUDA_SUCCESS) || op->kind == OP_FREE;
-      pthread_mutex_unlock(&sim_S.mu);
+    /* After a fault the context's later work is skipped (frees still
+     * happen); records and waits still complete so nobody waits forever,
+     * and every wait reports the fault. */
+    int healthy = st->error == CUDA_SUCCESS && st->ctx->sticky == CUDA_SUCCESS;
+    pthread_mutex_unlock(&sim_S.mu);
+    for (int i = 0; i < n; i++) {
+      sim_op *op = &batch[i];
+      if (op->kind == OP_RECORD || op->kind == OP_WAIT) continue;
       if (sim_S.delay_us) usleep(sim_S.delay_us);
-      if (run) run_op(st, op);
-      pthread_mutex_lock(&sim_S.mu);
-    } else if (op->kind == OP_RECORD) {
-      op->mark->done = 1;
-      op->mark->t_ms = now_ms();
+      if ((healthy || op->kind == OP_FREE) && run_op(op) != 0) {
+        fault(st);
+        healthy = 0;
+      }
+      free(op->launch);
     }
-    mark_unref_locked(op->mark);
-    free(op->launch);
-    st->head = op->next;
-    if (!st->head) st->tail = NULL;
-    st->done++;
-    free(op);
-    sim_progress_locked();
+    pthread_mutex_lock(&sim_S.mu);
+    int announce = !healthy;
+    for (int i = 0; i < n; i++) {
+      if (batch[i].kind == OP_RECORD) {
+        batch[i].mark->done = 1;
+        batch[i].mark->t_ms = now_ms();
+        announce = 1;
+      }
+      mark_unref_locked(batch[i].mark);
+    }
+    st->done += (uint64_t)n;
+    /* wake the waiters only where one may be waiting for this */
+    int reached = st->want && st->done >= st->want;
+    if (reached) st->want = 0;
+    if (announce || reached || st->done == st->enq || (st->host_blocked && st->enq - st->done <= SIM_RING_LOW))
+      sim_progress_locked();
   }
   /* destroyed and drained: end a capture it is in, unlink from the context and go */
   sim_capture_stream_gone_locked(st);
@@ -189,6 +304,7 @@ static void *worker(void *arg) {
   sim_progress_locked();
   pthread_mutex_unlock(&sim_S.mu);
   pthread_cond_destroy(&st->work);
+  free(st->ring);
   free(st);
   return NULL;
 }
@@ -202,7 +318,13 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
   st->ctx = sim_cur_ctx;
   st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority; /* clamped, like CUDA */
+  st->cap = SIM_RING_FIRST;
+  if (!(st->ring = malloc(st->cap * sizeof *st->ring))) {
+    free(st);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   if (pthread_cond_init(&st->work, NULL) != 0) {
+    free(st->ring);
     free(st);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -215,6 +337,7 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
     pthread_mutex_unlock(&sim_S.mu);
     pthread_attr_destroy(&attr);
     pthread_cond_destroy(&st->work);
+    free(st->ring);
     free(st);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -228,6 +351,7 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
     pthread_mutex_unlock(&sim_S.mu);
     pthread_attr_destroy(&attr);
     pthread_cond_destroy(&st->work);
+    free(st->ring);
     free(st);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -237,80 +361,69 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
   return CUDA_SUCCESS;
 }
 
-/* Queue `op` (a template copied into a new node) on stream `st`. */
-/* Queue `op` (a template copied into a new node) on stream `st`. For a
+/* Queue `op` (a template copied into the ring) on stream `st`. For a
  * record or a wait, `ev` is the event. */
 static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE; /* the sim has no NULL stream */
-  sim_op *op = malloc(sizeof *op);
-  if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+  sim_op op = *tmpl;
+  op.mark = NULL;
   sim_mark *fresh = NULL;
-  if (tmpl->kind == OP_RECORD && !(fresh = calloc(1, sizeof *fresh))) {
-    free(op);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  *op = *tmpl;
-  op->next = NULL;
-  op->mark = NULL;
+  if (op.kind == OP_RECORD && !(fresh = calloc(1, sizeof *fresh))) return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&sim_S.mu);
-  CUresult refused = st->destroying ? CUDA_ERROR_INVALID_HANDLE : op->kind != OP_FREE ? st->ctx->sticky : CUDA_SUCCESS;
-  if (refused == CUDA_SUCCESS && (st->capture || (op->kind == OP_WAIT && ev->cap))) {
-    refused = sim_capture_locked(st, op, ev); /* a node of a graph, not work */
+  CUresult refused = st->destroying ? CUDA_ERROR_INVALID_HANDLE : op.kind != OP_FREE ? st->ctx->sticky : CUDA_SUCCESS;
+  if (refused == CUDA_SUCCESS && (st->capture || (op.kind == OP_WAIT && ev->cap))) {
+    refused = sim_capture_locked(st, &op, ev); /* a node of a graph, not work */
     pthread_mutex_unlock(&sim_S.mu);
-    free(op);
     free(fresh);
     return refused;
   }
+  if (refused == CUDA_SUCCESS) refused = ring_room_locked(st); /* may wait for the worker */
+  if (refused == CUDA_SUCCESS && st->destroying) refused = CUDA_ERROR_INVALID_HANDLE;
   if (refused != CUDA_SUCCESS) {
     pthread_mutex_unlock(&sim_S.mu);
-    free(op);
     free(fresh);
     return refused;
   }
   if (sim_model && st->ms) { /* its node in the timing model, first: it may fail */
-    struct sim_mnode *waits = op->kind == OP_WAIT && ev->latest ? ev->latest->mn : NULL;
-    struct sim_mnode *mn = sim_model_enqueue(st->ms, &op->mw, waits, op->kind == OP_RECORD);
+    struct sim_mnode *waits = op.kind == OP_WAIT && ev->latest ? ev->latest->mn : NULL;
+    struct sim_mnode *mn = sim_model_enqueue(st->ms, &op.mw, waits, op.kind == OP_RECORD);
     if (!mn) {
       pthread_mutex_unlock(&sim_S.mu);
-      free(op);
       free(fresh);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (fresh) fresh->mn = mn; /* the mark holds the caller's reference */
   }
-  if (op->kind == OP_RECORD) { /* the event now stands for this record */
+  if (op.kind == OP_RECORD) { /* the event now stands for this record */
     mark_unref_locked(ev->latest);
     fresh->refs = 2;
     ev->latest = fresh;
     ev->ctx = st->ctx;
     ev->cap = NULL; /* recorded for real: no longer a capture's */
-    op->mark = fresh;
-  } else if (op->kind == OP_WAIT) { /* captures the latest record, if any */
+    op.mark = fresh;
+  } else if (op.kind == OP_WAIT) { /* captures the latest record, if any */
     if (!ev->latest || ev->latest->done) {
       pthread_mutex_unlock(&sim_S.mu);
-      free(op);
       return CUDA_SUCCESS; /* nothing to wait for: like CUDA, a no-op (the model's node still waits) */
     }
-    op->mark = ev->latest;
-    op->mark->refs++;
+    op.mark = ev->latest;
+    op.mark->refs++;
   }
-  if (st->tail) st->tail->next = op;
-  else st->head = op;
-  st->tail = op;
-  st->enq++;
-  pthread_cond_signal(&st->work);
+  CUresult r = ring_push_locked(st, &op); /* room was made: it cannot fail */
   pthread_mutex_unlock(&sim_S.mu);
-  return CUDA_SUCCESS;
+  return r;
 }
 
 CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl) { return enqueue_ev(st, tmpl, NULL); }
+
+CUresult sim_enqueue_locked(struct CUstream_st *st, const sim_op *op) { return ring_push_locked(st, op); }
 
 CUresult sim_cuStreamDestroy(CUstream st) {
   NEED_INIT();
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
   st->destroying = 1; /* queued work still runs; the worker frees the stream */
-  pthread_cond_signal(&st->work);
+  kick_locked(st);
   pthread_mutex_unlock(&sim_S.mu);
   return CUDA_SUCCESS;
 }
@@ -332,6 +445,7 @@ CUresult sim_cuStreamSynchronize(CUstream st) {
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   uint64_t target = st->enq;
+  if (st->want < target) st->want = target; /* the worker announces reaching it */
   while (st->done < target) host_wait_locked();
   sim_model_observe_stream(st->ms);
   CUresult r = st->error ? st->error : st->ctx->sticky;
@@ -356,6 +470,7 @@ CUresult sim_cuStreamQuery(CUstream st) {
     if (!quiet) sim_model_observe_stream(st->ms);
     else if (!sim_model_stream_done_by_host(st->ms)) r = CUDA_ERROR_NOT_READY;
   }
+  if (r == CUDA_ERROR_NOT_READY) sim_kick_all_locked(); /* unfinished: let the workers run it */
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
@@ -446,6 +561,7 @@ CUresult sim_cuEventQuery(CUevent e) {
     if (!quiet) sim_model_observe_node(e->latest->mn);
     else if (!sim_model_node_done_by_host(e->latest->mn)) r = CUDA_ERROR_NOT_READY;
   }
+  if (r == CUDA_ERROR_NOT_READY) sim_kick_all_locked(); /* unfinished: let the workers run it */
   pthread_mutex_unlock(&sim_S.mu);
   if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
   return r;
