@@ -18,6 +18,10 @@ CUresult gl_sim_enqueue(CUstream stream, gl_sim_fn fn, void *user);
 /* The ordinal of the device a sim stream belongs to, or -1. */
 int gl_sim_device_of(CUstream stream);
 
+/* The operations queued on a sim stream and not yet finished (what its
+ * queue holds), or -1 for no stream. */
+long gl_sim_stream_pending(CUstream stream);
+
 #define GL_SIM_MAX_PARAMS 64
 
 /* A launch as a host implementation sees it: parameters copied at launch. */

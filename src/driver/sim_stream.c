@@ -418,6 +418,14 @@ CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl) { return enqueu
 
 CUresult sim_enqueue_locked(struct CUstream_st *st, const sim_op *op) { return ring_push_locked(st, op); }
 
+long gl_sim_stream_pending(CUstream st) {
+  if (!st) return -1;
+  pthread_mutex_lock(&sim_S.mu);
+  long n = (long)(st->enq - st->done);
+  pthread_mutex_unlock(&sim_S.mu);
+  return n;
+}
+
 CUresult sim_cuStreamDestroy(CUstream st) {
   NEED_INIT();
   if (!st) return CUDA_ERROR_INVALID_HANDLE;

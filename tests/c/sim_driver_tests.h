@@ -24,6 +24,11 @@ void test_stream_sync_waits(void);
 void test_ctx_sync(void);
 void test_destroy_with_work(void);
 
+/* test_sim_queue.c */
+void test_queue_bounded(void);
+void test_queue_wakes_in_batches(void);
+void test_queue_grows_while_its_worker_waits(void);
+
 /* test_sim_events.c */
 void test_events_basic(void);
 void test_event_rerecord(void);

@@ -8,7 +8,7 @@
  * passes when it recorded no failure; the last line is "N passed, M failed".
  * The harness (CHECK, the helpers) is sim_driver_harness.h/.c; the tests are
  * in test_sim_devices.c, test_sim_streams.c, test_sim_events.c,
- * test_sim_memory.c and test_sim_modules.c, declared in sim_driver_tests.h.
+ * test_sim_queue.c, test_sim_memory.c and test_sim_modules.c, declared in sim_driver_tests.h.
  *
  * Determinism: work is held back with "gates" (host functions, queued with
  * cuLaunchHostFunc, that block until the test thread opens them), and progress
@@ -56,6 +56,9 @@ static const test_case tests[] = {
     T(fifo_order),
     T(stream_query),
     T(stream_sync_waits),
+    T(queue_bounded),
+    T(queue_wakes_in_batches),
+    T(queue_grows_while_its_worker_waits),
     T(events_basic),
     T(event_rerecord),
     T(wait_captures_the_record_at_the_wait),
