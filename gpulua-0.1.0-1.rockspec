@@ -1,8 +1,11 @@
--- LuaRocks: `luarocks make` builds gpulua with CMake and installs the gpulua
--- host (bin/), gpulua.so (the C module) and the Lua modules (gpulua.pipeline,
--- gpulua.assert) into a tree; `luarocks test` runs the Busted specs on sim.
--- It needs what README.md's first command installs (a C compiler, CMake,
--- liblua5.4-dev, libxxhash-dev, libjansson-dev, libedit-dev optional); no CUDA toolkit.
+-- LuaRocks (README.md, "LuaRocks"): `luarocks make` builds gpulua with CMake
+-- and installs the gpulua host (bin/), gpulua.so (the C module) and the Lua
+-- modules (gpulua.pipeline, gpulua.assert) into a tree; `luarocks test` runs
+-- the Busted specs with that gpulua.so (on the GPU, or on sim without one).
+-- Both need LuaRocks set to Lua 5.4 (Debian's defaults to 5.1) and what
+-- README.md's first command installs (a C compiler, CMake, liblua5.4-dev,
+-- libxxhash-dev, libjansson-dev, libedit-dev optional; lua-busted for the
+-- tests); no CUDA toolkit, and nothing is downloaded.
 rockspec_format = "3.0"
 package = "gpulua"
 version = "0.1.0-1"
@@ -34,6 +37,11 @@ build = {
     GPULUA_INSTALL_LMOD = "$(LUADIR)",
   },
 }
+-- Busted runs through a script, not the "busted" test type: that type wants
+-- busted as a rock in a tree and downloads it when it is missing, while the
+-- script runs the system's busted (Debian's lua-busted) with the gpulua
+-- installed by `luarocks make`, offline. No test_dependencies, for the same reason.
 test = {
-  type = "busted", -- the specs in tests/spec (.busted), with the gpulua.so installed above
+  type = "command",
+  script = "tests/luarocks/run.lua", -- the specs in tests/spec (.busted); arguments go to busted
 }
