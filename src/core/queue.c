@@ -17,19 +17,23 @@
 #include "stream.h"
 #include "trace.h"
 
+void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_buf *role) {
+  if (o->what) gl_buf_printf(what, "%s", o->what);
+  else if (o->x) gl_slice_describe(o->x, what);
+  else if (o->h) gl_hostbuf_describe(o->h, what);
+  else gl_buf_printf(what, "memory");
+  if (o->role) gl_buf_printf(role, "%s", o->role);
+  else if (o->arg) gl_buf_printf(role, "s:launch of '%s' argument %d", op->name, o->arg);
+  else gl_buf_printf(role, "s:launch of '%s'", op->name); /* gpulua's own memory (a reduction's scratch) */
+}
+
 /* The strict policy's error: the operation, the memory, both streams and
  * both script lines, and how to order them. */
 static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, const gl_conflict *c,
                           gl_site *site) {
   gl_runtime *rt = s->dev->rt;
   gl_buf what = GL_BUF_INIT, role = GL_BUF_INIT;
-  if (o->what) gl_buf_printf(&what, "%s", o->what);
-  else if (o->x) gl_slice_describe(o->x, &what);
-  else if (o->h) gl_hostbuf_describe(o->h, &what);
-  else gl_buf_printf(&what, "memory");
-  if (o->role) gl_buf_printf(&role, "%s", o->role);
-  else if (o->arg) gl_buf_printf(&role, "s:launch of '%s' argument %d", op->name, o->arg);
-  else gl_buf_printf(&role, "s:launch of '%s'", op->name); /* gpulua's own memory (a reduction's scratch) */
+  gl_operand_describe(op, o, &what, &role);
   gl_fail(rt,
           "%s: %s %s on stream '%s' (device %d) at %s, while stream '%s' (device %d) may still %s it "
           "(queued at %s); order the streams first (%s:wait on an event recorded after that, %s:join, a "
@@ -220,7 +224,7 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
   for (int i = 0; i < op->nopnd; i++) {
     gl_access_record(local[i].acc, s, local[i].lo, local[i].hi, local[i].write, loc);
-    if (gl_graph_add_use(g, &opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
+    if (gl_graph_add_use(g, op, &opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
   }
   return 0;
 }

@@ -21,6 +21,7 @@
 #define GPULUA_CORE_QUEUE_H
 
 #include "driver.h"
+#include "error.h"
 #include "signature.h"
 #include "types.h"
 
@@ -112,6 +113,11 @@ typedef struct gl_op {
     } launch;
   } u;
 } gl_op;
+
+/* For messages: operand o of op, the memory ("slice f32[1000] on device 0",
+ * "the cuBLAS workspace of stream 's'") into `what` and the call and
+ * argument that touch it ("s:launch of 'axpy' argument 2") into `role`. */
+void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_buf *role);
 
 /* What an operation of kind k is, for display: "a copy host -> device". */
 const char *gl_op_kind_text(gl_op_kind k);
