@@ -510,14 +510,15 @@ static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, gl_
       break;
     }
   }
-  gl_fail(rt,
-          "g:launch of graph '%s' on stream '%s' (device %d) at %s: its node captured at %s (%s) %s %s, while stream "
-          "'%s' (device %d) may still %s it (queued at %s); order the streams first (%s:wait on an event recorded "
-          "after that, %s:join, or a host sync of stream '%s')",
-          g->name, s->name, s->dev->ordinal, gl_loc_text(rt, gl_site_loc(rt, site)), gl_loc_text(rt, n->loc),
-          gl_loc_text(rt, n->role), n->write ? "writes" : "reads", gl_loc_text(rt, n->what), c->other->name,
-          c->other->dev->ordinal, c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc),
-          s->name, s->name, c->other->name);
+  gl_buf msg = GL_BUF_INIT;
+  gl_buf_printf(&msg, "g:launch of graph '%s' on ", g->name);
+  gl_conflict_stream(&msg, s, c);
+  gl_buf_printf(&msg, " at %s: its node captured at %s (%s) %s %s", gl_loc_text(rt, gl_site_loc(rt, site)),
+                gl_loc_text(rt, n->loc), gl_loc_text(rt, n->role), n->write ? "writes" : "reads",
+                gl_loc_text(rt, n->what));
+  gl_conflict_tail(&msg, s, c, 0);
+  gl_fail(rt, "%s", gl_buf_str(&msg));
+  gl_buf_free(&msg);
   return -1;
 }
 
