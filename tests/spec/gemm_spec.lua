@@ -350,22 +350,22 @@ describe("s:gemm", function()
       local c, out = dev:zeros("f32", 4), dev:zeros("f32", 2)
       dev.main:gemm{a = a, b = b, c = c, m = 2, n = 2, k = 2} -- cuBLAS in use
       dev.main:launch(gpu.kernels.sum, {block = 32}, a, out, 4) -- and reductions
-      local s, r = dev:stream{name = "s"}, dev:stream{name = "r"}
-      s:join(dev.main)
+      local cap, r = dev:stream{name = "cap"}, dev:stream{name = "r"}
+      cap:join(dev.main)
       local function body(cs) -- a fork without a workspace or scratch takes spares
         local f = cs:fork{name = "f"}
         f:gemm{a = a, b = b, c = c, m = 2, n = 2, k = 2}
         f:launch(gpu.kernels.sum, {block = 32}, a, out, 4)
         cs:join(f)
       end
-      local g = s:capture(body)
-      r:join(s) -- r is ordered after everything the graph's work needs
+      local g = cap:capture(body)
+      r:join(cap) -- r is ordered after everything the graph's work needs
       g:launch(r)
       r:sync()
       collectgarbage() -- the fork 'f' closes: its spares go, so the update makes new ones
       for _ = 1, 2 do
-        g:update(body, {stream = s})
-        g:launch(r) -- was refused: the new spares were made on s, after r's join
+        g:update(body, {stream = cap})
+        g:launch(r) -- was refused: the new spares were made on cap, after r's join
       end
       r:sync()
       local r2 = dev:stream{name = "r2"}
@@ -373,7 +373,7 @@ describe("s:gemm", function()
       g:launch(r2) -- any stream ordered after the memory the script gave the graph
       r2:sync()
       g:close()
-      for _, st in ipairs{s, r, r2} do st:close() end
+      for _, st in ipairs{cap, r, r2} do st:close() end
     end)
 
     it("more streams of one capture than spares, or a process's first gemm in a capture, is an error", function()

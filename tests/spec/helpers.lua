@@ -181,7 +181,8 @@ end
 function H.assert_conflict(err, file, c)
   local sdev, tdev = c.sdev or 0, c.tdev or 0
   local function stream(name, d) -- streams of two devices: "stream 'main' of device 1"
-    return sdev ~= tdev and ("stream '" .. name .. "' of device " .. d) or ("stream '" .. name .. "' (device " .. d .. ")")
+    if sdev ~= tdev then return "stream '" .. name .. "' of device " .. d end
+    return "stream '" .. name .. "' (device " .. d .. ")"
   end
   local parts = {
     H.lit(c.op .. ": " .. c.what .. " is " .. c.rw),
