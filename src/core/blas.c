@@ -46,11 +46,11 @@ static int idle_room(gl_device *d) {
   return 0;
 }
 
-/* A new slot for stream s (outside any capture): a handle (an idle one of
- * the device's, else a new one) and a workspace allocated on s; the handle
- * not yet bound to a stream. */
-static int slot_new(gl_stream *s, gl_site *site, gl_blas_slot **out) {
-  gl_device *d = s->dev;
+/* A new slot (outside any capture): a handle (an idle one of the device's,
+ * else a new one) and a workspace allocated on stream `on`; the handle not
+ * yet bound to a stream. An error says `what` it was for. */
+static int slot_new(gl_stream *on, const char *what, gl_site *site, gl_blas_slot **out) {
+  gl_device *d = on->dev;
   gl_runtime *rt = d->rt;
   const char *why = gl_cublas_load(gl_is_sim);
   if (why) return gl_fail(rt, "s:gemm: %s", why);
@@ -63,10 +63,10 @@ static int slot_new(gl_stream *s, gl_site *site, gl_blas_slot **out) {
     free(b);
     return blas_fail(rt, "cublasCreate", st);
   }
-  if (gl_slice_alloc(s, GL_U8, workspace_bytes(d), 0, site, &b->ws) != 0) {
-    gl_buf keep = GL_BUF_INIT; /* the allocation's message, with "s:gemm: the workspace" before it */
+  if (gl_slice_alloc(on, GL_U8, workspace_bytes(d), 0, site, &b->ws) != 0) {
+    gl_buf keep = GL_BUF_INIT; /* the allocation's message, with what it was for before it */
     gl_buf_printf(&keep, "%s", gl_error_message(rt));
-    gl_fail_code(rt, gl_error_code(rt), "s:gemm: the cuBLAS workspace of stream '%s': %s", s->name, gl_buf_str(&keep));
+    gl_fail_code(rt, gl_error_code(rt), "%s: %s", what, gl_buf_str(&keep));
     gl_buf_free(&keep);
     if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
     else gl_blas.cublasDestroy_v2(b->h);
@@ -110,8 +110,10 @@ static int slot_of(gl_stream *s, gl_site *site, gl_blas_slot **out) {
                                              : "run one s:gemm before capturing (cuBLAS is then loaded, and each "
                                                "capture starts with spares for the streams forked inside it)");
     b = d->blas_spare[--d->nblas_spare];
-  } else if (slot_new(s, site, &b) != 0) {
-    return -1;
+  } else {
+    char what[GL_STREAM_NAME_MAX + 48];
+    snprintf(what, sizeof what, "s:gemm: the cuBLAS workspace of stream '%s'", s->name);
+    if (slot_new(s, what, site, &b) != 0) return -1;
   }
   if (slot_bind(s, b) != 0) return -1;
   *out = b;
@@ -130,24 +132,19 @@ int gl_blas_capture_prepare(gl_stream *s, gl_site *site) {
   if (!gl_blas.loaded) return 0; /* no gemm yet in this process: nothing to prepare */
   if (!d->blas_spare && !(d->blas_spare = calloc(GL_BLAS_SPARES, sizeof *d->blas_spare)))
     return gl_fail_nomem(d->rt, NULL);
-  /* a spare left by an earlier capture on another stream: its workspace was
-   * allocated on that stream, which the streams of this capture are not
-   * ordered after, unless the host saw the allocation finish */
-  for (int i = 0; i < d->nblas_spare;) {
-    gl_blas_slot *old = d->blas_spare[i];
-    if (old->ws.a->home == s || gl_access_known_finished(&old->ws.a->acc)) {
-      i++;
-      continue;
-    }
-    slot_free(d, old);
-    d->blas_spare[i] = d->blas_spare[--d->nblas_spare];
-  }
+  if (d->nblas_spare == GL_BLAS_SPARES) return 0;
+  /* made on the device's spares stream, which the host then sees finish: no
+   * stream needs ordering after their making, so a capture (or g:update)
+   * changes nothing about which streams may replay its graph */
+  gl_stream *on;
+  if (gl_stream_spares(d, site, &on) != 0) return -1;
   while (d->nblas_spare < GL_BLAS_SPARES) {
     gl_blas_slot *b = NULL;
-    if (slot_new(s, site, &b) != 0) return -1;
+    if (slot_new(on, "s:capture: a spare cuBLAS workspace (for the streams forked inside a capture)", site, &b) != 0)
+      return -1;
     d->blas_spare[d->nblas_spare++] = b;
   }
-  return 0;
+  return gl_stream_spares_ready(on, site);
 }
 
 void gl_blas_stream_close(gl_stream *s) {

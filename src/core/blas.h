@@ -47,9 +47,10 @@ int gl_blas_submit(struct gl_op *op);
 int gl_blas_fail(gl_runtime *rt, const struct gl_op *op, const char *call);
 
 /* Before s begins a capture (graph.c): when this process has used cuBLAS,
- * the device keeps GL_BLAS_SPARES slots made (handles and workspaces, the
- * workspaces allocated on s), for streams forked inside the capture, whose
- * first gemm cannot allocate. */
+ * the device keeps GL_BLAS_SPARES slots made (handles and workspaces), for
+ * streams forked inside the capture, whose first gemm cannot allocate. The
+ * workspaces are allocated on the device's spares stream and the host waits
+ * for that (gl_stream_spares): ready for any stream, with no ordering. */
 #define GL_BLAS_SPARES 4
 #define GL_BLAS_SPARES_TEXT "4"
 int gl_blas_capture_prepare(gl_stream *s, gl_site *site);

@@ -128,6 +128,7 @@ int gl_read(gl_slice *x, gl_stream *s, gl_hostbuf *h, gl_site *site) {
   gl_op op = {.kind = GL_OP_D2H, .name = "x:read", .bytes = gl_slice_bytes(x), .opnd = &o, .nopnd = 1};
   op.u.copy.hdst = gl_hostbuf_ptr(h);
   op.u.copy.src = gl_slice_ptr(x);
+  op.u.copy.read = 1;
   if (gl_queue_op(s, &op, site) != 0) return -1;
   return gl_stream_wait_host(s, site);
 }

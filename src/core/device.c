@@ -209,6 +209,9 @@ void gl_device_close(gl_device *d) {
   gl_stream *m = d->main;
   d->main = NULL;
   gl_stream_unref(m);
+  m = d->spares;
+  d->spares = NULL;
+  gl_stream_unref(m);
   gl_builtins_release(d);
   gl_event_pool_clear(d);
   gl_buf_free(&d->poison);

@@ -45,6 +45,7 @@ struct gl_device {
   int nblas_idle, capblas_idle;
   struct gl_blas_slot **blas_spare;  /* handles and workspaces made for captures' forks (blas.h) */
   int nblas_spare;
+  gl_stream *spares;         /* where the spares are made, from the first (gl_stream_spares) */
 };
 
 /* Device `ordinal`, opened at first use. */

@@ -105,6 +105,9 @@ static void release_uses(gl_graph *g) {
   free(g->use);
   g->use = NULL;
   g->nuse = g->capuse = 0;
+  free(g->node);
+  g->node = NULL;
+  g->nnode = g->capnode = 0;
 }
 
 static void run_cleanups(gl_graph *g) {
@@ -193,6 +196,8 @@ static void merge_uses(gl_graph *g) {
         if (u->first < p->first) {
           p->first = u->first;
           p->loc = u->loc;
+          p->what = u->what;
+          p->role = u->role;
         }
         continue;
       }
@@ -322,12 +327,15 @@ int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_s
 #define TAKE(field) g->field = fresh->field, fresh->field = 0
   g->mem = fresh->mem, fresh->mem = NULL;
   g->use = fresh->use, fresh->use = NULL;
+  g->node = fresh->node, fresh->node = NULL;
   g->mods = fresh->mods, fresh->mods = NULL;
   g->cleanup = fresh->cleanup, fresh->cleanup = NULL;
   TAKE(nmem);
   TAKE(capmem);
   TAKE(nuse);
   TAKE(capuse);
+  TAKE(nnode);
+  TAKE(capnode);
   TAKE(nmods);
   TAKE(capmods);
   TAKE(ncleanup);
@@ -451,11 +459,22 @@ gl_accesses *gl_graph_local(gl_graph *g, const gl_operand *o) {
   return &m->local;
 }
 
-int gl_graph_add_use(gl_graph *g, const gl_operand *o, int loc) {
+int gl_graph_add_use(gl_graph *g, const gl_op *op, const gl_operand *o, int loc) {
+  gl_runtime *rt = g->dev->rt;
   int i = find_mem(g, o->acc);
-  if (i < 0 || grow((void **)&g->use, &g->capuse, g->nuse + 1, sizeof *g->use) != 0) return -1;
-  g->use[g->nuse] = (gl_graph_use){i, o->lo, o->hi, o->write, loc, g->nuse};
-  g->nuse++;
+  if (i < 0 || grow((void **)&g->use, &g->capuse, g->nuse + 1, sizeof *g->use) != 0 ||
+      grow((void **)&g->node, &g->capnode, g->nnode + 1, sizeof *g->node) != 0)
+    return -1;
+  gl_buf what = GL_BUF_INIT, role = GL_BUF_INIT;
+  gl_operand_describe(op, o, &what, &role);
+  /* interned: a description outlives the objects it names (a stream's workspace is freed with the
+   * stream, the graph still holding the memory); out of memory, it reads "?" */
+  gl_graph_use u = {i, o->lo, o->hi, o->write, loc, g->nuse, gl_intern(rt, gl_buf_str(&what)),
+                    gl_intern(rt, gl_buf_str(&role))};
+  gl_buf_free(&what);
+  gl_buf_free(&role);
+  g->use[g->nuse++] = u;
+  g->node[g->nnode++] = u;
   return 0;
 }
 
@@ -475,25 +494,31 @@ int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg) {
   return 0;
 }
 
-/* The strict policy's error at a replay: the graph, its node's capture line,
- * the other stream's work and line. */
-static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, const gl_conflict *c, gl_site *site) {
+/* The strict policy's error at a replay: the graph, the node that conflicts
+ * (its call, its capture line and its memory, named as when it was
+ * captured), the other stream's work and line. u is a merged use; the node
+ * is found among those it merged. */
+static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, gl_conflict *c, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  const gl_graph_mem *m = &g->mem[u->mem];
-  gl_buf what = GL_BUF_INIT;
-  if (m->a) gl_buf_printf(&what, "device memory of %zu bytes (bytes %llu to %llu)", m->a->bytes,
-                          (unsigned long long)u->lo, (unsigned long long)u->hi);
-  else gl_buf_printf(&what, "a host buffer (bytes %llu to %llu)", (unsigned long long)u->lo,
-                     (unsigned long long)u->hi);
-  gl_fail(rt,
-          "g:launch of graph '%s' on stream '%s' (device %d) at %s: its node captured at %s %s %s, while stream '%s' "
-          "(device %d) may still %s it (queued at %s); order the streams first (%s:wait on an event recorded after "
-          "that, %s:join, or a host sync of stream '%s')",
-          g->name, s->name, s->dev->ordinal, gl_loc_text(rt, gl_site_loc(rt, site)), gl_loc_text(rt, u->loc),
-          u->write ? "writes" : "reads", gl_buf_str(&what), c->other->name, c->other->dev->ordinal,
-          c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), s->name, s->name,
-          c->other->name);
-  gl_buf_free(&what);
+  const gl_graph_use *n = u;
+  gl_accesses *acc = g->mem[u->mem].acc;
+  for (int i = 0; i < g->nnode; i++) {
+    const gl_graph_use *v = &g->node[i];
+    if (v->mem == u->mem && v->write == u->write && v->lo < u->hi && u->lo < v->hi &&
+        gl_access_conflict(acc, s, v->lo, v->hi, v->write, c)) {
+      n = v;
+      break;
+    }
+  }
+  gl_buf msg = GL_BUF_INIT;
+  gl_buf_printf(&msg, "g:launch of graph '%s' on ", g->name);
+  gl_conflict_stream(&msg, s, c);
+  gl_buf_printf(&msg, " at %s: its node captured at %s (%s) %s %s", gl_loc_text(rt, gl_site_loc(rt, site)),
+                gl_loc_text(rt, n->loc), gl_loc_text(rt, n->role), n->write ? "writes" : "reads",
+                gl_loc_text(rt, n->what));
+  gl_conflict_tail(&msg, s, c, 0);
+  gl_fail(rt, "%s", gl_buf_str(&msg));
+  gl_buf_free(&msg);
   return -1;
 }
 

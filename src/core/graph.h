@@ -11,7 +11,10 @@
  * runs only at a replay. At the end the accesses are merged into a short
  * use list per memory (byte ranges read, byte ranges written, the line of
  * the first node of each), and each replay (g:launch(s2)) is checked and
- * recorded on s2 exactly as if that work were queued there at once.
+ * recorded on s2 exactly as if that work were queued there at once. Each
+ * captured operand is also kept as given (its range, line, call and memory
+ * described as at capture), so that a replay's conflict names the node and
+ * the memory as an eager conflict would.
  *
  * Calls that cannot be captured (host waits and reads, allocations and
  * frees, work on a stream outside the capture, waits for work outside it)
@@ -50,6 +53,9 @@ typedef struct gl_graph_use {
   int write;
   int loc;                /* where its first node was captured */
   int first;              /* that node's place in the capture */
+  int what, role;         /* interned, for messages: the memory as the node's call named it ("slice
+                           * f32[1000] on device 0"), and the call ("s:fill"); in the merged list,
+                           * the first node's */
 } gl_graph_use;
 
 typedef struct gl_graph gl_graph;
@@ -66,8 +72,10 @@ struct gl_graph {
   size_t nodes;
   gl_graph_mem *mem;
   int nmem, capmem;
-  gl_graph_use *use;
+  gl_graph_use *use;      /* merged at the capture's end: what a replay checks and records */
   int nuse, capuse;
+  gl_graph_use *node;     /* each captured operand as it was given: what a replay's messages name */
+  int nnode, capnode;
   gl_module **mods;       /* references, kept until the driver's graph goes (after its replays) */
   int nmods, capmods;
   struct gl_graph_cleanup {
@@ -120,8 +128,8 @@ int gl_capture_add_member(gl_graph *g, gl_stream *t);
  * memory (held by the graph from now on), or NULL (out of memory). The
  * pointer lasts until the next call adds a memory (the list may move). */
 gl_accesses *gl_graph_local(gl_graph *g, const gl_operand *o);
-/* ... and the use of one operand, after its op was captured. */
-int gl_graph_add_use(gl_graph *g, const gl_operand *o, int loc);
+/* ... and the use of operand o of op, after op was captured. */
+int gl_graph_add_use(gl_graph *g, const gl_op *op, const gl_operand *o, int loc);
 int gl_graph_add_module(gl_graph *g, gl_module *m);
 int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg);
 /* g:launch(s): checked and recorded on s like the captured work, then replayed. */

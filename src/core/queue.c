@@ -17,27 +17,56 @@
 #include "stream.h"
 #include "trace.h"
 
+void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_buf *role) {
+  if (o->what) gl_buf_printf(what, "%s", o->what);
+  else if (o->x) gl_slice_describe(o->x, what);
+  else if (o->h) gl_hostbuf_describe(o->h, what);
+  else gl_buf_printf(what, "memory");
+  if (o->role) gl_buf_printf(role, "%s", o->role);
+  else if (o->arg) gl_buf_printf(role, "s:launch of '%s' argument %d", op->name, o->arg);
+  else gl_buf_printf(role, "s:launch of '%s'", op->name); /* gpulua's own memory (a reduction's scratch) */
+}
+
+static void stream_text(gl_buf *b, const gl_stream *t, int two) {
+  if (two) gl_buf_printf(b, "stream '%s' of device %d", t->name, t->dev->ordinal);
+  else gl_buf_printf(b, "stream '%s' (device %d)", t->name, t->dev->ordinal);
+}
+
+void gl_conflict_stream(gl_buf *b, const gl_stream *s, const gl_conflict *c) {
+  stream_text(b, s, c->other->dev != s->dev);
+}
+
+void gl_conflict_tail(gl_buf *b, const gl_stream *s, const gl_conflict *c, int fork) {
+  gl_runtime *rt = s->dev->rt;
+  const gl_stream *t = c->other;
+  int two = t->dev != s->dev;
+  gl_buf_printf(b, ", while ");
+  stream_text(b, t, two);
+  gl_buf_printf(b,
+                " may still %s it (queued at %s); order the streams first (%s:wait on an event recorded after that, "
+                "%s:join, %sor a host sync of stream '%s'",
+                c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), s->name, s->name,
+                fork ? "a fork, " : "", t->name);
+  if (two) gl_buf_printf(b, " of device %d", t->dev->ordinal);
+  gl_buf_printf(b, ")");
+}
+
 /* The strict policy's error: the operation, the memory, both streams and
  * both script lines, and how to order them. */
 static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, const gl_conflict *c,
                           gl_site *site) {
   gl_runtime *rt = s->dev->rt;
-  gl_buf what = GL_BUF_INIT, role = GL_BUF_INIT;
-  if (o->what) gl_buf_printf(&what, "%s", o->what);
-  else if (o->x) gl_slice_describe(o->x, &what);
-  else if (o->h) gl_hostbuf_describe(o->h, &what);
-  else gl_buf_printf(&what, "memory");
-  if (o->role) gl_buf_printf(&role, "%s", o->role);
-  else if (o->arg) gl_buf_printf(&role, "s:launch of '%s' argument %d", op->name, o->arg);
-  else gl_buf_printf(&role, "s:launch of '%s'", op->name); /* gpulua's own memory (a reduction's scratch) */
-  gl_fail(rt,
-          "%s: %s %s on stream '%s' (device %d) at %s, while stream '%s' (device %d) may still %s it "
-          "(queued at %s); order the streams first (%s:wait on an event recorded after that, %s:join, a "
-          "fork, or a host sync of stream '%s')",
-          gl_buf_str(&role), gl_buf_str(&what), o->write ? "is written" : "is read", s->name, s->dev->ordinal,
-          gl_loc_text(rt, gl_site_loc(rt, site)), c->other->name, c->other->dev->ordinal,
-          c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), s->name, s->name,
-          c->other->name);
+  gl_buf msg = GL_BUF_INIT, what = GL_BUF_INIT, role = GL_BUF_INIT;
+  gl_operand_describe(op, o, &what, &role);
+  gl_buf_printf(&msg, "%s: %s %s on ", gl_buf_str(&role), gl_buf_str(&what), o->write ? "is written" : "is read");
+  gl_conflict_stream(&msg, s, c);
+  gl_buf_printf(&msg, " at %s", gl_loc_text(rt, gl_site_loc(rt, site)));
+  gl_conflict_tail(&msg, s, c, 1);
+  if (op->kind == GL_OP_D2H && op->u.copy.read && o->x && c->other->dev == s->dev && c->other->cu)
+    gl_buf_printf(&msg, ", or read it on stream '%s'%s: x:read{stream = %s}", c->other->name,
+                  s->is_main ? " (x:read() reads on the device's main stream)" : "", c->other->name);
+  gl_fail(rt, "%s", gl_buf_str(&msg));
+  gl_buf_free(&msg);
   gl_buf_free(&what);
   gl_buf_free(&role);
   return -1;
@@ -220,7 +249,7 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
   for (int i = 0; i < op->nopnd; i++) {
     gl_access_record(local[i].acc, s, local[i].lo, local[i].hi, local[i].write, loc);
-    if (gl_graph_add_use(g, &opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
+    if (gl_graph_add_use(g, op, &opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
   }
   return 0;
 }

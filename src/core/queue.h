@@ -21,6 +21,7 @@
 #define GPULUA_CORE_QUEUE_H
 
 #include "driver.h"
+#include "error.h"
 #include "signature.h"
 #include "types.h"
 
@@ -83,6 +84,7 @@ typedef struct gl_op {
       void *hdst;
       const void *hsrc;
       CUcontext dctx, sctx;
+      int read;             /* x:read: a conflict with another stream of the slice's device suggests reading there */
     } copy;
     struct {              /* GL_OP_FILL: bytes / size elements of the value's size bytes */
       CUdeviceptr p;
@@ -112,6 +114,20 @@ typedef struct gl_op {
     } launch;
   } u;
 } gl_op;
+
+/* For messages: operand o of op, the memory ("slice f32[1000] on device 0",
+ * "the cuBLAS workspace of stream 's'") into `what` and the call and
+ * argument that touch it ("s:launch of 'axpy' argument 2") into `role`. */
+void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_buf *role);
+
+/* For conflicts' messages: "stream 'b' (device 0)", or, when the other
+ * stream of conflict c is of another device, "stream 'main' of device 0"
+ * (every device has a 'main'); then the tail, from ", while stream 'a' may
+ * still be writing it (queued at x.lua:8)" to how to order the streams
+ * (fork: s:fork is one way). */
+struct gl_conflict;
+void gl_conflict_stream(gl_buf *b, const gl_stream *s, const struct gl_conflict *c);
+void gl_conflict_tail(gl_buf *b, const gl_stream *s, const struct gl_conflict *c, int fork);
 
 /* What an operation of kind k is, for display: "a copy host -> device". */
 const char *gl_op_kind_text(gl_op_kind k);

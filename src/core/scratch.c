@@ -13,18 +13,18 @@
 #include "queue.h"
 #include "runtime.h"
 
-/* A new scratch, allocated on s with its ticket zeroed there (outside any
- * capture); not yet any stream's. */
-static int scratch_new(gl_stream *s, gl_site *site, gl_scratch **out) {
-  gl_device *d = s->dev;
-  gl_runtime *rt = d->rt;
+/* A new scratch, allocated on stream `on` with its ticket zeroed there
+ * (outside any capture); not yet any stream's. An error says `what` it was
+ * for. */
+static int scratch_new(gl_stream *on, const char *what, gl_site *site, gl_scratch **out) {
+  gl_runtime *rt = on->dev->rt;
   gl_scratch *c = calloc(1, sizeof *c);
   if (!c) return gl_fail_nomem(rt, NULL);
-  snprintf(c->what, sizeof c->what, "the reduction scratch of stream '%s'", s->name);
-  if (gl_slice_alloc(s, GL_U8, GL_SCRATCH_BYTES, 0, site, &c->mem) != 0) {
+  snprintf(c->what, sizeof c->what, "the reduction scratch of stream '%s'", on->name); /* until bound */
+  if (gl_slice_alloc(on, GL_U8, GL_SCRATCH_BYTES, 0, site, &c->mem) != 0) {
     gl_buf keep = GL_BUF_INIT; /* the allocation's message, after what it was for */
     gl_buf_printf(&keep, "%s", gl_error_message(rt));
-    gl_fail_code(rt, gl_error_code(rt), "s:launch: %s: %s", c->what, gl_buf_str(&keep));
+    gl_fail_code(rt, gl_error_code(rt), "%s: %s", what, gl_buf_str(&keep));
     gl_buf_free(&keep);
     free(c);
     return -1;
@@ -33,7 +33,7 @@ static int scratch_new(gl_stream *s, gl_site *site, gl_scratch **out) {
   gl_op op = {.kind = GL_OP_FILL, .name = "reduction scratch", .bytes = GL_SCRATCH_PARTS, .opnd = &o, .nopnd = 1};
   op.u.fill.p = gl_slice_ptr(&c->mem);
   op.u.fill.size = 1;
-  if (gl_queue_op(s, &op, site) != 0) {
+  if (gl_queue_op(on, &op, site) != 0) {
     gl_slice_release(&c->mem, GL_RELEASE_GC, NULL);
     free(c);
     return -1;
@@ -70,8 +70,10 @@ int gl_scratch_of(gl_stream *s, gl_site *site, gl_scratch **out) {
                                          : "run one reduction on this device before capturing (each capture then "
                                            "starts with scratch for its streams)");
     c = d->scratch_spare[--d->nscratch_spare];
-  } else if (scratch_new(s, site, &c) != 0) {
-    return -1;
+  } else {
+    char what[GL_STREAM_NAME_MAX + 48];
+    snprintf(what, sizeof what, "s:launch: the reduction scratch of stream '%s'", s->name);
+    if (scratch_new(s, what, site, &c) != 0) return -1;
   }
   bind(s, c);
   *out = c;
@@ -84,22 +86,17 @@ int gl_scratch_capture_prepare(gl_stream *s, gl_site *site) {
   gl_scratch *c;
   if (!d->scratch_spare && !(d->scratch_spare = calloc(GL_SCRATCH_SPARES, sizeof *d->scratch_spare)))
     return gl_fail_nomem(d->rt, NULL);
-  /* a spare left by an earlier capture on another stream: the streams of this
-   * one are not ordered after its making, unless the host saw it finish */
-  for (int i = 0; i < d->nscratch_spare;) {
-    gl_scratch *old = d->scratch_spare[i];
-    if (old->mem.a->home == s || gl_access_known_finished(&old->mem.a->acc)) {
-      i++;
-      continue;
-    }
-    scratch_free(old);
-    d->scratch_spare[i] = d->scratch_spare[--d->nscratch_spare];
-  }
+  if (d->nscratch_spare == GL_SCRATCH_SPARES) return 0;
+  /* made on the device's spares stream, which the host then sees finish (the
+   * tickets zeroed): no stream needs ordering after their making */
+  gl_stream *on;
+  if (gl_stream_spares(d, site, &on) != 0) return -1;
   while (d->nscratch_spare < GL_SCRATCH_SPARES) {
-    if (scratch_new(s, site, &c) != 0) return -1;
+    if (scratch_new(on, "s:capture: a spare reduction scratch (for the streams of a capture)", site, &c) != 0)
+      return -1;
     d->scratch_spare[d->nscratch_spare++] = c;
   }
-  return 0;
+  return gl_stream_spares_ready(on, site);
 }
 
 void gl_scratch_stream_close(gl_stream *s) {

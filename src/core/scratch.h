@@ -17,9 +17,9 @@
  * scratch is released (its free ordered after its uses). A capture cannot
  * allocate: once the device has reduced, each capture begins with
  * GL_SCRATCH_SPARES spares made, for the capturing stream and those forked
- * inside it that have none (made on the capturing stream, or known by the
- * host to be ready: a spare an earlier capture left on another stream, whose
- * making this capture's streams are not ordered after, is replaced).
+ * inside it that have none: made on the device's spares stream, which the
+ * host then waits for (gl_stream_spares), so that they are ready for any
+ * stream and no stream needs ordering after their making.
  */
 #ifndef GPULUA_CORE_SCRATCH_H
 #define GPULUA_CORE_SCRATCH_H
@@ -46,7 +46,7 @@ static inline CUdeviceptr gl_scratch_ticket(const gl_scratch *c) { return gl_sli
 static inline CUdeviceptr gl_scratch_parts(const gl_scratch *c) { return gl_slice_ptr(&c->mem) + GL_SCRATCH_PARTS; }
 
 /* Before s begins a capture (graph.c): when its device has reduced, the
- * device keeps GL_SCRATCH_SPARES spares made (allocated on s). */
+ * device keeps GL_SCRATCH_SPARES spares made (on its spares stream). */
 int gl_scratch_capture_prepare(gl_stream *s, gl_site *site);
 /* s closes: its scratch released, freed after its uses. */
 void gl_scratch_stream_close(gl_stream *s);

@@ -70,6 +70,12 @@ int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, g
   return 0;
 }
 
+int gl_stream_spares(gl_device *d, gl_site *site, gl_stream **out) {
+  if (!d->spares && gl_stream_new(d, "spares", 0, 0, &d->spares, site) != 0) return -1;
+  *out = d->spares;
+  return 0;
+}
+
 int gl_stream_check_closed(gl_stream *s) {
   return gl_fail(s->dev->rt, "stream '%s' of device %d is closed (closed at %s)", s->name, s->dev->ordinal,
                  gl_loc_text(s->dev->rt, s->closed_at));

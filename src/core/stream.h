@@ -76,6 +76,15 @@ int gl_stream_query(gl_stream *s, int *finished, gl_site *site);
 /* Block the host until the work queued on s so far has finished (through
  * s's tail event: a copy just queued, as x:read does). */
 int gl_stream_wait_host(gl_stream *s, gl_site *site);
+/* The device's own stream for the spares that captures need (blas.h,
+ * scratch.h), made at the first call and never given to scripts: the spares
+ * are allocated there, before anything else is queued on it, and the host
+ * then waits for that stream alone (gl_stream_spares_ready), so that no
+ * stream needs to be ordered after their making to use them. */
+int gl_stream_spares(gl_device *d, gl_site *site, gl_stream **out);
+static inline int gl_stream_spares_ready(gl_stream *spares, gl_site *site) {
+  return spares->done_seq == spares->seq ? 0 : gl_stream_sync(spares, site);
+}
 /* The host has seen all work queued on s finish. */
 void gl_stream_mark_synced(gl_stream *s);
 /* For display (the REPL): "stream 'main' on device 0: idle, 12 operations

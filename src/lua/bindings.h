@@ -44,7 +44,9 @@ typedef struct gl_type {
   const char *name;          /* the metatable's __name: "gpulua.Stream" */
   const luaL_Reg *methods;   /* NULL-terminated; may be NULL */
   const luaL_Reg *meta;      /* metamethods other than __index; may be NULL */
-  int (*field)(lua_State *L); /* the field of the object at 1 named by the key at 2: pushes it and
+  int (*field)(lua_State *L); /* the field of the object at 1 named by the key at 2 (called from the
+                                type's __index, whose upvalue 1 is the methods table: gl_push_methods
+                                lists them): pushes it and
                                 returns 1 (nil for a released object), or returns 0: no such
                                 field, an error naming the key, the fields and the methods */
   lua_CFunction release;     /* a closeable handle: its method, __gc and __close (gl_release_how as upvalue 1) */
@@ -65,6 +67,9 @@ extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_typ
 
 /* Make the metatables of the GL_NTYPES types and fill them; in a state
  * that has them, publish the methods again (package.loaded). */
+/* Inside a type's `field` function: the names of its methods, sorted, as a
+ * string pushed onto the stack ("fill, free, totable, view"), for messages. */
+const char *gl_push_methods(lua_State *L);
 void gl_register_all(lua_State *L, const gl_type *const *types);
 /* In a finalizer (the object at 1) of a runtime with a capture running: the
  * object is kept until the capture ends, returns 1 (the finalizer then does

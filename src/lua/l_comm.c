@@ -162,6 +162,8 @@ static int op_option(lua_State *L, int opts, const char *what) {
   }
   const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
   int op = name ? gl_comm_op_parse(name) : -1;
+  if (op < 0 && name)
+    luaL_error(L, "%s: option 'op' expected one of sum, prod, max, min, avg, got '%s'", what, name);
   if (op < 0)
     luaL_error(L, "%s: option 'op' expected one of sum, prod, max, min, avg, got %s", what, gl_given(L, -1));
   lua_pop(L, 1);

@@ -176,10 +176,13 @@ static int h_field(lua_State *L) {
     return 1;
   }
 no_such_key: /* h["1"] or h.lenght: an error, not a silent nil */
-  return luaL_error(L, "host buffer %s[%I]: no element or field %s %s (elements are h[1] to h[%I] with integer "
-                       "indices; fields: dtype, bytes, pinned)",
-                    gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, luaL_typename(L, 2), luaL_tolstring(L, 2, NULL),
-                    (LUAI_UACINT)h->count);
+  {
+    const char *key = luaL_tolstring(L, 2, NULL), *methods = gl_push_methods(L);
+    return luaL_error(L, "host buffer %s[%I]: no element or field %s %s (elements are h[1] to h[%I] with integer "
+                         "indices; fields: %s; methods: %s)",
+                      gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, luaL_typename(L, 2), key,
+                      (LUAI_UACINT)h->count, gl_host_type.fields, methods);
+  }
 }
 
 static int h_newindex(lua_State *L) {

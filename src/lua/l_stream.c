@@ -52,7 +52,8 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
 
 static const char *const stream_options[] = {"name", "priority", NULL};
 
-static int check_priority(lua_State *L, gl_device *dev, int idx) {
+/* The option 'priority' of call `what` ("dev:stream"), checked against dev's range. */
+static int check_priority(lua_State *L, gl_device *dev, int idx, const char *what) {
   if (lua_isnoneornil(L, idx)) return 0;
   lua_getfield(L, idx, "priority");
   int prio = 0;
@@ -60,9 +61,9 @@ static int check_priority(lua_State *L, gl_device *dev, int idx) {
     int ok;
     lua_Integer p = lua_tointegerx(L, -1, &ok);
     if (!ok)
-      luaL_error(L, "option 'priority' expected an integer, got %s", gl_given(L, -1));
+      luaL_error(L, "%s: option 'priority' expected an integer, got %s", what, gl_given(L, -1));
     if (p > dev->prio_least || p < dev->prio_greatest)
-      luaL_error(L, "option 'priority' must be from %d (highest) to %d (lowest) on device %d, got %I",
+      luaL_error(L, "%s: option 'priority' must be from %d (highest) to %d (lowest) on device %d, got %I", what,
                  dev->prio_greatest, dev->prio_least, dev->ordinal, (LUAI_UACINT)p);
     prio = (int)p;
   }
@@ -76,8 +77,8 @@ int gl_dev_stream(lua_State *L) {
   gl_device *dev = gl_check_device(L, 1);
   if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
   gl_check_options(L, 2, "dev:stream", stream_options);
-  const char *name = gl_opt_name(L, 2, NULL, GL_STREAM_NAME_MAX);
-  int prio = check_priority(L, dev, 2);
+  const char *name = gl_opt_name(L, 2, "dev:stream", GL_STREAM_NAME_MAX);
+  int prio = check_priority(L, dev, 2, "dev:stream");
   gl_stream *s;
   gl_site site = GL_SITE(L);
   if (gl_stream_new(dev, name, prio, 0, &s, &site) != 0) return gl_raise(L, dev->rt);
@@ -89,8 +90,8 @@ int gl_dev_stream(lua_State *L) {
 static int s_fork(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_check_options(L, 2, "s:fork", stream_options);
-  const char *name = gl_opt_name(L, 2, NULL, GL_STREAM_NAME_MAX);
-  int prio = check_priority(L, s->dev, 2);
+  const char *name = gl_opt_name(L, 2, "s:fork", GL_STREAM_NAME_MAX);
+  int prio = check_priority(L, s->dev, 2, "s:fork");
   gl_stream *t;
   gl_site site = GL_SITE(L);
   int rc = gl_stream_fork(s, name, prio, &t, &site);

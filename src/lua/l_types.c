@@ -20,10 +20,7 @@
 
 static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-/* Indexing an object with a field it does not have is an error: the key,
- * then the type's fields and methods (or what to do instead of x[1]). */
-static int no_field(lua_State *L, const gl_type *t) {
-  if (lua_type(L, 2) == LUA_TNUMBER && t->hint) return luaL_error(L, "%s: [%s]: %s", t->name, lua_tostring(L, 2), t->hint);
+const char *gl_push_methods(lua_State *L) {
   const char *names[64]; /* the methods' names stay in the methods table */
   int n = 0;
   lua_pushnil(L);
@@ -32,18 +29,25 @@ static int no_field(lua_State *L, const gl_type *t) {
     if (lua_type(L, -1) == LUA_TSTRING && n < 64) names[n++] = lua_tostring(L, -1);
   }
   qsort(names, (size_t)n, sizeof names[0], by_name);
-  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_tolstring(L, 2, NULL);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  luaL_addstring(&b, t->fields && *t->fields ? t->fields : "none");
-  luaL_addstring(&b, "; methods: ");
   if (n == 0) luaL_addstring(&b, "none");
   for (int i = 0; i < n; i++) {
     if (i) luaL_addstring(&b, ", ");
     luaL_addstring(&b, names[i]);
   }
   luaL_pushresult(&b);
-  return luaL_error(L, "%s has no field '%s' (fields: %s)", t->name, key, lua_tostring(L, -1));
+  return lua_tostring(L, -1);
+}
+
+/* Indexing an object with a field it does not have is an error: the key,
+ * then the type's fields and methods (or what to do instead of x[1]). */
+static int no_field(lua_State *L, const gl_type *t) {
+  if (lua_type(L, 2) == LUA_TNUMBER && t->hint) return luaL_error(L, "%s: [%s]: %s", t->name, lua_tostring(L, 2), t->hint);
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_tolstring(L, 2, NULL);
+  const char *methods = gl_push_methods(L);
+  return luaL_error(L, "%s has no field '%s' (fields: %s; methods: %s)", t->name, key,
+                    t->fields && *t->fields ? t->fields : "none", methods);
 }
 
 /* __index: methods first (one raw lookup for s:launch), then the fields. */

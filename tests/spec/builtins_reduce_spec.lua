@@ -213,7 +213,7 @@ describe("built-in reductions", function()
           cs:join(f)
         end
       end)
-      local g1 = first:capture(function(cs) -- makes four spares on 'first' and leaves them
+      local g1 = first:capture(function(cs) -- makes four spares and leaves them
         cs:launch(K.fill, {block = 32}, out, 0, 4)
       end)
       local second = dev:stream{name = "second"} -- never ordered after 'first'
@@ -226,7 +226,7 @@ describe("built-in reductions", function()
         end
         for i = 1, 3 do cs:join(f[i]) end
       end)
-      g2:launch(second) -- the checker would refuse this if the spares of 'first' were taken here
+      g2:launch(second) -- the checker would refuse this if spares were made on 'first'
       local sum = 0
       for i = 1, n do sum = sum + t[i] end
       assert.are.same({sum, sum, sum, sum}, out:read{stream = second}:totable())
@@ -244,7 +244,7 @@ describe("built-in reductions", function()
         dev.main:launch(gpu.kernels.sum, {block = 32}, x, out, 10)
         local g = dev.main:capture(function(s) s:launch(gpu.kernels.sum, {block = 32}, x, out, 10) end)
         g:launch(dev.main)
-        -- spares are made on the capturing stream: a capture on a stream not ordered after that makes its own
+        -- spares are made apart from every stream: captures on streams not ordered after each other take them
         local p1, p2 = dev:stream{name = "p1"}, dev:stream{name = "p2"}
         p1:join(dev.main)
         p2:join(dev.main)

@@ -247,6 +247,16 @@ describe("the ordering checker", function()
       assert.has_no.errors(function() a:fill(x, 1) end)
     end)
 
+    it("x:read() reads on the main stream: its conflict says to read on the slice's stream", function()
+      local a = dev:stream{name = "ck_read_home"}
+      local x = dev:zeros("f32", N, {stream = a})
+      local err = H.refused(function() return x:read() end)
+      assert.matches(H.lit("x:read: " .. desc("f32", N) .. " is read on stream 'main' (device 0)"), err)
+      assert.matches(H.lit("a host sync of stream 'ck_read_home'), or read it on stream 'ck_read_home' (x:read() "
+                           .. "reads on the device's main stream): x:read{stream = ck_read_home}") .. "$", err)
+      H.check_all(x:read{stream = a}, 0)
+    end)
+
     it("allocated with {stream = b}, b may use it at once", function()
       local b = dev:stream{name = "ck_alloc_own"}
       local x = dev:alloc("i32", N, {stream = b})

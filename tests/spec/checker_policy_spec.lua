@@ -194,8 +194,8 @@ describe("the ordering checker", function()
       -- granted: the device checks pass, and the ordering checks still apply
       -- (x1 was allocated on device 1's main stream)
       local lb = here(); local err = H.refused(function() s0:fill(x1, 1) end)
-      assert.matches("stream 'ck_peer_s0' %(device 0%) at [^%s,]*" .. at(lb)
-                     .. ".-stream 'main' %(device 1%) may still be writing it", err)
+      assert.matches("stream 'ck_peer_s0' of device 0 at [^%s,]*" .. at(lb)
+                     .. ".-stream 'main' of device 1 may still be writing it", err)
       s0:wait(d1.main:record())
       assert.has_no.errors(function()
         s0:fill(x1, 1)
@@ -207,6 +207,19 @@ describe("the ordering checker", function()
       local s1 = d1:stream{name = "ck_peer_s1"}
       local x0 = dev:alloc("f32", N)
       H.fails("the slice is on device 0, but stream 'ck_peer_s1' is on device 1", function() s1:fill(x0, 1) end)
+    end)
+
+    H.it_devices(2, "a conflict between two devices' main streams names each with its device", function()
+      local d1 = gpu.device(1)
+      local lw = here(); local x1 = d1:alloc("f32", N) -- a write on device 1's main stream
+      local lr = here(); local err = H.refused(function() dev.main:copy(dev:alloc("f32", N), x1) end)
+      assert.matches(H.lit("s:copy src: " .. "slice f32[" .. N .. "] on device 1 is read on stream 'main' of device 0 ")
+                     .. "at [^%s,]*" .. at(lr) .. H.lit(", while stream 'main' of device 1 may still be writing it ")
+                     .. "%(queued at [^%s)]*" .. at(lw) .. H.lit("); order the streams first (main:wait on an event "
+                     .. "recorded after that, main:join, a fork, or a host sync of stream 'main' of device 1)") .. "$",
+                     err)
+      dev.main:wait(d1.main:record())
+      assert.has_no.errors(function() dev.main:copy(dev:alloc("f32", N), x1) end)
     end)
 
     H.it_devices(2, "peer copies between devices carry the data, both ways", function()

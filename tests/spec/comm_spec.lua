@@ -171,8 +171,10 @@ describe("gpu.comm", function()
             function() gpu.comm{devices = {0}, rank = 0} end)
     H.fails(H.lit("gpu.comm: give 'devices' (ranks in this process) or 'rank', 'size', 'id_file' and 'device' "
                   .. "(one rank per process): 'size' is missing"), function() gpu.comm{rank = 0} end)
-    H.fails(H.lit("comm:all_reduce: option 'op' expected one of sum, prod, max, min, avg, got string"),
-            function() comm:all_reduce(a, {op = "mean"}) end)
+    H.fails(H.lit("comm:all_reduce: option 'op' expected one of sum, prod, max, min, avg, got 'summ'"),
+            function() comm:all_reduce(a, {op = "summ"}) end)
+    H.fails(H.lit("comm:reduce: option 'op' expected one of sum, prod, max, min, avg, got number 1"),
+            function() comm:reduce(a, {op = 1}) end)
     H.fails(H.lit("comm:all_reduce: unknown option 'root'"), function() comm:all_reduce(a, {root = 0}) end)
     H.fails(H.lit("comm:all_reduce: send and recv must have the same number of elements, got 4 and 8"),
             function() comm:all_reduce(a, {recv = b8}) end)

@@ -305,7 +305,7 @@ describe("s:gemm", function()
           cs:join(f[i])
         end
       end)
-      local g1 = first:capture(function(cs) -- makes four spares on 'first' and leaves them
+      local g1 = first:capture(function(cs) -- makes four spares and leaves them
         cs:launch(gpu.kernels.fill, {block = 32}, c1, 0, 4)
       end)
       local second = dev:stream{name = "second"} -- never ordered after 'first'
@@ -318,7 +318,7 @@ describe("s:gemm", function()
         end
         for i = 1, 3 do cs:join(f[i]) end
       end)
-      g2:launch(second) -- the checker refused this while the spares of 'first' were taken here
+      g2:launch(second) -- the checker refused this while spares were made on 'first'
       local want = reference{m = 2, n = 2, k = 2, A = A, B = B, C = {0, 0, 0, 0}}
       local got = c2:read{stream = second}
       for i = 1, 12 do assert.are.equal(H.f32(want[(i - 1) % 4 + 1]), got[i], "element " .. i) end
@@ -343,6 +343,37 @@ describe("s:gemm", function()
                              C = H.values("f32", m * n * batches, 1)}
       for i = 1, #want do assert.are.equal(H.f32(want[i]), got[i], "element " .. i) end
       g:close()
+    end)
+
+    it("spares need no ordering: g:update changes nothing about which streams may replay the graph", function()
+      local a, b = dev:zeros("f32", 4), dev:zeros("f32", 4)
+      local c, out = dev:zeros("f32", 4), dev:zeros("f32", 2)
+      dev.main:gemm{a = a, b = b, c = c, m = 2, n = 2, k = 2} -- cuBLAS in use
+      dev.main:launch(gpu.kernels.sum, {block = 32}, a, out, 4) -- and reductions
+      local cap, r = dev:stream{name = "cap"}, dev:stream{name = "r"}
+      cap:join(dev.main)
+      local function body(cs) -- a fork without a workspace or scratch takes spares
+        local f = cs:fork{name = "f"}
+        f:gemm{a = a, b = b, c = c, m = 2, n = 2, k = 2}
+        f:launch(gpu.kernels.sum, {block = 32}, a, out, 4)
+        cs:join(f)
+      end
+      local g = cap:capture(body)
+      r:join(cap) -- r is ordered after everything the graph's work needs
+      g:launch(r)
+      r:sync()
+      collectgarbage() -- the fork 'f' closes: its spares go, so the update makes new ones
+      for _ = 1, 2 do
+        g:update(body, {stream = cap})
+        g:launch(r) -- was refused: the new spares were made on cap, after r's join
+      end
+      r:sync()
+      local r2 = dev:stream{name = "r2"}
+      r2:join(dev.main)
+      g:launch(r2) -- any stream ordered after the memory the script gave the graph
+      r2:sync()
+      g:close()
+      for _, st in ipairs{cap, r, r2} do st:close() end
     end)
 
     it("more streams of one capture than spares, or a process's first gemm in a capture, is an error", function()

@@ -305,8 +305,8 @@ describe("graphs", function()
       local t = dev:stream{name = "writer"}
       t:launch(k.fill, CFG, x, 4, N)
       H.fails("g:launch of graph 'reader' on stream 'cap' %(device 0%) at [^:]*graph_spec.lua:%d+: its node captured "
-        .. "at [^ ]*graph_spec.lua:%d+ reads device memory of 4096 bytes %(bytes 0 to 4096%), while stream 'writer' "
-        .. "%(device 0%) may still be writing it", function() g:launch(s) end)
+        .. "at [^ ]*graph_spec.lua:%d+ %(s:launch of 'axpy_f32' argument 2%) reads slice f32%[1024%] on device 0, "
+        .. "while stream 'writer' %(device 0%) may still be writing it", function() g:launch(s) end)
       s:join(t)
       g:launch(s)
       -- the replay's writes are recorded on s: reading y on main without ordering is a conflict
@@ -315,6 +315,44 @@ describe("graphs", function()
       s:sync()
       H.check_all(y:read{stream = s}, 4)
       g:close()
+    end)
+
+    it("names the memory of a replay's conflict as an eager conflict does: the view, a workspace, a scratch",
+      function()
+      local x = dev:zeros("f32", N, {stream = s})
+      local parts = x:split(4)
+      local g = s:capture(function(cs) -- four adjacent views: one range for the checker
+        for i = 1, 4 do cs:fill(parts[i], i) end
+      end)
+      s:sync()
+      local t = dev:stream{name = "writer"}
+      t:fill(parts[3], 9)
+      -- the node that conflicts, with its own line and view, not the range the four make
+      H.fails("its node captured at [^ ]*graph_spec.lua:%d+ %(s:fill%) writes slice f32%[256%] %(view at offset 512 "
+        .. "of f32%[1024%]%) on device 0, while stream 'writer' %(device 0%) may still be writing it",
+        function() g:launch(s) end)
+      t:sync()
+      g:close()
+      -- gpulua's own memory, named as at an eager conflict
+      local a, b = dev:zeros("f32", 4, {stream = s}), dev:zeros("f32", 4, {stream = s})
+      local c1, c2 = dev:zeros("f32", 4, {stream = s}), dev:zeros("f32", 4, {stream = s})
+      s:gemm{a = a, b = b, c = c1, m = 2, n = 2, k = 2} -- s's workspace
+      s:launch(k.sum, {block = 32}, a, c2, 4) -- s's scratch
+      s:sync()
+      local g2 = s:capture(function(cs) cs:gemm{a = a, b = b, c = c1, m = 2, n = 2, k = 2} end)
+      s:gemm{a = a, b = b, c = c2, m = 2, n = 2, k = 2} -- writes the workspace again, not c1
+      local r = dev:stream{name = "r"}
+      H.fails("its node captured at [^ ]*graph_spec.lua:%d+ %(s:gemm%) writes the cuBLAS workspace of stream 'cap', "
+        .. "while stream 'cap' %(device 0%) may still be writing it", function() g2:launch(r) end)
+      s:sync()
+      local g3 = s:capture(function(cs) cs:launch(k.sum, {block = 32}, a, c1, 4) end)
+      s:launch(k.sum, {block = 32}, a, c2, 4)
+      H.fails("its node captured at [^ ]*graph_spec.lua:%d+ %(s:launch of 'sum_f32'%) writes the reduction scratch of "
+        .. "stream 'cap', while stream 'cap' %(device 0%) may still be writing it", function() g3:launch(r) end)
+      s:sync()
+      g2:close()
+      g3:close()
+      r:close()
     end)
 
     it("inserts the waits a replay needs under auto", function()

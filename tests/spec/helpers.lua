@@ -179,11 +179,16 @@ end
 -- stream name and line), t and t_at (the earlier access), prev ("writing" or
 -- "reading"), sdev and tdev (device ordinals, default 0).
 function H.assert_conflict(err, file, c)
+  local sdev, tdev = c.sdev or 0, c.tdev or 0
+  local function stream(name, d) -- streams of two devices: "stream 'main' of device 1"
+    if sdev ~= tdev then return "stream '" .. name .. "' of device " .. d end
+    return "stream '" .. name .. "' (device " .. d .. ")"
+  end
   local parts = {
     H.lit(c.op .. ": " .. c.what .. " is " .. c.rw),
-    H.lit("stream '" .. c.s .. "' (device " .. (c.sdev or 0) .. ")"),
+    H.lit(stream(c.s, sdev)),
     "at [^%s,]*" .. H.at(file, c.s_at),
-    H.lit("stream '" .. c.t .. "' (device " .. (c.tdev or 0) .. ")"),
+    H.lit(stream(c.t, tdev)),
     H.lit("may still be " .. c.prev .. " it"),
     "queued at [^%s)]*" .. H.at(file, c.t_at),
   }
