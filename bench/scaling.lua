@@ -3,8 +3,11 @@
 -- is the large run's cost per operation over the small run's (1.0: flat).
 -- Prints "RESULT name value unit"; with --check=R exits 1 when a ratio
 -- exceeds R in each of three tries (the suite's bench.scaling test, on sim).
+-- --once=WORKLOAD:N runs one workload once at size N and prints nothing, for
+-- counting its instructions (bench/scaling_ir.sh, the suite's
+-- bench.scaling_ir test; WORKLOAD: pipeline, sliding_strict, sliding_off).
 --
---   gpulua bench/scaling.lua [--check=R] [--quick] [--wall]
+--   gpulua bench/scaling.lua [--check=R] [--quick] [--wall] [--once=WORKLOAD:N]
 --
 -- pipeline: a 4-stream pipeline (gpulua.pipeline), each batch filling its
 --   own 16-element view of one output and copying it out to its own view of
@@ -15,11 +18,14 @@
 local gpu = require "gpulua"
 local pipeline = require "gpulua.pipeline"
 
-local check, quick, wall
+local check, quick, wall, once, once_n
 for _, a in ipairs(arg or {}) do
   if a:match("^%-%-check=") then check = assert(tonumber(a:match("=(.*)")), "--check=R takes a number")
   elseif a == "--quick" then quick = true
   elseif a == "--wall" then wall = true
+  elseif a:match("^%-%-once=") then
+    once, once_n = a:match("^%-%-once=([%w_]+):(%d+)$")
+    once_n = assert(tonumber(once_n), "--once=WORKLOAD:N takes a workload and a count")
   else error("bench/scaling.lua: unknown argument " .. a) end
 end
 
@@ -91,6 +97,14 @@ local function all()
   end
   gpu.policy("strict")
   return worst
+end
+
+if once then
+  local workloads = {pipeline = pipeline_batches, sliding_strict = sliding, sliding_off = sliding}
+  local fn = assert(workloads[once], "--once: unknown workload " .. once)
+  if once == "sliding_off" then gpu.policy("off") end
+  fn(once_n)
+  return
 end
 
 -- With --check, a noisy machine gets up to three tries: a cost that stays
