@@ -47,7 +47,7 @@ int docall (lua_State *L, int narg, int nres);
 
 /* the usage text: every option and every GPULUA_* variable with its default */
 void print_usage_text (FILE *f);
-/* a bad option (argv's text) and the usage text, on stderr */
+/* a bad option (argv's text) on stderr, then "try 'PROGNAME --help'" */
 void print_usage (const char *badoption);
 /* -v: "gpulua 0.1.0 (Lua 5.4.x)" */
 void print_version (void);

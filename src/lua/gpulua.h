@@ -7,6 +7,8 @@
 #ifndef GPULUA_H
 #define GPULUA_H
 
+#include <stddef.h>
+
 #include <lua.h>
 
 #define GPULUA_VERSION "0.1.0"
@@ -25,6 +27,14 @@ int luaopen_gpulua(lua_State *L);
  * meaning (GPULUA_BACKEND, GPULUA_POLICY, GPULUA_TRACE, GPULUA_TIMELINE).
  * Returns 0 when accepted, -1 when the name or value is not valid. */
 int gpulua_set_option(const char *name, const char *value);
+
+/* The backend luaopen_gpulua would choose, from the options set so far and
+ * the environment, without choosing it: "cuda" or "sim", with why in `why`
+ * (the option or variable naming it, the number of CUDA devices, or why
+ * there is no usable CUDA device); NULL when that choice would fail, with
+ * the reason. Unless sim is named, the CUDA driver is loaded and asked for
+ * its devices; nothing else starts. */
+const char *gpulua_backend_probe(char *why, size_t whylen);
 
 /* Start recording the GPU work of the gpulua opened in L, for gpu.timeline()
  * (no file, nothing written at exit), unless something records already
