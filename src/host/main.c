@@ -84,6 +84,7 @@ static void laction (int i) {
   got_interrupt = 1;
   setsignal(i, SIG_DFL);  /* if another SIGINT happens, terminate process */
   lua_sethook(globalL, lstop, flag, 1);
+  gpulua_sethook_host_kernel(lstop, flag, 1);  /* a sim host kernel running now */
 }
 
 /* }================================================================== */

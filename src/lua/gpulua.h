@@ -42,4 +42,13 @@ const char *gpulua_backend_probe(char *why, size_t whylen);
  * 0, or -1 with the error message pushed on L. */
 int gpulua_record(lua_State *L);
 
+/* For an interrupt (SIGINT) handler, and safe in one: sets the hook f (with
+ * mask and count, as lua_sethook) on the Lua thread that runs a sim host
+ * kernel (k:host) now, if one does. A host kernel runs on a thread of its own
+ * while the script waits for its stream, so the hook lua.c's handler sets
+ * on the main state would only act once the kernel returned. A hook that
+ * raises makes the kernel fail as a faulting kernel does: the launch fails
+ * and its device is poisoned. */
+void gpulua_sethook_host_kernel(lua_Hook f, int mask, int count);
+
 #endif

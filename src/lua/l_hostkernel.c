@@ -22,6 +22,19 @@
 
 static const char thread_key = 'T';
 
+/* The thread running a host kernel now (NULL between them), and the hook an
+ * interrupt set on it (gpulua_sethook_host_kernel): read and written by a
+ * signal handler, so only plain stores and loads of these. */
+static lua_State *volatile running_thread = NULL;
+static volatile lua_Hook interrupt_hook = NULL;
+
+void gpulua_sethook_host_kernel(lua_Hook f, int mask, int count) {
+  lua_State *T = running_thread;
+  if (!T) return;
+  interrupt_hook = f;
+  lua_sethook(T, f, mask, count); /* as lua.c's handler: safe in a signal handler */
+}
+
 typedef struct host_launch {
   lua_State *T;          /* the state's host-kernel thread */
   gl_runtime *rt;
@@ -82,7 +95,11 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   lua_pushcfunction(T, call_host_kernel);
   lua_pushlightuserdata(T, (void *)l);
   lua_pushlightuserdata(T, hl);
+  running_thread = T;
   int status = lua_pcall(T, 2, 0, 0);
+  running_thread = NULL;
+  /* an interrupt that came as the kernel returned must not stop the next one */
+  if (interrupt_hook && lua_gethook(T) == interrupt_hook) lua_sethook(T, NULL, 0, 0);
   rt->host_kernel_depth--;
   int rc = 0;
   if (status != LUA_OK) {
