@@ -42,6 +42,12 @@ const char *gpulua_backend_probe(char *why, size_t whylen);
  * 0, or -1 with the error message pushed on L. */
 int gpulua_record(lua_State *L);
 
+/* For completion in an interactive loop: when the value at idx is a gpulua
+ * object (a device, a stream, a slice, ...), pushes a table from the name of
+ * each of its fields and methods to "field" or "method" and returns 1; else
+ * pushes nothing and returns 0. Runs no Lua code. */
+int gpulua_object_names(lua_State *L, int idx);
+
 /* For an interrupt (SIGINT) handler, and safe in one: sets the hook f (with
  * mask and count, as lua_sethook) on the Lua thread that runs a sim host
  * kernel (k:host) now, if one does. A host kernel runs on a thread of its own
