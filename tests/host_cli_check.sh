@@ -29,22 +29,42 @@ printf 'local x = nil\nx.y = 1\n' >"$tmp/err.lua"
 
 check backend-count $'^sim\t2$' env GPULUA_SIM_DEVICES=2 "$g" -e 'print(gpu.backend(), gpu.count())'
 check version '^gpulua 0\.[0-9]+\.[0-9]+ \(Lua 5\.4' "$g" -v
-check version-long '^gpulua 0\.[0-9]+\.[0-9]+ \(Lua 5\.4[^~]*~backend: sim \(GPULUA_BACKEND\)~$' \
+check version-long '^gpulua 0\.[0-9]+\.[0-9]+ \(Lua 5\.4[^~]*~backend: sim \(GPULUA_BACKEND=sim\)~$' \
   sh -c "GPULUA_BACKEND=sim '$g' --version | tr '\\n' '~'"
-check version-option '^backend: cuda \(--backend\)$' env GPULUA_BACKEND=sim "$g" --backend=cuda --version
+check version-option '^backend: sim \(--backend=sim\)$' env GPULUA_BACKEND=cuda "$g" --backend=sim --version
+# --version says which backend this machine would get, and why
+check version-why '^backend: sim \(no usable CUDA device: the CUDA driver \(/nonexistent/libcuda\.so\.1\) could not be loaded: ' \
+  env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" --version
+check version-cuda-unusable '^backend: none: --backend=cuda, but the CUDA driver \(/nonexistent/libcuda\.so\.1\) could not be loaded' \
+  env GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" --backend=cuda --version
+# -v alone prints the version and starts no backend (no notice, no error)
+check v-alone '^1$' sh -c "env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 '$g' -v 2>&1 | wc -l"
+check v-alone-bad-env '^gpulua 0\.[0-9.]+ \(Lua 5\.4\.[0-9]+\)$' env GPULUA_BACKEND=tpu "$g" -v
+status v-alone-bad-env-exit 0 env GPULUA_BACKEND=tpu "$g" -v
+check v-then-e $'^sim$' env GPULUA_BACKEND=sim "$g" -v -e 'print(gpu.backend())'
+check v-luainit '^sim$' env GPULUA_BACKEND=sim LUA_INIT='print(gpu.backend())' "$g" -v
 check version-bad-env "^backend: none: GPULUA_BACKEND must be cuda or sim, got 'tpu'$" env GPULUA_BACKEND=tpu "$g" --version
 status version-exit 0 "$g" --version
 check version-stops '^backend' "$g" --version -e 'print("ran")'
 check help-options '--timeline=FILE\.svg' "$g" --help
 check help-env '^  GPULUA_SIM_DEVICES=1\.\.64$' "$g" --help
 check help-default '^      sim: the number of devices \[2\]$' "$g" --help
-check help-short '^usage: gpulua \[options\]' "$g" -h
+check help-short '^usage: .*gpulua \[options\]' "$g" -h
+check help-E '^  -E +ignore environment variables: LUA_INIT\*, LUA_PATH\*, LUA_CPATH\*$' "$g" --help
+check help-E-gpulua '^ +and every GPULUA_\* below' "$g" --help
+check help-notice 'naming sim here or with --backend=sim silences that notice' "$g" --help
+# a bad option: one line saying what is wrong, and where to look
+check bad-long-space $'^[^~]*gpulua: \'--backend\' needs its value after \'=\': --backend=VALUE \\(cuda or sim\\)~try \'[^~]*gpulua --help\'~$' \
+  sh -c "'$g' --backend sim 2>&1 | tr '\\n' '~'"
+status bad-long-space-exit 1 "$g" --backend sim
+check bad-short-option $'^[^~]*gpulua: unrecognized option \'-x\'~try \'[^~]*gpulua --help\'~$' \
+  sh -c "'$g' -x 2>&1 | tr '\\n' '~'"
 status help-exit 0 "$g" --help
 # -E: Lua's variables and gpulua's are ignored, for the host and its children
 check E-policy '^strict$' env GPULUA_POLICY=off "$g" -E -e 'print(gpu.policy())'
 check E-bad-backend $'^sim\t2$' env GPULUA_BACKEND=tpu GPULUA_SIM_DEVICES=9 "$g" -E --backend=sim -e 'print(gpu.backend(), gpu.count())'
 check E-children $'^nil\tnil$' env GPULUA_POLICY=off GPULUA_TRACE=/x.json "$g" -E -e 'print(os.getenv("GPULUA_POLICY"), os.getenv("GPULUA_TRACE"))'
-check E-version '^backend: cuda if ' env GPULUA_BACKEND=sim "$g" -E --version
+check E-version '^backend: (sim \(no usable CUDA device: |cuda \([0-9]+ device)' env GPULUA_BACKEND=sim "$g" -E --version
 check E-keeps-others '^kept$' env OTHER_VAR=kept "$g" -E -e 'print(os.getenv("OTHER_VAR"))'
 long_name=GPULUA_$(printf 'X%.0s' $(seq 300))
 check E-long-name '^nil$' env "$long_name=1" timeout 20 "$g" -E -e "print(os.getenv('$long_name'))"
@@ -73,11 +93,25 @@ if [ -f /usr/local/cuda/lib64/stubs/libcuda.so ]; then
   check stub-library 'CUDA_ERROR_STUB_LIBRARY.*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(gpu.backend())'
   check cuda-demanded 'GPULUA_BACKEND=cuda, but cuInit failed: CUDA_ERROR_STUB_LIBRARY' env GPULUA_BACKEND=cuda GPULUA_LIBCUDA=/usr/local/cuda/lib64/stubs/libcuda.so "$g" -e 'print(1)'
 fi
-check no-double-prefix '^gpulua: GPULUA_BACKEND must be cuda or sim' env GPULUA_BACKEND=tpu "$g" -e 'print(1)'
+check no-double-prefix "^$g: GPULUA_BACKEND must be cuda or sim" env GPULUA_BACKEND=tpu "$g" -e 'print(1)'
+# messages name the program as it was started (argv[0]), as lua.c does
+ln -s "$(realpath "$g")" "$tmp/mylua"
+check progname "^$tmp/mylua: $tmp/err.lua:2: attempt to index" "$tmp/mylua" "$tmp/err.lua"
+check progname-start "^$tmp/mylua: GPULUA_BACKEND must be cuda or sim" env GPULUA_BACKEND=tpu "$tmp/mylua" -e 'print(1)'
+# naming sim silences the fallback notice
+check notice-silenced-env '^1~$' sh -c "GPULUA_BACKEND=sim GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 '$g' -e 'print(1)' 2>&1 | tr '\\n' '~'"
+check notice-silenced-option '^1~$' sh -c "env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 '$g' --backend=sim -e 'print(1)' 2>&1 | tr '\\n' '~'"
+# LUA_PATH and LUA_CPATH (and their _5_4 forms, and ';;') as in lua5.4;
+# gpulua's own modules are found all the same
+check lua-path '^x$' env LUA_PATH=x "$g" -e 'print(package.path)'
+check lua-path-5-4 '^y$' env LUA_PATH=x LUA_PATH_5_4=y "$g" -e 'print(package.path)'
+check lua-cpath '^yacc$' env LUA_CPATH=x LUA_CPATH_5_4=yacc "$g" -e 'print(package.cpath)'
+check lua-path-default '^true$' sh -c "d=\$('$g' -E -e 'io.write(package.path)'); LUA_PATH='a;;b' '$g' -e \"print(package.path == 'a;' .. [[\$d]] .. ';b')\""
+check lua-path-modules '^function$' env LUA_PATH=x "$g" -e 'print(type(require("gpulua.pipeline").run))'
 check trace-unwritable 'cannot write /nonexistent/dir/t\.json: No such file or directory' \
   "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
 status trace-unwritable-exit 1 "$g" --trace=/nonexistent/dir/t.json -e 'print("ran")'
-check timeline-svg-unwritable '^gpulua: --timeline \(or GPULUA_TIMELINE\): cannot write /nonexistent/dir/t\.svg: No such file or directory' \
+check timeline-svg-unwritable "^$g: --timeline \(or GPULUA_TIMELINE\): cannot write /nonexistent/dir/t\.svg: No such file or directory" \
   "$g" --timeline=/nonexistent/dir/t.svg -e 'print("ran")'
 status timeline-svg-unwritable-exit 1 "$g" --timeline=/nonexistent/dir/t.svg -e 'print("ran")'
 check timeline-svg '^<svg xmlns' sh -c "'$g' --timeline='$tmp/t.svg' -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' && cat '$tmp/t.svg'"

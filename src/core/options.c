@@ -149,3 +149,31 @@ int gl_backend_choose(gl_buf *why) {
   fprintf(stderr, "gpulua: no usable CUDA device (%s); using the sim backend\n", no_cuda);
   return load_sim(why);
 }
+
+const char *gpulua_backend_probe(char *why, size_t whylen) {
+  const char *pref = opt.backend[0] ? opt.backend : getenv("GPULUA_BACKEND");
+  const char *source = opt.backend[0] ? "--backend" : "GPULUA_BACKEND";
+  int named = pref && *pref;
+  if (named && !valid_backend(pref)) {
+    snprintf(why, whylen, "%s must be cuda or sim, got '%s'", source, pref);
+    return NULL;
+  }
+  if (named && strcmp(pref, "sim") == 0) {
+    snprintf(why, whylen, "%s=sim", source);
+    return "sim";
+  }
+  gl_driver d;
+  char no_cuda[2048];
+  if (gl_driver_cuda_load(&d, no_cuda, sizeof no_cuda) == 0) {
+    int n = 0;
+    d.cuDeviceGetCount(&n);
+    snprintf(why, whylen, "%s%s%d device%s", named ? source : "", named ? "=cuda; " : "", n, n == 1 ? "" : "s");
+    return "cuda";
+  }
+  if (named) {
+    snprintf(why, whylen, "%s=cuda, but %s", source, no_cuda);
+    return NULL;
+  }
+  snprintf(why, whylen, "no usable CUDA device: %s", no_cuda);
+  return "sim";
+}

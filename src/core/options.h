@@ -15,6 +15,9 @@
  * "sim_model";
  * 0 when accepted, -1 when the name or the value is not valid. */
 int gpulua_set_option(const char *name, const char *value);
+/* gpulua.h's C interface: the backend gl_backend_choose would choose, and
+ * why, without choosing (for the host's --version) */
+const char *gpulua_backend_probe(char *why, size_t whylen);
 
 int gl_policy_parse(const char *v); /* -1 when not a policy */
 const char *gl_policy_name(gl_policy p);

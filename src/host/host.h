@@ -1,8 +1,8 @@
 /*
  * host.h -- what the two halves of the `gpulua` host executable share:
  * main.c (lua.c's chunk running and messages), options.c (the command
- * line's usage, versions and gpulua options) and repl.c (the
- * interactive loop and its line editing).
+ * line's usage, versions and gpulua options), repl.c (the interactive
+ * loop and its line editing) and complete.c (its Tab completion).
  *
  * The executable is linked with -rdynamic, which would put these names in
  * its dynamic symbol table, where they could stand in for same-named
@@ -47,7 +47,7 @@ int docall (lua_State *L, int narg, int nres);
 
 /* the usage text: every option and every GPULUA_* variable with its default */
 void print_usage_text (FILE *f);
-/* a bad option (argv's text) and the usage text, on stderr */
+/* a bad option (argv's text) on stderr, then "try 'PROGNAME --help'" */
 void print_usage (const char *badoption);
 /* -v: "gpulua 0.1.0 (Lua 5.4.x)" */
 void print_version (void);
@@ -61,6 +61,12 @@ int setlongoption (const char *arg);
 void print_badvalue (const char *arg);
 /* -E: unsets every GPULUA_* variable */
 void clear_gpulua_env (void);
+
+/* --- complete.c */
+
+/* Tab completion for the REPL's line editing (libedit) in state L: globals
+** and keywords, a table's keys, a gpulua object's fields and methods */
+void gl_host_complete_init (lua_State *L);
 
 /* --- repl.c */
 

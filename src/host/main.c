@@ -84,6 +84,7 @@ static void laction (int i) {
   got_interrupt = 1;
   setsignal(i, SIG_DFL);  /* if another SIGINT happens, terminate process */
   lua_sethook(globalL, lstop, flag, 1);
+  gpulua_sethook_host_kernel(lstop, flag, 1);  /* a sim host kernel running now */
 }
 
 /* }================================================================== */
@@ -100,10 +101,12 @@ static void laction (int i) {
 ** (if present)
 */
 void l_message (const char *pname, const char *msg) {
-  /* gpulua's own start-up errors already say "gpulua: ": not twice */
-  size_t n = pname ? strlen(pname) : 0;
-  if (pname && !(strncmp(msg, pname, n) == 0 && msg[n] == ':' && msg[n + 1] == ' '))
-    fprintf(stderr, "%s: ", pname);
+  /* the library's start-up errors say "gpulua: " (for any interpreter that
+     loads it): here the program's name stands in its place, not beside it */
+  static const char own[] = GPULUA_PROGNAME ": ";
+  if (pname && strncmp(msg, own, sizeof own - 1) == 0)
+    msg += sizeof own - 1;
+  if (pname) fprintf(stderr, "%s: ", pname);
   fprintf(stderr, "%s\n", msg);
   fflush(stderr);
 }
@@ -278,6 +281,7 @@ static int handle_script (lua_State *L, char **argv) {
 #define has_help    32  /* -h / --help */
 #define has_badvalue 64 /* a gpulua long option the library rejected */
 #define has_version 128 /* --version */
+#define has_l       256 /* -l */
 
 
 /*
@@ -348,6 +352,7 @@ static int collectargs (char **argv, int *first, int *badvalue) {
         args |= has_e;
         /* FALLTHROUGH */
       case 'l':  /* both options need an argument */
+        if (argv[i][1] == 'l') args |= has_l;
         if (argv[i][2] == '\0') {  /* no concatenated argument? */
           i++;  /* try next 'argv' */
           if (argv[i] == NULL || argv[i][0] == '-')
@@ -394,6 +399,12 @@ static int runargs (lua_State *L, char **argv, int n) {
 }
 
 
+/* LUA_INIT_5_4 or LUA_INIT is set (handle_luainit would run something) */
+static int has_luainit (void) {
+  return getenv(LUA_INITVARVERSION) != NULL || getenv(LUA_INIT_VAR) != NULL;
+}
+
+
 static int handle_luainit (lua_State *L) {
   const char *name = "=" LUA_INITVARVERSION;
   const char *init = getenv(name + 1);
@@ -422,6 +433,7 @@ static int pmain (lua_State *L) {
   int args = collectargs(argv, &script, &badvalue);
   int optlim = (script > 0) ? script : argc;  /* first argv not an option */
   luaL_checkversion(L);  /* check that interpreter has correct version */
+  if (argv[0] && argv[0][0]) progname = argv[0];
   if (args == has_error) {  /* bad arg? */
     print_usage(argv[script]);  /* 'script' has index of bad arg. */
     return 0;
@@ -444,6 +456,11 @@ static int pmain (lua_State *L) {
   }
   if (args & has_v)  /* option '-v'? */
     print_version();
+  if ((args & has_v) && !(args & (has_i | has_e | has_l)) && script < 1 &&
+      ((args & has_E) || !has_luainit())) {  /* '-v' alone: no Lua to run */
+    lua_pushboolean(L, 1);  /* so no backend is started either */
+    return 1;
+  }
   if (args & has_E) {  /* option '-E'? */
     lua_pushboolean(L, 1);  /* signal for libraries to ignore env. vars. */
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
@@ -483,7 +500,7 @@ int main (int argc, char **argv) {
   int status, result;
   lua_State *L = luaL_newstate();  /* create state */
   if (L == NULL) {
-    l_message(GPULUA_PROGNAME, "cannot create state: not enough memory");
+    l_message(argv[0], "cannot create state: not enough memory");
     return EXIT_FAILURE;
   }
   lua_gc(L, LUA_GCSTOP);  /* stop GC while building state */

@@ -44,8 +44,6 @@ static const struct {
   {NULL, NULL}
 };
 
-/* the value of --backend=, for --version (NULL: none given) */
-static const char *backend_option = NULL;
 
 
 /*
@@ -59,8 +57,8 @@ static const struct {
   const char *meaning;
 } envvars[] = {
   {"GPULUA_BACKEND", "cuda|sim",
-   "cuda when libcuda.so.1 loads and has a device, else sim with a one-line notice",
-   "the backend (as --backend)"},
+   "cuda when libcuda.so.1 loads and has a device, else sim with a one-line notice on stderr",
+   "the backend (as --backend); naming sim here or with --backend=sim silences that notice"},
   {"GPULUA_POLICY", "strict|auto|off", "strict",
    "how a hazard between streams is handled (as --policy)"},
   {"GPULUA_TRACE", "FILE.json", "none",
@@ -106,8 +104,10 @@ void print_usage_text (FILE *f) {
   "  -i        enter interactive mode after executing 'script'\n"
   "  -l mod    require library 'mod' into global 'mod'\n"
   "  -l g=mod  require library 'mod' into global 'g'\n"
-  "  -v        show version information\n"
-  "  -E        ignore environment variables (Lua's and every GPULUA_* below)\n"
+  "  -v        show version information (alone: starts no backend)\n"
+  "  -E        ignore environment variables: LUA_INIT*, LUA_PATH*, LUA_CPATH*\n"
+  "            and every GPULUA_* below (the run and the processes it starts\n"
+  "            see none of them; the defaults apply)\n"
   "  -W        turn warnings on\n"
   "  -h        show this help and exit (also --help)\n"
   "  --        stop handling options\n"
@@ -120,7 +120,8 @@ void print_usage_text (FILE *f) {
   "  --timeline=FILE.svg       write that timeline as an SVG picture to FILE.svg\n"
   "                            (any value but 0 and 1 is the file's name; 0: none)\n"
   "  --sim-model=FILE.json     sim: report device times from this timing model\n"
-  "  --version                 show gpulua's and Lua's versions and the backend, and exit\n"
+  "  --version                 show gpulua's and Lua's versions, and the backend this\n"
+  "                            machine would get and why, and exit\n"
   "  --help                    show this help and exit\n"
   "Environment variables (default in brackets):\n",
   progname);
@@ -141,7 +142,8 @@ void print_usage (const char *badoption) {
     for (i = 0; longopts[i].name != NULL; i++)
       if (strcmp(badoption + 2, longopts[i].name) == 0) break;
     if (longopts[i].name != NULL)  /* known, but without '=VALUE' */
-      fprintf(stderr, "'%s' needs argument (%s=VALUE)\n", badoption, badoption);
+      fprintf(stderr, "'%s' needs its value after '=': %s=VALUE (%s)\n",
+              badoption, badoption, longopts[i].expected);
     else
       fprintf(stderr, "unrecognized option '%s'\n", badoption);
   }
@@ -149,7 +151,8 @@ void print_usage (const char *badoption) {
     fprintf(stderr, "'%s' needs argument\n", badoption);
   else
     fprintf(stderr, "unrecognized option '%s'\n", badoption);
-  print_usage_text(stderr);
+  fprintf(stderr, "try '%s --help'\n", progname);
+  fflush(stderr);
 }
 
 /* }================================================================== */
@@ -169,26 +172,19 @@ void print_version (void) {
 
 
 /*
-** --version: the version line, then the backend gpulua would choose, read
-** from the options and the environment only (no driver is loaded, so it is
-** fast and changes nothing).
+** --version: the version line, then the backend this machine would get
+** from the options and the environment, and why: the option or variable
+** that names it, or what loading the CUDA driver said (the driver is
+** loaded and asked for its devices; no backend starts).
 */
 void print_version_long (void) {
-  const char *env = getenv("GPULUA_BACKEND");
+  char why[2304];
+  const char *backend = gpulua_backend_probe(why, sizeof why);
   print_version();
-  if (backend_option != NULL)
-    printf("backend: %s (--backend)\n", backend_option);
-  else if (env != NULL && *env != '\0') {
-    if (strcmp(env, "cuda") == 0 || strcmp(env, "sim") == 0)
-      printf("backend: %s (GPULUA_BACKEND)\n", env);
-    else
-      printf("backend: none: GPULUA_BACKEND must be cuda or sim, got '%s'\n", env);
-  }
-  else {
-    const char *lib = getenv("GPULUA_LIBCUDA");
-    printf("backend: cuda if %s loads and has a device, else sim (none named)\n",
-           (lib != NULL && *lib != '\0') ? lib : "libcuda.so.1");
-  }
+  if (backend != NULL)
+    printf("backend: %s (%s)\n", backend, why);
+  else
+    printf("backend: none: %s\n", why);
   fflush(stdout);
 }
 
@@ -230,8 +226,6 @@ int setlongoption (const char *arg) {
     return -1;
   if (gpulua_set_option(longopts[k].name, value) != 0)
     return -1;
-  if (strcmp(longopts[k].name, "backend") == 0)
-    backend_option = value;
   return 1;
 }
 

@@ -6,7 +6,8 @@
  * recorded from the start, so that gpu.timeline() shows all of it.
  *
  * With GPULUA_HAVE_LIBEDIT defined (and -ledit), a terminal gets line
- * editing and a persistent history in $HOME/.gpulua_history; otherwise
+ * editing, Tab completion of names (complete.c) and a persistent history
+ * in $HOME/.gpulua_history; otherwise
  * lines are read with plain fgets, like lua.c's default.
  */
 
@@ -46,10 +47,10 @@ static int use_readline = 0;  /* line editing only when stdin is a tty */
 static char *history_file = NULL;
 
 static void lua_initreadline (lua_State *L) {
-  (void)L;
   use_readline = lua_stdin_is_tty();
   if (!use_readline) return;
   rl_readline_name = GPULUA_PROGNAME;
+  gl_host_complete_init(L);  /* Tab completes names (complete.c) */
   using_history();
   if (history_file == NULL) {
     const char *home = getenv("HOME");

@@ -187,7 +187,7 @@ static int l_calibrate(lua_State *L) {
   return lua_gettop(L);
 }
 
-/* ---- the project's Lua modules on package.path -------------------------- */
+/* ---- the project's Lua modules: a searcher of their own -------------------- */
 
 /* <file's folder>/<up>share/lua/5.4 when it holds the project's modules */
 static int installed_dir(const char *file, const char *up, char *out, size_t outlen) {
@@ -203,9 +203,43 @@ static int installed_dir(const char *file, const char *up, char *out, size_t out
   return 1;
 }
 
-/* Next to an installed binary (<prefix>/share/lua/5.4) or, from a build
- * tree, the source folder. */
-static void add_lua_path(lua_State *L) {
+/* package.searchers' entry for 'gpulua.NAME' (upvalue 1: the modules' folder):
+ * FOLDER/gpulua/NAME.lua, then FOLDER/gpulua/NAME/init.lua. Any other name
+ * is left to the other searchers. As Lua's own searcher, it returns the
+ * loaded chunk and the file's name (require's second result). */
+static int search_own(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (strncmp(name, "gpulua.", 7) != 0) return 0;
+  const char *dir = lua_tostring(L, lua_upvalueindex(1));
+  const char *rel = luaL_gsub(L, name, ".", "/");
+  static const char *const forms[] = {"%s/%s.lua", "%s/%s/init.lua"};
+  luaL_Buffer tried;
+  luaL_buffinit(L, &tried);
+  for (int i = 0; i < 2; i++) {
+    const char *file = lua_pushfstring(L, forms[i], dir, rel);
+    FILE *f = fopen(file, "r");
+    if (f) {
+      fclose(f);
+      if (luaL_loadfile(L, file) != LUA_OK)
+        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+      lua_pushstring(L, file);
+      return 2;
+    }
+    luaL_addstring(&tried, i ? "\n\tno file '" : "no file '");
+    luaL_addstring(&tried, file);
+    luaL_addchar(&tried, '\'');
+    lua_pop(L, 1);
+  }
+  luaL_pushresult(&tried);
+  return 1;
+}
+
+/* The project's modules (gpulua.pipeline, ...) are found next to an installed
+ * binary (<prefix>/share/lua/5.4) or, from a build tree, in the source
+ * folder, by a searcher put after package.preload's: package.path is left
+ * as Lua made it (LUA_PATH and LUA_PATH_5_4 included), and the modules are
+ * those of this build, whatever the path holds. */
+static void add_searcher(lua_State *L) {
   char dir[PATH_MAX] = "";
   Dl_info info;
   /* the host in <prefix>/bin, or the module in <prefix>/lib/lua/5.4 */
@@ -215,16 +249,21 @@ static void add_lua_path(lua_State *L) {
   if (!dir[0]) snprintf(dir, sizeof dir, "%s", GPULUA_SOURCE_LUA_DIR);
 #endif
   if (!dir[0]) return;
-  lua_getglobal(L, "package");
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
+  int top = lua_gettop(L);
+  if (lua_getglobal(L, "package") != LUA_TTABLE || lua_getfield(L, -1, "searchers") != LUA_TTABLE) {
+    lua_settop(L, top); /* no package library: nothing to add to */
     return;
   }
-  lua_getfield(L, -1, "path");
-  const char *old = lua_tostring(L, -1);
-  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", dir, dir, old ? old : "");
-  lua_setfield(L, -3, "path");
-  lua_pop(L, 2);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  lua_Integer at = n >= 1 ? 2 : 1; /* after package.preload's */
+  for (lua_Integer i = n; i >= at; i--) {
+    lua_rawgeti(L, -1, i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushstring(L, dir);
+  lua_pushcclosure(L, search_own, 1);
+  lua_rawseti(L, -2, at);
+  lua_settop(L, top);
 }
 
 /* When loaded as gpulua.so, stay loaded: the sim's worker threads may still
@@ -262,7 +301,7 @@ int luaopen_gpulua(lua_State *L) {
   create_runtime(L);
   register_types(L);
   gl_internal_functions(L);
-  add_lua_path(L);
+  add_searcher(L);
 
   static const luaL_Reg funcs[] = {
     {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},

@@ -13,6 +13,7 @@
  */
 #include "l_kernel.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,20 @@
 #include "sim.h"
 
 static const char thread_key = 'T';
+
+/* The thread running a host kernel now (NULL between them), and the hook an
+ * interrupt set on it (gpulua_sethook_host_kernel): read and written by a
+ * signal handler, which may run on another thread (a sim worker), so atomic
+ * (lock-free pointers: safe in a signal handler). */
+static _Atomic(lua_State *) running_thread = NULL;
+static _Atomic(lua_Hook) interrupt_hook = NULL;
+
+void gpulua_sethook_host_kernel(lua_Hook f, int mask, int count) {
+  lua_State *T = atomic_load(&running_thread);
+  if (!T) return;
+  atomic_store(&interrupt_hook, f);
+  lua_sethook(T, f, mask, count); /* as lua.c's handler: safe in a signal handler */
+}
 
 typedef struct host_launch {
   lua_State *T;          /* the state's host-kernel thread */
@@ -82,7 +97,12 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   lua_pushcfunction(T, call_host_kernel);
   lua_pushlightuserdata(T, (void *)l);
   lua_pushlightuserdata(T, hl);
+  atomic_store(&running_thread, T);
   int status = lua_pcall(T, 2, 0, 0);
+  atomic_store(&running_thread, NULL);
+  /* an interrupt that came as the kernel returned must not stop the next one */
+  lua_Hook stop = atomic_load(&interrupt_hook);
+  if (stop && lua_gethook(T) == stop) lua_sethook(T, NULL, 0, 0);
   rt->host_kernel_depth--;
   int rc = 0;
   if (status != LUA_OK) {

@@ -9,6 +9,7 @@
  * (under object_key), and a metatable whose __index serves the fields.
  */
 #include "bindings.h"
+#include "gpulua.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -255,3 +256,50 @@ void *gl_checkudata(lua_State *L, int idx, const gl_type *t) {
   return p;
 }
 
+
+/* gpulua.h: the names of a gpulua object's fields and methods, for the
+ * REPL's completion. The type is found from the object's metatable's
+ * __name (an own_methods object's metatable is a copy of its type's) and
+ * checked against the object's tag. */
+int gpulua_object_names(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  int top = lua_gettop(L);
+  if (lua_type(L, idx) != LUA_TUSERDATA || luaL_getmetafield(L, idx, "__name") != LUA_TSTRING ||
+      strncmp(lua_tostring(L, -1), "gpulua.", 7) != 0 || luaL_getmetatable(L, lua_tostring(L, -1)) != LUA_TTABLE ||
+      lua_getfield(L, -1, "__index") != LUA_TFUNCTION || !lua_getupvalue(L, -1, 2) ||
+      !lua_islightuserdata(L, -1)) {
+    lua_settop(L, top);
+    return 0;
+  }
+  const gl_type *t = lua_touserdata(L, -1);
+  /* the light userdata is the type only if the registry holds that metatable under it */
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, t) != LUA_TTABLE || !lua_rawequal(L, -1, top + 2) || !gl_testudata(L, idx, t)) {
+    lua_settop(L, top);
+    return 0;
+  }
+  lua_getupvalue(L, top + 3, 1); /* the methods */
+  lua_newtable(L);
+  int names = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, names - 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      lua_pushvalue(L, -1);
+      lua_pushliteral(L, "method");
+      lua_rawset(L, names);
+    }
+  }
+  for (const char *f = t->fields ? t->fields : ""; *f;) { /* "name, device" */
+    size_t n = strcspn(f, ", ");
+    if (n > 0) {
+      lua_pushlstring(L, f, n);
+      lua_pushliteral(L, "field");
+      lua_rawset(L, names);
+    }
+    f += n;
+    f += strspn(f, ", ");
+  }
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+  return 1;
+}

@@ -97,6 +97,31 @@ describe("Ctrl-C", function()
     assert.is_nil(out:find("after the interrupt", 1, true), out)
   end)
 
+  it("in the REPL stops a sim host kernel that never returns: its device is poisoned, the REPL goes on #sigint",
+     function()
+    if gpu.backend() ~= "sim" then
+      pending("sim only: host kernels run on the sim backend")
+      return
+    end
+    -- the host kernel runs on a Lua thread of its own while dev:sync() waits
+    -- for it: the interrupt must reach that thread
+    local out, status = drive("-i", {
+      "k = gpu.load('tests/data/twice.ptx'):kernel('twice', 'const f32*, f32*, u64')",
+      "k:host(function() print('spinning'); io.stdout:flush(); local n = 0; while true do n = n + 1 end end)",
+      "dev = gpu.device(0); x = dev:zeros('f32', 4); dev.main:launch(k, {grid = 1, block = 32}, x, x, 4); dev:sync()",
+      {signal = true},
+      "print('after', pcall(dev.zeros, dev, 'f32', 4))",
+      "print('other', gpu.device(1):zeros('f32', 4):read()[4])",
+    }, "spinning")
+    assert.are.equal(0, status, out)
+    assert.matches("interrupted!", out)
+    -- the device is poisoned as by a faulting kernel, which names the interrupt
+    assert.matches("after\tfalse\t[^\n]*device 0 is poisoned by a fault[^\n]*"
+                   .. "host kernel 'twice' %(launched at stdin:3%) raised: interrupted!", out)
+    -- the other device, and the REPL, go on
+    assert.matches("other\t0", out)
+  end)
+
   it("in the REPL, without an interrupt, reading a buffer a queued copy writes is still an error", function()
     -- the control for the spec above: the drain, not luck, made the read legal
     local out, status = drive("-i", {
