@@ -117,6 +117,11 @@ status timeline-svg-unwritable-exit 1 "$g" --timeline=/nonexistent/dir/t.svg -e 
 check timeline-svg '^<svg xmlns' sh -c "'$g' --timeline='$tmp/t.svg' -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' && cat '$tmp/t.svg'"
 # the command line wins over GPULUA_TIMELINE, 0 included
 check timeline-option-wins '^0$' sh -c "GPULUA_TIMELINE=1 '$g' --timeline=0 -e 'gpu.device(0):zeros(\"f32\", 4) gpu.sync()' 2>&1 | grep -c 'gpulua timeline'"
+# a value meant as a switch is refused, not taken as the SVG's file name
+check timeline-word "^$g: --timeline got 'yes': give 1 for the text timeline on stderr, 0 for none" \
+  sh -c "cd '$tmp' && '$g' --timeline=yes -e 'print(\"ran\")' 2>&1; test ! -e '$tmp/yes' || echo 'wrote yes'"
+status timeline-word-exit 1 "$g" --timeline=yes -e 'print("ran")'
+check timeline-env-word "^$g: GPULUA_TIMELINE got 'true'" sh -c "GPULUA_TIMELINE=true '$g' -e 'print(1)' 2>&1"
 check timeline-env '^dev0 main #[0-9]+ +\|F+\| 1 op$' env GPULUA_TIMELINE=1 "$g" -e 'gpu.device(0):zeros("f32", 4) gpu.sync()'
 # the timeline shows every kind of work a row holds (a short kernel before a
 # long fill), and says "1 op"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "driver.h"
 #include "sim.h"
@@ -79,6 +80,25 @@ static const char *timeline_value(void) {
   if (opt.timeline[0]) return opt.timeline;
   const char *e = getenv("GPULUA_TIMELINE");
   return e && *e ? e : NULL;
+}
+
+/* A value meant as a switch, not a file name: an SVG named "yes" is never
+ * what was asked for. */
+static int looks_boolean(const char *v) {
+  static const char *const words[] = {"yes", "no", "true", "false", "on", "off", "y", "n"};
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (strcasecmp(v, words[i]) == 0) return 1;
+  return 0;
+}
+
+int gl_timeline_check(gl_buf *why) {
+  const char *v = timeline_value();
+  if (!v || !looks_boolean(v)) return 0;
+  gl_buf_printf(why,
+                "gpulua: %s got '%s': give 1 for the text timeline on stderr, 0 for none, or the SVG "
+                "picture's file name (FILE.svg)",
+                opt.timeline[0] ? "--timeline" : "GPULUA_TIMELINE", v);
+  return -1;
 }
 
 int gl_timeline_option(void) {

@@ -28,6 +28,9 @@ const char *gl_trace_option(void);  /* --trace, else GPULUA_TRACE, else NULL */
  * any other value the file the SVG timeline is written to (gl_timeline_svg_option) */
 int gl_timeline_option(void);
 const char *gl_timeline_svg_option(void); /* that file, else NULL */
+/* -1 (with why) when that value is a word like yes, true or off, not a file
+ * name; else 0. */
+int gl_timeline_check(gl_buf *why);
 
 /* Fill gl_drv once: --backend, else GPULUA_BACKEND, else cuda when the
  * driver loads and has a device, else sim with one line on stderr saying

@@ -52,7 +52,7 @@ gl_runtime *gl_runtime_new(gl_buf *why) {
     return NULL;
   }
   int policy = gl_initial_policy(why);
-  if (policy < 0) return NULL;
+  if (policy < 0 || gl_timeline_check(why) != 0) return NULL;
   int n = 0;
   CUresult r = gl_drv.cuDeviceGetCount(&n);
   if (r != CUDA_SUCCESS) {

@@ -64,7 +64,8 @@ static const struct {
   {"GPULUA_TRACE", "FILE.json", "none",
    "write a Chrome trace of the run to FILE.json (as --trace)"},
   {"GPULUA_TIMELINE", "0|1|FILE.svg", "0",
-   "the timeline at exit: 1 as text on stderr, FILE.svg (any other value but 0) as a picture (as --timeline)"},
+   "the timeline at exit: 1 as text on stderr, FILE.svg (any other value but 0) as a picture (as --timeline); "
+   "yes, true, on and the like are refused"},
   {"GPULUA_CACHE_DIR", "DIR", "$XDG_CACHE_HOME/gpulua, else ~/.cache/gpulua",
    "where compiled kernels are cached"},
   {"GPULUA_LIBCUDA", "FILE", "libcuda.so.1 on the loader's path",
