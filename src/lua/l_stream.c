@@ -36,7 +36,7 @@ gl_stream *gl_check_stream(lua_State *L, int idx) {
   return s;
 }
 
-gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
+gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char *fname) {
   if (lua_isnoneornil(L, opts_idx)) return dev->main;
   lua_getfield(L, opts_idx, "stream");
   if (lua_isnil(L, -1)) {
@@ -44,7 +44,7 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
     return dev->main;
   }
   if (!gl_testudata(L, -1, &gl_stream_type))
-    luaL_error(L, "option 'stream' expected a gpulua stream, got %s", gl_given(L, -1));
+    luaL_error(L, "%s: option 'stream' expected a gpulua stream, got %s", fname, gl_given(L, -1));
   gl_stream *s = gl_check_stream(L, -1);
   lua_pop(L, 1);
   return s;
