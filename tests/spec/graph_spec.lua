@@ -283,6 +283,22 @@ describe("graphs", function()
       s:sync()
       H.check_all(x:read{stream = s}, 0) -- the captured fill never ran
     end)
+
+    it("a <close> refused as an error ends the block names a line and the error that ended it", function()
+      local t = dev:stream{name = "closed_in_capture"}
+      local line = H.here() + 2 -- the frames of fn are gone: the line of s:capture
+      local ok, err = pcall(function()
+        s:capture(function()
+          local _ <close> = t
+          error("the script's own")
+        end)
+      end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": closing a stream %(<close>%) at ", err)
+      assert.matches(H.lit("(closing a to-be-closed gpulua.Stream while an error ended its block: ") .. "[^:]*"
+        .. "graph_spec%.lua:%d+: the script's own%)$", err)
+      t:close()
+    end)
   end)
 
   describe("the checker", function()
