@@ -117,7 +117,10 @@ static int x_read(lua_State *L) {
 /* x:free(), __close and __gc */
 static int x_release(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
-  if (!x->a) return 0;
+  if (!x->a) /* its finalizer ran: freeing again is an error, as after x:free (a <close> is not) */
+    return gl_release_how(L) == GL_RELEASE_METHOD
+               ? luaL_error(L, "x:free: the slice is freed already: its finalizer (__gc) released it")
+               : 0;
   gl_runtime *rt = x->a->dev->rt;
   if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
   if (gl_release_how(L) != GL_RELEASE_GC) {

@@ -146,7 +146,10 @@ static int s_release(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
   gl_release_how how = gl_release_how(L);
   gl_stream *s = u->s;
-  if (!s) return 0;
+  if (!s) /* its finalizer ran: closing again is an error, as after s:close (a <close> is not) */
+    return how == GL_RELEASE_METHOD ? luaL_error(L, "s:close: the stream is closed already: its finalizer (__gc) "
+                                                    "released it")
+                                    : 0;
   gl_runtime *rt = s->dev->rt;
   if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "s:");
   if (how == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
