@@ -396,6 +396,22 @@ describe("the trace", function()
             "/nonexistent/dir/trace.json")
   end)
 
+  it("refuses a file name that is not a string, and starts no trace", function()
+    gpu.trace(false) -- nothing records
+    local usage = "gpu.trace: expected a file name (a string), nothing (write now) or false (write and stop), got "
+    for _, case in ipairs{{123, "number 123"}, {true, "boolean"}, {{}, "table"}} do
+      local line = H.here() + 1
+      local err = H.fails(H.lit(usage .. case[2]) .. "$", function() gpu.trace(case[1]) end)
+      assert.matches("^[^:]*pipeline_spec%.lua:" .. line .. ": ", err)
+      local started = gpu.trace(false) -- the file a trace was started to, written now
+      if started then os.remove(started) end
+      assert.is_nil(started, "gpu.trace(" .. tostring(case[1]) .. ") started a trace")
+    end
+    H.fails(H.lit('gpu.trace: expected a file name, got ""') .. "$", gpu.trace, "")
+    H.fails(H.lit("gpu.trace: expected a file name, got a string of 1024 bytes or more") .. "$", gpu.trace,
+            ("a"):rep(1024))
+  end)
+
   -- the events of a decoded trace file, and the names of its tracks by tid
   local function read_trace(path)
     local json = require "dkjson"
