@@ -50,7 +50,9 @@ local internal = require "gpulua.internal"
 
 local pipeline = {}
 
-local here = debug.getinfo(1, "S").source
+local here_info = debug.getinfo(1, "S")
+local here = here_info.source
+local here_at = here_info.short_src .. ":" -- how an error raised at a line of this file begins
 
 -- Raise msg at the line of the script that called pipeline.run or
 -- pipeline.graph (the first frame outside this file), as gpulua's own errors are.
@@ -65,23 +67,40 @@ local function fail(msg)
   error(fname .. ": " .. msg, level)
 end
 
+-- The results of pcall(f, ...), f a function of this file making gpulua calls
+-- for the script: f's results, or its error raised again. An error raised at a
+-- line of this file (a gpulua error takes its caller's line) is raised at the
+-- script's line instead, with fname before it; any other error (a stage's or
+-- setup's, at their own lines) goes on as it is.
+local function rethrow(ok, ...)
+  if ok then return ... end
+  local err = ...
+  if type(err) == "string" and err:sub(1, #here_at) == here_at then
+    local _, stop = err:find("^%d+: ", #here_at + 1)
+    if stop then fail(err:sub(stop + 1)) end
+  end
+  error(err, 0)
+end
+
+local function call(f, ...) return rethrow(pcall(f, ...)) end
+
 -- Is v a gpulua object of the type named `name` ("gpulua.Device")?
 local function is_a(v, name)
   local mt = type(v) == "userdata" and getmetatable(v)
   return type(mt) == "table" and mt.__name == name
 end
 
+-- What v is, for "got X".
+local given = internal.given
+
 local function as_device(d)
-  if math.type(d) == "integer" then return gpu.device(d) end
+  if math.type(d) == "integer" then return call(function() return gpu.device(d) end) end
   if is_a(d, "gpulua.Device") then return d end
-  fail("expected a device or a device ordinal, got " .. tostring(d))
+  fail("expected a device or a device ordinal, got " .. given(d))
 end
 
 local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress"}
 local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress", "name"}
-
--- What v is, for "got X".
-local given = internal.given
 
 local function check_opts(opts, known_options)
   if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end
@@ -95,7 +114,7 @@ local function check_opts(opts, known_options)
   if type(opts.stage) ~= "function" then fail("option 'stage' expected a function, got " .. type(opts.stage)) end
   local b = opts.batches
   if math.type(b) ~= "integer" or b < 0 then
-    fail("option 'batches' expected a non-negative integer, got " .. tostring(b))
+    fail("option 'batches' expected a non-negative integer, got " .. given(b))
   end
   if opts.setup ~= nil and type(opts.setup) ~= "function" then
     fail("option 'setup' expected a function, got " .. type(opts.setup))
@@ -199,7 +218,7 @@ function Progress:finish()
 end
 
 local function devices_of(opts)
-  if opts.devices == nil then return {opts.device and as_device(opts.device) or gpu.device(0)} end
+  if opts.devices == nil then return {as_device(opts.device or 0)} end
   if type(opts.devices) ~= "table" or #opts.devices == 0 then
     fail("option 'devices' expected a non-empty list of devices or ordinals")
   end
@@ -217,7 +236,7 @@ local function streams_of(opts, dev, ndevices)
     if #want < 1 then fail("option 'streams' is an empty list") end
     for i, s in ipairs(want) do
       if not is_a(s, "gpulua.Stream") then
-        fail(("option 'streams': entry %d expected a stream, got %s"):format(i, tostring(s)))
+        fail(("option 'streams': entry %d expected a stream, got %s"):format(i, given(s)))
       end
       if s.device ~= dev then fail(("stream '%s' is not on device %d"):format(s.name, dev.ordinal)) end
       list[i] = s
@@ -225,11 +244,13 @@ local function streams_of(opts, dev, ndevices)
     return list, false
   elseif math.type(want) == "integer" and want >= 1 then
     for i = 1, want do
-      list[i] = dev:stream{name = ndevices > 1 and ("pipeline%d.%d"):format(dev.ordinal, i) or ("pipeline" .. i)}
+      list[i] = call(function()
+        return dev:stream{name = ndevices > 1 and ("pipeline%d.%d"):format(dev.ordinal, i) or ("pipeline" .. i)}
+      end)
     end
     return list, true
   end
-  fail("option 'streams' expected a positive integer or a list of streams, got " .. tostring(want))
+  fail("option 'streams' expected a positive integer or a list of streams, got " .. given(want))
 end
 
 function pipeline.run(opts)
@@ -255,38 +276,45 @@ function pipeline.run(opts)
   local bar <close> = opts.progress and progress_line(opts.batches, #streams) or nil
   local t0 = gpu.clock()
   local starts, stops = {}, {}
-  for d, dev in ipairs(devs) do
-    starts[d] = dev.main:record{timing = true}
-    for _, s in ipairs(per_dev[d]) do s:wait(starts[d]) end
-  end
+  call(function()
+    for d, dev in ipairs(devs) do
+      starts[d] = dev.main:record{timing = true}
+      for _, s in ipairs(per_dev[d]) do s:wait(starts[d]) end
+    end
+  end)
+  local function first_mark(s) return s:record{timing = true} end
   for b = 1, opts.batches do
     local k = (b - 1) % #streams + 1
     local s = streams[k]
-    firsts[k] = firsts[k] or s:record{timing = true}
+    firsts[k] = firsts[k] or call(first_mark, s)
     opts.stage(b, s, ctx[k])
     counts[k] = counts[k] + 1
-    if bar then bar:queued_on(k, s, b, counts[k]) end
+    if bar then call(bar.queued_on, bar, k, s, b, counts[k]) end
   end
   local lasts = {}
-  for k, s in ipairs(streams) do lasts[k] = s:record{timing = true} end
-  for d, dev in ipairs(devs) do
-    for _, s in ipairs(per_dev[d]) do
-      if s ~= dev.main then dev.main:join(s) end -- dev.main may be one of the streams
+  call(function()
+    for k, s in ipairs(streams) do lasts[k] = s:record{timing = true} end
+    for d, dev in ipairs(devs) do
+      for _, s in ipairs(per_dev[d]) do
+        if s ~= dev.main then dev.main:join(s) end -- dev.main may be one of the streams
+      end
+      stops[d] = dev.main:record{timing = true}
     end
-    stops[d] = dev.main:record{timing = true}
-  end
+  end)
   local wall_ms = (gpu.clock() - t0) * 1e3
-  if bar then bar:finish() end
+  if bar then call(bar.finish, bar) end
 
   local stats = {batches = opts.batches, streams = {}, wall_ms = wall_ms, gpu_ms = 0}
-  for d = 1, #devs do stats.gpu_ms = math.max(stats.gpu_ms, starts[d]:elapsed(stops[d])) end
-  for k, s in ipairs(streams) do
-    stats.streams[k] = {name = s.name, device = s.device.ordinal, batches = counts[k],
-                        ms = firsts[k] and firsts[k]:elapsed(lasts[k]) or 0}
-  end
-  if owned then
-    for _, s in ipairs(streams) do s:close() end
-  end
+  call(function()
+    for d = 1, #devs do stats.gpu_ms = math.max(stats.gpu_ms, starts[d]:elapsed(stops[d])) end
+    for k, s in ipairs(streams) do
+      stats.streams[k] = {name = s.name, device = s.device.ordinal, batches = counts[k],
+                          ms = firsts[k] and firsts[k]:elapsed(lasts[k]) or 0}
+    end
+    if owned then
+      for _, s in ipairs(streams) do s:close() end
+    end
+  end)
   return stats
 end
 
@@ -299,7 +327,7 @@ function pipeline.graph(opts)
   local n = opts.streams or 1
   if math.type(n) ~= "integer" or n < 1 then
     fail("option 'streams' expected a positive integer (the branches are forked inside the capture), got "
-      .. tostring(n))
+      .. given(n))
   end
   if opts.progress then
     fail("option 'progress' is pipeline.run's: nothing runs while a graph is captured (time its replays instead)")
@@ -310,15 +338,17 @@ function pipeline.graph(opts)
   local ctx = {}
   for i = 1, n do ctx[i] = opts.setup and opts.setup(dev.main, i) or {} end
   local stage, batches = opts.stage, opts.batches
-  return dev.main:capture(function(cs)
-    local branches = {}
-    for i = 1, n do branches[i] = cs:fork{name = "pipeline" .. i} end
-    for b = 1, batches do
-      local k = (b - 1) % n + 1
-      stage(b, branches[k], ctx[k])
-    end
-    for i = 1, n do cs:join(branches[i]) end
-  end, {name = opts.name or "pipeline"})
+  return call(function()
+    return dev.main:capture(function(cs)
+      local branches = {}
+      for i = 1, n do branches[i] = cs:fork{name = "pipeline" .. i} end
+      for b = 1, batches do
+        local k = (b - 1) % n + 1
+        stage(b, branches[k], ctx[k])
+      end
+      for i = 1, n do cs:join(branches[i]) end
+    end, {name = opts.name or "pipeline"})
+  end)
 end
 
 -- A `setup` giving each stream its own buffers: spec maps a name to
@@ -334,7 +364,9 @@ function pipeline.buffers(spec)
   return function(s)
     local bufs = {}
     for name, b in pairs(spec) do
-      bufs[name] = b.host and gpu.host(b[1], b[2]) or s.device:alloc(b[1], b[2], {stream = s})
+      bufs[name] = call(function()
+        return b.host and gpu.host(b[1], b[2]) or s.device:alloc(b[1], b[2], {stream = s})
+      end)
     end
     return bufs
   end

@@ -10,6 +10,12 @@
  * folder and are renamed into place, so concurrent processes never see half
  * an entry. A cache folder that cannot be written costs speed, never an error:
  * one warning on stderr, then the cache is off for the process.
+ *
+ * Entries are code loaded into the user's context and their keys are
+ * computable by anyone, so the cache trusts only what the user alone could
+ * have written, as ssh treats its files: the folder (made 0700) and each entry
+ * (written 0600) must be the user's and writable by no group or other user. A
+ * folder or entry that is not is refused the same way as an unwritable one.
  */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -41,6 +47,8 @@ typedef struct {
 static int disabled;
 static char dir[1024];
 
+static int dir_trusted; /* the folder passed trusted() in this process */
+
 static void warn_once(const char *what, const char *path) {
   if (disabled) return;
   disabled = 1;
@@ -54,12 +62,58 @@ static int mkdir_p(const char *path) {
   for (char *p = tmp + 1; *p; p++) {
     if (*p == '/') {
       *p = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+      if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return -1;
       *p = '/';
     }
   }
-  if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+  if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return -1;
   return 0;
+}
+
+/* Warns once that the cache is off because `path` (st) is `why`. */
+static void refuse(const char *path, const struct stat *st, const char *why) {
+  if (!disabled)
+    fprintf(stderr,
+            "gpulua: warning: kernel cache disabled (%s is %s: uid %ld, mode %04o; it must be yours and "
+            "writable only by you); kernels will be recompiled\n",
+            path, why, (long)st->st_uid, (unsigned)(st->st_mode & 07777));
+  disabled = 1;
+}
+
+/* 1 when st (of `path`, a folder or an entry) is the user's and writable by
+ * no one else; else refused (warned once, cache off). */
+static int trusted(const struct stat *st, const char *path, int want_dir) {
+  const char *why = NULL;
+  if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode)) why = want_dir ? "not a folder" : "not a regular file";
+  else if (st->st_uid != geteuid()) why = "owned by another user";
+  else if (st->st_mode & (S_IWGRP | S_IWOTH)) why = "writable by group or others";
+  if (!why) return 1;
+  refuse(path, st, why);
+  return 0;
+}
+
+/* The folder, checked once: 1 when it is there and trusted; 0 when it is not
+ * there (a miss, no warning); -1 when refused (warned, cache off). A link is
+ * followed only when it is the user's or root's. */
+static int dir_ready(void) {
+  if (dir_trusted) return 1;
+  const char *d = gl_kcache_dir();
+  struct stat st;
+  if (lstat(d, &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return 0;
+    warn_once("cannot open", d);
+    return -1;
+  }
+  if (S_ISLNK(st.st_mode)) {
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+      refuse(d, &st, "a link owned by another user");
+      return -1;
+    }
+    if (stat(d, &st) != 0) return 0; /* a dangling link: a miss */
+  }
+  if (!trusted(&st, d, 1)) return -1;
+  dir_trusted = 1;
+  return 1;
 }
 
 const char *gl_kcache_dir(void) {
@@ -126,11 +180,27 @@ int gl_kcache_parse(const void *file, size_t file_len, const gl_kcache_key *k, c
 }
 
 void *gl_kcache_get(const gl_kcache_key *k, size_t *len, int *kind) {
-  if (disabled) return NULL;
+  if (disabled || dir_ready() != 1) return NULL;
   char path[1200];
   entry_path(k, path, sizeof path);
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) { /* a link in the user's own folder: refused like an entry not theirs */
+      struct stat st;
+      if (lstat(path, &st) == 0) trusted(&st, path, 0);
+    }
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !trusted(&st, path, 0)) {
+    close(fd);
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return NULL;
+  }
   void *buf = NULL;
   long size = -1;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
@@ -158,6 +228,7 @@ void gl_kcache_put(const gl_kcache_key *k, const void *data, size_t len, int kin
     warn_once("cannot create", d);
     return;
   }
+  if (dir_ready() != 1) return;
   char path[1200], tmp[1300];
   entry_path(k, path, sizeof path);
   snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
@@ -185,7 +256,7 @@ void gl_kcache_put(const gl_kcache_key *k, const void *data, size_t len, int kin
       left -= (size_t)n;
     }
   }
-  fchmod(fd, 0644);
+  if (fchmod(fd, 0600) != 0) ok = 0; /* mkstemp's mode already; said, not assumed */
   if (close(fd) != 0) ok = 0;
   if (!ok || rename(tmp, path) != 0) {
     unlink(tmp);

@@ -12,7 +12,9 @@ typedef struct {
 
 enum { GL_KCACHE_CUBIN = 1, GL_KCACHE_PTX = 2 };
 
-/* The folder: GPULUA_CACHE_DIR, else $XDG_CACHE_HOME/gpulua, else ~/.cache/gpulua. */
+/* The folder: GPULUA_CACHE_DIR, else $XDG_CACHE_HOME/gpulua, else ~/.cache/gpulua,
+ * else /tmp/gpulua-cache-UID. It is used only when it is the user's and writable
+ * by no one else (kcache.c). */
 const char *gl_kcache_dir(void);
 
 gl_kcache_key gl_kcache_make_key(const char *source, size_t source_len, const char *const *opts, int nopts,

@@ -96,14 +96,12 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
   o->done = 1;
 }
 
-/* Recording for gpu.timeline() only: the oldest finished records go, so
- * that a long REPL session keeps about GL_TRACE_KEEP of them. A file or a
- * timeline at exit needs them all. */
-static void trim(gl_trace *T) {
-  if (T->file[0] || T->svg[0] || T->timeline || T->n <= GL_TRACE_KEEP) return;
-  long cut = T->n - GL_TRACE_KEEP / 2;
+/* The oldest finished records go, leaving the latest `keep` (more when some
+ * of those older than them have not finished). */
+static void drop_oldest(gl_trace *T, long keep) {
+  long cut = T->n - keep;
   if (cut > T->harvested) cut = T->harvested;
-  if (cut < GL_TRACE_KEEP / 4) return;
+  if (cut <= 0) return;
   for (long i = 0; i < cut; i++) gl_stream_unref(T->ops[i].s);
   memmove(T->ops, T->ops + cut, (size_t)(T->n - cut) * sizeof *T->ops);
   T->n -= cut;
@@ -120,6 +118,20 @@ static void trim(gl_trace *T) {
     T->flows[kept++] = f;
   }
   T->nflows = kept;
+}
+
+/* Recording for gpu.timeline() only keeps the latest GL_TRACE_KEEP records
+ * (a file or a timeline at exit needs them all). While work is queued, up to
+ * half as many again are held, so that records go GL_TRACE_KEEP / 4 or more
+ * at a time; gpu.timeline() drops down to GL_TRACE_KEEP before it shows them. */
+static int keeps_latest_only(const gl_trace *T) { return !T->file[0] && !T->svg[0] && !T->timeline; }
+
+static void trim(gl_trace *T) {
+  if (!keeps_latest_only(T) || T->n <= GL_TRACE_KEEP + GL_TRACE_KEEP / 2) return;
+  long cut = T->n - GL_TRACE_KEEP;
+  if (cut > T->harvested) cut = T->harvested;
+  if (cut < GL_TRACE_KEEP / 4) return; /* too few finished to go yet */
+  drop_oldest(T, GL_TRACE_KEEP);
 }
 
 /* The begin event of the operation being queued on s, taken off the list
@@ -397,6 +409,7 @@ int gl_trace_timeline(gl_runtime *rt, const char *what, gl_buf *text, const char
   }
   gl_trace *T = rt->trace;
   harvest_finished(T);
+  if (keeps_latest_only(T)) drop_oldest(T, GL_TRACE_KEEP);
   if (svg && gl_trace_svg_write(T, svg) != 0) return gl_fail(rt, "%s: cannot write %s: %s", what, svg, strerror(errno));
   if (text && !started && !svg) gl_trace_text(T, text);
   return started;

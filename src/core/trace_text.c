@@ -114,6 +114,7 @@ void gl_trace_text(const gl_trace *T, gl_buf *out) {
     gl_buf_printf(out, "%ld operation%s still queued (not finished) %s not shown yet\n", T->n - done,
                   T->n - done == 1 ? "" : "s", T->n - done == 1 ? "is" : "are");
   if (T->dropped)
-    gl_buf_printf(out, "(the %ld oldest operations are no longer kept: recording for gpu.timeline() alone keeps "
-                       "at most the latest %d)\n", T->dropped, GL_TRACE_KEEP);
+    gl_buf_printf(out, "(the %ld oldest operations are no longer kept, the latest %ld are: recording for "
+                       "gpu.timeline() alone keeps the latest %d, and any not finished yet)\n", T->dropped, T->n,
+                  GL_TRACE_KEEP);
 }

@@ -161,7 +161,8 @@ gl_device *gl_check_device(lua_State *L, int idx);     /* l_device.c: not shut d
 void gl_push_device(lua_State *L, gl_device *dev);     /* the one userdata per device */
 
 gl_stream *gl_check_stream(lua_State *L, int idx);     /* l_stream.c: open, device healthy */
-gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev); /* opts.stream or dev.main */
+/* opts.stream or dev.main; an error names the call `fname` ("x:read") */
+gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char *fname);
 void gl_push_stream(lua_State *L, gl_stream *s);       /* a new userdata holding a reference */
 int gl_stream_copy(lua_State *L);                      /* l_copy.c: s:copy(dst, src) */
 int gl_stream_fill(lua_State *L);                      /* l_copy.c: s:fill(x, value) */

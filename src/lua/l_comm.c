@@ -235,8 +235,11 @@ static int c_reduce_scatter(lua_State *L) {
 static int c_release(lua_State *L) {
   comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
   gl_comm *c = u->c;
-  if (!c) return 0;
   gl_release_how how = gl_release_how(L);
+  if (!c) /* its finalizer ran: closing again is an error, as after comm:close (a <close> is not) */
+    return how == GL_RELEASE_METHOD ? luaL_error(L, "comm:close: the communicator is closed already: its finalizer "
+                                                    "(__gc) released it")
+                                    : 0;
   if (how == GL_RELEASE_GC) {
     if (gl_gc_defer(L, c->rt)) return 0;
     u->c = NULL;

@@ -18,6 +18,27 @@ typedef struct config_ud {
   int ndims[2]; /* grid's and block's dimensions; 0: given as a number; -1: grid "auto" */
 } config_ud;
 
+/* The largest grid or block dimension any device takes (CUDA's grid.x limit);
+ * each device's own, smaller limits are checked at the launch (launch.c). */
+#define GL_CFG_DIM_MAX 0x7fffffff
+
+/* cfg.<field>, a table whose length `len` is not 1 to 3: say what it must be
+ * and what was given; a table of length 0 with a key (as {x = 4, y = 4}) is
+ * named by that key. */
+static void table_shape_error(lua_State *L, const char *what, int vidx, const char *field, lua_Integer len) {
+  const char *hint = "";
+  lua_pushnil(L);
+  if (len == 0 && lua_next(L, vidx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING)
+      hint = lua_pushfstring(L, " with key '%s' (the dimensions are a list: {4, 2}, not {x = 4, y = 2})",
+                             lua_tostring(L, -1));
+    else hint = lua_pushfstring(L, " with key %s", gl_given(L, -1));
+  }
+  luaL_error(L, "%s: cfg.%s must have 1 to 3 dimensions, a list {x[, y[, z]]} of positive integers, got a table of "
+                "length %I%s", what, field, len, hint);
+}
+
 /* cfg.<field> (the value at vidx): a number or {x, y, z} of positive
  * integers; returns its dimensions (0: a number). The grid may also be
  * "auto" or absent: grid.x = 0, for the built-ins to choose (launch.c), and
@@ -34,16 +55,20 @@ static int dims(lua_State *L, const char *what, int vidx, const char *field, uns
     luaL_error(L, "%s: cfg.grid expected a number, {x, y, z} or \"auto\", got %s", what, gl_given(L, vidx));
   if (t != LUA_TNUMBER && t != LUA_TTABLE)
     luaL_error(L, "%s: cfg.%s expected a number or {x, y, z}, got %s", what, field, gl_given(L, vidx));
-  int n = t == LUA_TNUMBER ? 1 : (int)luaL_len(L, vidx);
-  if (n < 1 || n > 3) luaL_error(L, "%s: cfg.%s must have 1 to 3 dimensions, got %d", what, field, n);
+  lua_Integer len = t == LUA_TNUMBER ? 1 : luaL_len(L, vidx); /* __len may say anything: no cast before the check */
+  if (len < 1 || len > 3) table_shape_error(L, what, vidx, field, len);
+  int n = (int)len;
   for (int i = 0; i < n; i++) {
     if (t == LUA_TTABLE) lua_geti(L, vidx, i + 1);
     else lua_pushvalue(L, vidx);
     int ok;
     lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok || v < 1 || v > 0xffffffffLL)
-      luaL_error(L, "%s: cfg.%s%s%s must be a positive integer, got %s", what, field, t == LUA_TTABLE ? "." : "",
-                 t == LUA_TTABLE ? (i == 0 ? "x" : i == 1 ? "y" : "z") : "", gl_given(L, -1));
+    const char *axis = t == LUA_TTABLE ? (i == 0 ? ".x" : i == 1 ? ".y" : ".z") : "";
+    if (!ok || v < 1)
+      luaL_error(L, "%s: cfg.%s%s must be a positive integer, got %s", what, field, axis, gl_given(L, -1));
+    if (v > GL_CFG_DIM_MAX)
+      luaL_error(L, "%s: cfg.%s%s must be at most %d (no device takes a larger grid or block dimension), got %s",
+                 what, field, axis, GL_CFG_DIM_MAX, gl_given(L, -1));
     out[i] = (unsigned)v;
     lua_pop(L, 1);
   }
@@ -142,11 +167,12 @@ static int config_tostring(lua_State *L) {
   config_ud *u = gl_checkudata(L, 1, &gl_config_type);
   const gl_launch_cfg *c = &u->c;
   if (c->grid[0] == 0)
-    lua_pushfstring(L, "gpulua.Config(grid auto, block %dx%dx%d, shared %d)", (int)c->block[0], (int)c->block[1],
-                    (int)c->block[2], (int)c->shared);
+    lua_pushfstring(L, "gpulua.Config(grid auto, block %Ix%Ix%I, shared %I)", (lua_Integer)c->block[0],
+                    (lua_Integer)c->block[1], (lua_Integer)c->block[2], (lua_Integer)c->shared);
   else
-    lua_pushfstring(L, "gpulua.Config(grid %dx%dx%d, block %dx%dx%d, shared %d)", (int)c->grid[0], (int)c->grid[1],
-                    (int)c->grid[2], (int)c->block[0], (int)c->block[1], (int)c->block[2], (int)c->shared);
+    lua_pushfstring(L, "gpulua.Config(grid %Ix%Ix%I, block %Ix%Ix%I, shared %I)", (lua_Integer)c->grid[0],
+                    (lua_Integer)c->grid[1], (lua_Integer)c->grid[2], (lua_Integer)c->block[0],
+                    (lua_Integer)c->block[1], (lua_Integer)c->block[2], (lua_Integer)c->shared);
   return 1;
 }
 

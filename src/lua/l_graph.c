@@ -32,6 +32,13 @@ static const char *check_graph_name(lua_State *L, int idx, const char *fname) {
   return gl_check_options(L, idx, fname, capture_options) ? gl_opt_name(L, idx, fname, GL_GRAPH_NAME_MAX) : NULL;
 }
 
+/* The function to capture, argument 2 of `fname` (whose form is `usage`):
+ * an error names the call and what was given ({stream = s} alone, say). */
+static void check_capture_fn(lua_State *L, const char *fname, const char *usage) {
+  if (lua_type(L, 2) != LUA_TFUNCTION)
+    luaL_error(L, "%s: expected a function to capture, as in %s, got %s", fname, usage, gl_given(L, 2));
+}
+
 /* fn(s) in protected mode, the collector stopped; LUA_OK or the status with
  * the error on top. */
 static int run_captured(lua_State *L, int fn, int s) {
@@ -55,7 +62,7 @@ static int end_raise(lua_State *L, gl_runtime *rt) {
 /* s:capture(fn, opts) -> Graph */
 int gl_stream_capture(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
-  luaL_checktype(L, 2, LUA_TFUNCTION);
+  check_capture_fn(L, "s:capture", "s:capture(function(cs) ... end[, {name =}])");
   const char *name = check_graph_name(L, 3, "s:capture");
   gl_runtime *rt = s->dev->rt;
   graph_ud *u = gl_newudata(L, sizeof *u, 0, &gl_graph_type);
@@ -87,10 +94,10 @@ static int g_launch(lua_State *L) {
  * the stream to capture on: opts.stream, or the device's main stream. */
 static int g_update(lua_State *L) {
   gl_graph *g = check_graph(L, 1);
-  luaL_checktype(L, 2, LUA_TFUNCTION);
+  check_capture_fn(L, "g:update", "g:update(function(cs) ... end[, {stream =}])");
   static const char *const update_options[] = {"stream", NULL};
   gl_check_options(L, 3, "g:update", update_options);
-  gl_stream *s = gl_opt_stream(L, 3, g->dev);
+  gl_stream *s = gl_opt_stream(L, 3, g->dev, "g:update");
   gl_runtime *rt = g->dev->rt;
   /* fn gets the stream's own handle (a second handle's finalizer would close it) */
   if (lua_isnoneornil(L, 3) || lua_getfield(L, 3, "stream") == LUA_TNIL) {

@@ -64,8 +64,10 @@ static int opt_compile_options(lua_State *L, const char *fname, const char *name
     return 0;
   }
   if (!lua_istable(L, -1)) luaL_error(L, "%s: option 'options' expected a list of strings, got %s", fname, gl_given(L, -1));
-  int n = (int)luaL_len(L, -1);
-  if (n > GL_COMPILE_MAX_OPTIONS) luaL_error(L, "%s: %s: at most %d options", fname, name, GL_COMPILE_MAX_OPTIONS);
+  lua_Integer len = luaL_len(L, -1); /* __len may say anything: no cast before the check */
+  if (len < 0 || len > GL_COMPILE_MAX_OPTIONS)
+    luaL_error(L, "%s: %s: at most %d options, got a list of length %I", fname, name, GL_COMPILE_MAX_OPTIONS, len);
+  int n = (int)len;
   for (int i = 1; i <= n; i++) {
     lua_geti(L, -1, i);
     if (lua_type(L, -1) != LUA_TSTRING)

@@ -27,8 +27,8 @@ static size_t check_count(lua_State *L, int arg, gl_dtype dt) {
   int ok;
   lua_Integer n = lua_tointegerx(L, arg, &ok);
   if (!ok) {
-    if (lua_type(L, arg) == LUA_TNUMBER)
-      luaL_argerror(L, arg, "expected an integer element count, got a non-integral number");
+    if (lua_type(L, arg) == LUA_TNUMBER) /* NaN, inf, 1.5, 2^63: the value as given */
+      luaL_argerror(L, arg, lua_pushfstring(L, "expected an integer element count, got %s", gl_given(L, arg)));
     luaL_typeerror(L, arg, "integer element count");
   }
   if (n <= 0) luaL_argerror(L, arg, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)n));
@@ -54,7 +54,7 @@ static int alloc_impl(lua_State *L, int zero) {
   gl_dtype dt = gl_check_dtype(L, 2);
   size_t n = check_count(L, 3, dt);
   gl_check_options(L, 4, fname, alloc_options);
-  gl_stream *s = gl_opt_stream(L, 4, dev);
+  gl_stream *s = gl_opt_stream(L, 4, dev, fname);
   if (s->dev != dev)
     return luaL_error(L, "%s: option 'stream' ('%s') is on device %d, but the memory is on device %d", fname, s->name,
                       s->dev->ordinal, dev->ordinal);
@@ -107,7 +107,7 @@ static int x_read(lua_State *L) {
   GL_NOT_IN_CAPTURE(L, dev->rt, "x:read");
   if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
   gl_check_options(L, 2, "x:read", read_options);
-  gl_stream *s = gl_opt_stream(L, 2, dev);
+  gl_stream *s = gl_opt_stream(L, 2, dev, "x:read");
   gl_hostbuf *h = gl_push_hostbuf(L, x->dtype, x->count, 0, 0);
   gl_site site = GL_SITE(L);
   if (gl_read(x, s, h, &site) != 0) return gl_raise(L, dev->rt);
@@ -117,7 +117,10 @@ static int x_read(lua_State *L) {
 /* x:free(), __close and __gc */
 static int x_release(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
-  if (!x->a) return 0;
+  if (!x->a) /* its finalizer ran: freeing again is an error, as after x:free (a <close> is not) */
+    return gl_release_how(L) == GL_RELEASE_METHOD
+               ? luaL_error(L, "x:free: the slice is freed already: its finalizer (__gc) released it")
+               : 0;
   gl_runtime *rt = x->a->dev->rt;
   if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
   if (gl_release_how(L) != GL_RELEASE_GC) {

@@ -36,7 +36,7 @@ gl_stream *gl_check_stream(lua_State *L, int idx) {
   return s;
 }
 
-gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
+gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char *fname) {
   if (lua_isnoneornil(L, opts_idx)) return dev->main;
   lua_getfield(L, opts_idx, "stream");
   if (lua_isnil(L, -1)) {
@@ -44,7 +44,7 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev) {
     return dev->main;
   }
   if (!gl_testudata(L, -1, &gl_stream_type))
-    luaL_error(L, "option 'stream' expected a gpulua stream, got %s", gl_given(L, -1));
+    luaL_error(L, "%s: option 'stream' expected a gpulua stream, got %s", fname, gl_given(L, -1));
   gl_stream *s = gl_check_stream(L, -1);
   lua_pop(L, 1);
   return s;
@@ -146,7 +146,10 @@ static int s_release(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
   gl_release_how how = gl_release_how(L);
   gl_stream *s = u->s;
-  if (!s) return 0;
+  if (!s) /* its finalizer ran: closing again is an error, as after s:close (a <close> is not) */
+    return how == GL_RELEASE_METHOD ? luaL_error(L, "s:close: the stream is closed already: its finalizer (__gc) "
+                                                    "released it")
+                                    : 0;
   gl_runtime *rt = s->dev->rt;
   if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "s:");
   if (how == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;

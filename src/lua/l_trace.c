@@ -26,8 +26,12 @@ int gl_trace_lua(lua_State *L) {
     lua_pushstring(L, gl_trace_file(rt));
     return 1;
   }
-  const char *file = luaL_checkstring(L, 1);
-  if (!*file || strlen(file) >= 1024) return luaL_argerror(L, 1, "expected a file name");
+  if (lua_type(L, 1) != LUA_TSTRING) /* not a number made a name: gpu.trace(123) is no file "123" */
+    return luaL_error(L, "gpu.trace: expected a file name (a string), nothing (write now) or false (write and stop), "
+                         "got %s", gl_given(L, 1));
+  const char *file = lua_tostring(L, 1);
+  if (!*file || strlen(file) >= 1024)
+    return luaL_error(L, "gpu.trace: expected a file name, got %s", *file ? "a string of 1024 bytes or more" : "\"\"");
   if (gl_trace_start(rt, "gpu.trace", file, 0) != 0) return gl_raise(L, rt);
   lua_pushstring(L, file);
   return 1;

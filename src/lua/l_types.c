@@ -120,12 +120,48 @@ static void set_own_metatable(lua_State *L, const gl_type *t) {
   lua_pop(L, 1);
 }
 
+/* __close(obj, err): the type's release (upvalue 2, a closure whose upvalue
+ * is GL_RELEASE_CLOSE, as upvalue 1 is here). Ending a block normally, it runs
+ * as the release itself, so its errors name the block's line. With an error
+ * in flight (err), the block's frames are gone, so a failure would carry no
+ * script line and would hide that error. When that error already says what
+ * the release says (the device's fault, raised again), it goes on alone;
+ * otherwise the failure is raised at the first Lua frame still there, naming
+ * the object and the error that ended the block. */
+static int close_release(lua_State *L) {
+  if (lua_isnoneornil(L, 2)) return lua_tocfunction(L, lua_upvalueindex(2))(L);
+  lua_settop(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_pcall(L, 2, 0, 0) == LUA_OK) return 0;
+  const char *closing = luaL_tolstring(L, 3, NULL);
+  const char *ended = luaL_tolstring(L, 2, NULL);
+  if (lua_type(L, 3) == LUA_TSTRING && strstr(ended, closing)) return 0;
+  lua_Debug ar;
+  int level = 1;
+  while (lua_getstack(L, level, &ar) && lua_getinfo(L, "l", &ar) && ar.currentline <= 0) level++;
+  luaL_where(L, level); /* "" when no Lua frame is left (the main chunk's error) */
+  if (luaL_getmetafield(L, 1, "__name") != LUA_TSTRING) {
+    lua_pop(L, lua_isnil(L, -1) ? 0 : 1);
+    lua_pushstring(L, luaL_typename(L, 1));
+  }
+  lua_pushfstring(L, "%s%s (closing a to-be-closed %s while an error ended its block: %s)", lua_tostring(L, -2),
+                  closing, lua_tostring(L, -1), ended);
+  return lua_error(L);
+}
+
 static void set_release(lua_State *L, const gl_type *t) {
   static const gl_release_how how[] = {GL_RELEASE_METHOD, GL_RELEASE_GC, GL_RELEASE_CLOSE};
   static const char *const where[] = {NULL, "__gc", "__close"};
   for (int i = 0; i < 3; i++) {
     lua_pushinteger(L, how[i]);
     lua_pushcclosure(L, t->release, 1);
+    if (how[i] == GL_RELEASE_CLOSE) {
+      lua_pushinteger(L, how[i]);
+      lua_insert(L, -2);
+      lua_pushcclosure(L, close_release, 2);
+    }
     lua_setfield(L, i == 0 ? -2 : -3, i == 0 ? t->release_method : where[i]); /* methods, or the metatable */
   }
 }

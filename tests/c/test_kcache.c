@@ -1,6 +1,8 @@
 /*
  * test_kcache.c -- the on-disk kernel cache: keys, round trips, corrupt and
- * truncated entries, concurrent writers, an unwritable folder.
+ * truncated entries, concurrent writers, an unwritable folder, and the trust
+ * rule: a folder or entry that is not the user's, or that others may write,
+ * is refused with one warning.
  * Each case runs in a child process, since the cache folder is read once per
  * process (GPULUA_CACHE_DIR).
  */
@@ -185,6 +187,151 @@ static void case_unwritable(void) {
   CHECK(gl_kcache_get(&k, &len, &kind) == NULL);
 }
 
+/* The folder is made 0700 and each entry written 0600, whatever the umask. */
+static void case_modes(void) {
+  use_dir("modes/sub");
+  umask(0);
+  gl_kcache_key k = key_of("modes", "");
+  gl_kcache_put(&k, "x", 1, GL_KCACHE_PTX);
+  struct stat st;
+  CHECK(stat(gl_kcache_dir(), &st) == 0 && (st.st_mode & 07777) == 0700);
+  char parent[300];
+  snprintf(parent, sizeof parent, "%s/modes", base);
+  CHECK(stat(parent, &st) == 0 && (st.st_mode & 07777) == 0700);
+  char path[600];
+  CHECK(stat(entry_file(path, sizeof path), &st) == 0 && (st.st_mode & 07777) == 0600);
+  size_t len;
+  int kind;
+  char *p = gl_kcache_get(&k, &len, &kind);
+  CHECK(p && len == 1);
+  free(p);
+}
+
+/* A folder that others may write (one planted in /tmp, say) is refused: no
+ * entry in it is read, none is written. */
+static void refused_dir(const char *name, mode_t mode) {
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/%s", base, name);
+  CHECK(mkdir(dir, 0700) == 0 && chmod(dir, mode) == 0);
+  setenv("GPULUA_CACHE_DIR", dir, 1);
+  gl_kcache_key k = key_of(name, "");
+  size_t len;
+  int kind;
+  CHECK(gl_kcache_get(&k, &len, &kind) == NULL); /* warns once */
+  gl_kcache_put(&k, "x", 1, GL_KCACHE_PTX);      /* silent, and writes nothing */
+  int tmps;
+  CHECK(count_entries(dir, &tmps) == 0 && tmps == 0);
+}
+
+static void case_dir_world_writable(void) { refused_dir("world", 0777); }
+static void case_dir_group_writable(void) { refused_dir("group", 0770); }
+
+/* An entry others may write is refused, even in a good folder. */
+static void case_entry_writable(void) {
+  use_dir("entry");
+  gl_kcache_key k = key_of("entry", "");
+  gl_kcache_put(&k, "payload", 7, GL_KCACHE_PTX);
+  char path[600];
+  CHECK(chmod(entry_file(path, sizeof path), 0666) == 0);
+  size_t len;
+  int kind;
+  CHECK(gl_kcache_get(&k, &len, &kind) == NULL); /* warns once */
+  CHECK(gl_kcache_get(&k, &len, &kind) == NULL); /* silent */
+}
+
+/* An entry that is a link is refused (the cache never makes one). */
+static void case_entry_link(void) {
+  use_dir("link");
+  gl_kcache_key k = key_of("link", ""), other = key_of("link-other", "");
+  gl_kcache_put(&other, "payload", 7, GL_KCACHE_PTX);
+  char target[600], path[600];
+  entry_file(target, sizeof target);
+  gl_kcache_put(&k, "payload", 7, GL_KCACHE_PTX);
+  /* the entry of k: the newer of the two files; replace it with a link to the other */
+  DIR *d = opendir(gl_kcache_dir());
+  path[0] = '\0';
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char full[600];
+    snprintf(full, sizeof full, "%s/%s", gl_kcache_dir(), e->d_name);
+    if (strstr(e->d_name, ".bin") && strcmp(full, target) != 0) snprintf(path, sizeof path, "%s", full);
+  }
+  if (d) closedir(d);
+  size_t len;
+  int kind;
+  char *p = gl_kcache_get(&k, &len, &kind);
+  CHECK(p != NULL); /* a hit before */
+  free(p);
+  CHECK(unlink(path) == 0 && symlink(target, path) == 0);
+  CHECK(gl_kcache_get(&k, &len, &kind) == NULL);
+}
+
+/* The user of another uid that runs as root in CI: chown to nobody. */
+#define OTHER_UID 65534
+
+static int need_root(const char *what) {
+  if (geteuid() == 0) return 1;
+  fprintf(stderr, "skipped: %s needs root (to chown to uid %d)\n", what, OTHER_UID);
+  return 0;
+}
+
+/* A folder owned by another user is refused, whatever its mode. */
+static void case_dir_other_owner(void) {
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/owner", base);
+  CHECK(mkdir(dir, 0700) == 0);
+  CHECK(chown(dir, OTHER_UID, OTHER_UID) == 0);
+  setenv("GPULUA_CACHE_DIR", dir, 1);
+  gl_kcache_key k = key_of("owner", "");
+  gl_kcache_put(&k, "x", 1, GL_KCACHE_PTX); /* warns once */
+  size_t len;
+  int kind;
+  CHECK(gl_kcache_get(&k, &len, &kind) == NULL);
+  int tmps;
+  CHECK(count_entries(dir, &tmps) == 0 && tmps == 0);
+}
+
+/* An entry owned by another user is refused, even at 0600. */
+static void case_entry_other_owner(void) {
+  use_dir("entry-owner");
+  gl_kcache_key k = key_of("entry-owner", "");
+  gl_kcache_put(&k, "payload", 7, GL_KCACHE_PTX);
+  char path[600];
+  CHECK(chown(entry_file(path, sizeof path), OTHER_UID, OTHER_UID) == 0);
+  size_t len;
+  int kind;
+  CHECK(gl_kcache_get(&k, &len, &kind) == NULL);
+}
+
+/* A link to the folder is followed when it is the user's; one owned by
+ * another user is refused (lchown: only root can make one here). */
+static void case_dir_link(void) {
+  char dir[300], link[300];
+  snprintf(dir, sizeof dir, "%s/real", base);
+  snprintf(link, sizeof link, "%s/via-link", base);
+  CHECK(mkdir(dir, 0700) == 0 && symlink(dir, link) == 0);
+  CHECK(lchown(link, OTHER_UID, OTHER_UID) == 0);
+  setenv("GPULUA_CACHE_DIR", link, 1);
+  gl_kcache_key k = key_of("dir-link", "");
+  gl_kcache_put(&k, "x", 1, GL_KCACHE_PTX); /* warns once */
+  int tmps;
+  CHECK(count_entries(dir, &tmps) == 0 && tmps == 0);
+}
+
+static void case_dir_own_link(void) {
+  char dir[300], link[300];
+  snprintf(dir, sizeof dir, "%s/real-own", base);
+  snprintf(link, sizeof link, "%s/own-link", base);
+  CHECK(mkdir(dir, 0700) == 0 && symlink(dir, link) == 0);
+  setenv("GPULUA_CACHE_DIR", link, 1);
+  gl_kcache_key k = key_of("own-link", "");
+  gl_kcache_put(&k, "x", 1, GL_KCACHE_PTX);
+  size_t len;
+  int kind;
+  char *p = gl_kcache_get(&k, &len, &kind);
+  CHECK(p && len == 1);
+  free(p);
+}
+
 static int run_case(const char *name, void (*fn)(void), const char *expect_stderr) {
   char errfile[300];
   snprintf(errfile, sizeof errfile, "%s/%s.stderr", base, name);
@@ -223,10 +370,26 @@ int main(void) {
     {"corrupt", case_corrupt, NULL},
     {"concurrent", case_concurrent, NULL},
     {"unwritable", case_unwritable, "kernel cache disabled"},
+    {"modes", case_modes, NULL},
+    {"dir_world_writable", case_dir_world_writable, "is writable by group or others: uid"},
+    {"dir_group_writable", case_dir_group_writable, "is writable by group or others: uid"},
+    {"entry_writable", case_entry_writable, "is writable by group or others: uid"},
+    {"entry_link", case_entry_link, "is not a regular file"},
+    {"dir_own_link", case_dir_own_link, NULL},
+  };
+  struct { const char *name; void (*fn)(void); const char *warn; } root_cases[] = {
+    {"dir_other_owner", case_dir_other_owner, "is owned by another user: uid 65534"},
+    {"entry_other_owner", case_entry_other_owner, "is owned by another user: uid 65534"},
+    {"dir_link", case_dir_link, "is a link owned by another user"},
   };
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     if (run_case(cases[i].name, cases[i].fn, cases[i].warn)) passed++;
+    else failed++;
+  }
+  for (size_t i = 0; i < sizeof root_cases / sizeof root_cases[0]; i++) {
+    if (!need_root(root_cases[i].name)) continue;
+    if (run_case(root_cases[i].name, root_cases[i].fn, root_cases[i].warn)) passed++;
     else failed++;
   }
   char cmd[300];

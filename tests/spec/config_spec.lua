@@ -37,12 +37,54 @@ describe("gpu.config", function()
   it("checks what a launch checks of a cfg table, once", function()
     H.fails("gpu.config: cfg.grid must be a positive integer, got number 0", gpu.config, {grid = 0, block = 1})
     H.fails("gpu.config: cfg.block is required", gpu.config, {grid = 1})
-    H.fails("gpu.config: cfg.block must have 1 to 3 dimensions, got 4", gpu.config, {grid = 1, block = {1, 1, 1, 1}})
+    H.fails(H.lit("gpu.config: cfg.block must have 1 to 3 dimensions, a list {x[, y[, z]]} of positive integers, got "
+      .. "a table of length 4") .. "$", gpu.config, {grid = 1, block = {1, 1, 1, 1}})
     H.fails(H.lit("gpu.config: cfg.shared must be a non-negative integer (bytes), got number -1"), gpu.config,
             {grid = 1, block = 1, shared = -1})
     H.fails("gpu.config: cfg: unknown option 'shmem' %(the options are: grid, block, shared%)", gpu.config,
             {grid = 1, block = 1, shmem = 4})
     H.fails("table expected, got number", gpu.config, 5)
+  end)
+
+  it("says what a grid or block table must be, and what was given", function()
+    local line = H.here() + 2
+    local function at(msg, t)
+      local err = H.fails(H.lit(msg) .. "$", function() local c = gpu.config(t); return c end)
+      assert.matches("^[^:]*config_spec%.lua:" .. line .. ": ", err)
+    end
+    local shape = "cfg.grid must have 1 to 3 dimensions, a list {x[, y[, z]]} of positive integers, got a table of "
+    -- a __len past int's range is not cut to an int (2^32 + 1 read as 1, 2^60 as 0)
+    local function len(n) return setmetatable({}, {__len = function() return n end}) end
+    at("gpu.config: " .. shape .. "length 4294967297", {grid = len((1 << 32) + 1), block = 1})
+    at("gpu.config: " .. shape .. "length 1152921504606846976", {grid = len(1 << 60), block = 1})
+    at("gpu.config: " .. shape .. "length -1", {grid = len(-1), block = 1})
+    at("gpu.config: " .. shape:gsub("grid", "block") .. "length 4294967298", {grid = 1, block = len((1 << 32) + 2)})
+    -- named fields are not dimensions
+    at("gpu.config: " .. shape .. "length 0 with key 'x' (the dimensions are a list: {4, 2}, not {x = 4, y = 2})",
+       {grid = {x = 4}, block = 1})
+    local err = H.fails("got a table of length 0 with key '[xy]' %(the dimensions are a list", gpu.config,
+                        {grid = {x = 4, y = 4}, block = 1})
+    assert.does_not.match("got 0$", err)
+    at("gpu.config: " .. shape .. "length 0", {grid = {}, block = 1})
+    -- past the largest dimension any device takes: the value as given
+    at("gpu.config: cfg.grid must be at most 2147483647 (no device takes a larger grid or block dimension), got "
+       .. "number 2147483648.0", {grid = 2 ^ 31, block = 1})
+    at("gpu.config: cfg.grid.y must be at most 2147483647 (no device takes a larger grid or block dimension), got "
+       .. "number 4294967295", {grid = {1, 0xffffffff}, block = 1})
+    at("gpu.config: cfg.block must be at most 2147483647 (no device takes a larger grid or block dimension), got "
+       .. "number 2147483648", {grid = 1, block = 1 << 31})
+    -- the largest is taken, and printed as given
+    assert.are.equal("gpulua.Config(grid 2147483647x1x1, block 1x1x1, shared 0)",
+                     tostring(gpu.config{grid = 2 ^ 31 - 1, block = 1}))
+  end)
+
+  it("a launch's cfg table is read the same way", function()
+    H.fails(H.lit("s:launch: cfg.grid must be at most 2147483647 (no device takes a larger grid or block "
+      .. "dimension), got number 2147483648.0"), main.launch, main, gpu.kernels.fill, {grid = 2 ^ 31, block = 1},
+      dev:zeros("f32", 1), 1, 1)
+    H.fails(H.lit("s:launch: cfg.block must have 1 to 3 dimensions, a list {x[, y[, z]]} of positive integers, "
+      .. "got a table of length 0 with key 'x'"), main.launch, main, gpu.kernels.fill, {grid = 1, block = {x = 32}},
+      dev:zeros("f32", 1), 1, 1)
   end)
 
   it("launches as the same table does", function()

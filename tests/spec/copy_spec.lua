@@ -285,7 +285,8 @@ describe("copies and fills", function()
 
     it("rejects a bad stream option", function()
       local x = dev:zeros("f32", 4)
-      H.fails("option 'stream' expected a gpulua stream, got string", function() return x:read{stream = "main"} end)
+      H.fails("x:read: option 'stream' expected a gpulua stream, got string$",
+        function() return x:read{stream = "main"} end)
       H.fails("table expected, got number", function() return x:read(5) end)
     end)
 

@@ -104,6 +104,36 @@ describe("device faults #fault", function()
     assert.is_nil(out:find("not reached", 1, true))
   end)
 
+  -- An error ending a block runs its <close> variables' __close after the
+  -- block's frames are gone; closing on the faulted device fails again, and
+  -- that must not replace the error with one that names no script line.
+  it("keep the script line when a <close> fails on the device whose fault ends the block", function()
+    local first = select(2, PRELUDE:gsub("\n", "")) + 1 -- the first line after the prelude
+    local out, status = H.run_child(PRELUDE .. [[
+      dev.main:sync()
+      print("caught:", pcall(function()
+        local s <close> = dev:stream{name = "closing"}
+        local x <close> = dev:zeros("f32", 4, {stream = s})
+        local h <close> = gpu.host("f32", 4)
+        s:launch(trap, {grid = 1, block = 32}, y)
+        s:sync()
+      end))
+    ]])
+    assert.are.equal(0, status, out)
+    assert.matches("caught:\tfalse\t[^\n]*:" .. (first + 6) .. ": device 0 is poisoned by a fault", out)
+    out, status = H.run_child(PRELUDE .. [[
+      dev.main:sync()
+      local s <close> = dev:stream{name = "top"}
+      s:launch(trap, {grid = 1, block = 32}, y)
+      s:sync()
+    ]])
+    assert.are_not.equal(0, status, out)
+    assert.are_not.equal(124, status, "the child hung:\n" .. out)
+    -- the message's first line (after the program's name: gpulua or lua5.4)
+    assert.matches(":" .. (first + 3) .. ": device 0 is poisoned by a fault", out:match("^[^\n]*"))
+    assert.matches("in main chunk", out)
+  end)
+
   it("leave other devices working", function()
     if gpu.count() < 2 then
       pending("needs 2 devices: only " .. gpu.count() .. " here")

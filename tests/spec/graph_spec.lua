@@ -64,7 +64,26 @@ describe("graphs", function()
       g:close()
       H.fails("s:capture: option 'name' expected a string, got number 5", axpy_graph, x, y, 1, 1, {name = 5})
       H.fails("s:capture: unknown option 'nmae'", axpy_graph, x, y, 1, 1, {nmae = "x"})
-      H.fails("bad argument #2 to 'gpulua.Stream.capture' %(function expected, got no value%)", s.capture, s)
+      H.fails(H.lit("s:capture: expected a function to capture, as in s:capture(function(cs) ... end[, {name =}]), "
+        .. "got no value"), s.capture, s)
+      local line = H.here() + 2
+      local err = H.fails("s:capture: expected a function to capture",
+        function() local bad = s:capture{name = "x"}; return bad end)
+      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": s:capture: .*, got table$", err)
+    end)
+
+    it("g:update names itself for a bad function or stream option, at the script's line", function()
+      local x, y = dev:zeros("f32", N, {stream = s}), dev:zeros("f32", N, {stream = s})
+      local g = axpy_graph(x, y, 1, 1)
+      local line = H.here() + 1
+      local err = H.fails("g:update", function() g:update{stream = 5} end)
+      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": " .. H.lit("g:update: expected a function to capture, as "
+        .. "in g:update(function(cs) ... end[, {stream =}]), got table") .. "$", err)
+      line = H.here() + 1
+      err = H.fails("g:update", function() g:update(function() end, {stream = 5}) end)
+      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": g:update: option 'stream' expected a gpulua stream, got "
+        .. "number 5$", err)
+      g:close()
     end)
 
     it("replays on any stream of its device, copies and fills included", function()
@@ -263,6 +282,22 @@ describe("graphs", function()
       assert.are.same({mine = true}, err)
       s:sync()
       H.check_all(x:read{stream = s}, 0) -- the captured fill never ran
+    end)
+
+    it("a <close> refused as an error ends the block names a line and the error that ended it", function()
+      local t = dev:stream{name = "closed_in_capture"}
+      local line = H.here() + 2 -- the frames of fn are gone: the line of s:capture
+      local ok, err = pcall(function()
+        s:capture(function()
+          local _ <close> = t
+          error("the script's own")
+        end)
+      end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": closing a stream %(<close>%) at ", err)
+      assert.matches(H.lit("(closing a to-be-closed gpulua.Stream while an error ended its block: ") .. "[^:]*"
+        .. "graph_spec%.lua:%d+: the script's own%)$", err)
+      t:close()
     end)
   end)
 

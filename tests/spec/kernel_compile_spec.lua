@@ -123,6 +123,12 @@ describe("kernels", function()
       H.fails("option 'options' expected a list of strings, got string", gpu.compile, TWICE_SRC,
         {options = "-use_fast_math"})
       H.fails("option 'name' expected a string, got number", gpu.compile, TWICE_SRC, {name = 3})
+      -- a list's length as its __len says, not cut to an int (2^32 + 1 would read as 1 option)
+      local function len(n) return setmetatable({"-DX"}, {__len = function() return n end}) end
+      H.fails(H.lit("gpu.compile: kernel.cu: at most 63 options, got a list of length 4294967297") .. "$",
+        gpu.compile, TWICE_SRC, {options = len((1 << 32) + 1)})
+      H.fails(H.lit("gpu.compile: kernel.cu: at most 63 options, got a list of length -2147483647") .. "$",
+        gpu.compile, TWICE_SRC, {options = len(-(1 << 31) + 1)})
     end)
 
     it("rejects a device that does not exist", function()

@@ -54,9 +54,9 @@ describe("pipelines", function()
 
   it("rejects bad options, naming them", function()
     H.fails("pipeline%.run: option 'stage' expected a function, got nil", pipeline.run, {batches = 1})
-    H.fails("option 'batches' expected a non%-negative integer, got %-1", pipeline.run,
+    H.fails("option 'batches' expected a non%-negative integer, got number %-1$", pipeline.run,
       {batches = -1, stage = function() end})
-    H.fails("option 'streams' expected a positive integer or a list of streams, got 0", pipeline.run,
+    H.fails("option 'streams' expected a positive integer or a list of streams, got number 0$", pipeline.run,
       {batches = 1, streams = 0, stage = function() end})
     H.fails("option 'streams' is an empty list", pipeline.run, {batches = 1, streams = {}, stage = function() end})
     H.fails("expected a table of options", pipeline.run, 5)
@@ -91,6 +91,20 @@ describe("pipelines", function()
       assert.is_false(ok)
       assert.matches("^[^:]*pipeline_spec%.lua:" .. line .. ": pipeline%.run: ", err)
     end
+  end)
+
+  it("names the caller's line when a gpulua call it makes for the script fails", function()
+    local run_line = H.here() + 1
+    local ok, err = pcall(function() local r = pipeline.run{device = 99, batches = 1, stage = print}; return r end)
+    assert.is_false(ok)
+    assert.matches("^[^:]*pipeline_spec%.lua:" .. run_line .. ": pipeline%.run: gpu%.device: ordinal 99 is out of "
+      .. "range", err)
+    local setup = pipeline.buffers{a = {"f32", -1}}
+    local buf_line = H.here() + 1
+    ok, err = pcall(function() local r = pipeline.run{batches = 1, stage = print, setup = setup}; return r end)
+    assert.is_false(ok)
+    assert.matches("^[^:]*pipeline_spec%.lua:" .. buf_line .. ": pipeline%.run: bad argument #2 to 'alloc' "
+      .. "%(element count must be positive, got %-1%)", err)
   end)
 
   H.it_devices(2, "spreads batches over devices, then over each device's streams", function()
@@ -239,7 +253,9 @@ describe("pipeline.graph", function()
   it("rejects what cannot be one graph, and a stage's refused call comes out of it", function()
     local h, o = H.iota("f32", N * 8), gpu.host("f32", N * 8)
     H.fails("pipeline.graph: option 'streams' expected a positive integer %(the branches are forked inside the "
-      .. "capture%), got table", function() return pipeline.graph(opts(h, o, {streams = {dev.main}})) end)
+      .. "capture%), got table$", function() return pipeline.graph(opts(h, o, {streams = {dev.main}})) end)
+    H.fails("pipeline.graph: option 'streams' expected a positive integer %(the branches are forked inside the "
+      .. "capture%), got table$", function() return pipeline.graph(opts(h, o, {streams = {}})) end)
     H.fails("pipeline.graph: unknown option 'nmae'", function() return pipeline.graph(opts(h, o, {nmae = "x"})) end)
     local two = opts(h, o, {devices = {0, 0}})
     two.device = nil
@@ -257,6 +273,42 @@ describe("pipeline.graph", function()
     dev.main:sync()
     for i = 1, N * 8 do assert.are.equal(2 * i, o[i]) end
     g:close()
+  end)
+end)
+
+describe("pipeline.graph's errors", function()
+  local dev = gpu.device(0)
+
+  it("name the caller's line, not a line of pipeline.lua", function()
+    local stage = function() end
+    local cases = {
+      {{device = 99, batches = 1, stage = stage}, "gpu%.device: ordinal 99 is out of range"},
+      {{device = 0, batches = 1, stage = stage, setup = pipeline.buffers{a = {"f32", 0}}},
+       "bad argument #2 to 'alloc' %(element count must be positive, got 0%)"},
+      {{device = {}, batches = 1, stage = stage}, "expected a device or a device ordinal, got table$"},
+      {{streams = {}, batches = 1, stage = stage}, "option 'streams' expected a positive integer %(the branches "
+        .. "are forked inside the capture%), got table$"},
+    }
+    local line = H.here() + 2
+    for _, case in ipairs(cases) do
+      local ok, err = pcall(function() local g = pipeline.graph(case[1]); return g end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*pipeline_spec%.lua:" .. line .. ": pipeline%.graph: " .. case[2], err)
+    end
+  end)
+
+  it("name the caller's line for a capture refused where it is made", function()
+    local line
+    local ok, err = pcall(function()
+      dev.main:capture(function()
+        line = H.here() + 1
+        local g = pipeline.graph{device = dev, batches = 1, stage = function() end}
+        return g
+      end)
+    end)
+    assert.is_false(ok)
+    assert.matches("[^:]*pipeline_spec%.lua:" .. line .. ": pipeline%.graph: ", err)
+    assert.does_not.match("pipeline%.lua", err)
   end)
 end)
 
@@ -342,6 +394,22 @@ describe("the trace", function()
     H.fails("gpu%.trace: no trace file", gpu.trace)
     H.fails("gpu%.trace: cannot write /nonexistent/dir/trace%.json: No such file or directory", gpu.trace,
             "/nonexistent/dir/trace.json")
+  end)
+
+  it("refuses a file name that is not a string, and starts no trace", function()
+    gpu.trace(false) -- nothing records
+    local usage = "gpu.trace: expected a file name (a string), nothing (write now) or false (write and stop), got "
+    for _, case in ipairs{{123, "number 123"}, {true, "boolean"}, {{}, "table"}} do
+      local line = H.here() + 1
+      local err = H.fails(H.lit(usage .. case[2]) .. "$", function() gpu.trace(case[1]) end)
+      assert.matches("^[^:]*pipeline_spec%.lua:" .. line .. ": ", err)
+      local started = gpu.trace(false) -- the file a trace was started to, written now
+      if started then os.remove(started) end
+      assert.is_nil(started, "gpu.trace(" .. tostring(case[1]) .. ") started a trace")
+    end
+    H.fails(H.lit('gpu.trace: expected a file name, got ""') .. "$", gpu.trace, "")
+    H.fails(H.lit("gpu.trace: expected a file name, got a string of 1024 bytes or more") .. "$", gpu.trace,
+            ("a"):rep(1024))
   end)
 
   -- the events of a decoded trace file, and the names of its tracks by tid

@@ -23,6 +23,28 @@ describe("objects used after their finalizer ran", function()
     assert.are.equal("gpulua.Stream (released)", tostring(s))
   end)
 
+  -- API.md: closing (freeing) twice is an error and a <close> after a close is
+  -- not; a finalizer called by hand counts as the first close
+  it("closing again after the finalizer is an error naming the call; a <close> is not", function()
+    local line = H.here() + 3
+    local function closed_again(o, method, msg)
+      finalize(o)
+      local err = H.fails(H.lit(msg) .. "$", function() o[method](o) end)
+      assert.matches("^[^:]*released_spec%.lua:" .. line .. ": ", err)
+      do local _ <close> = o end -- no error
+    end
+    closed_again(dev:stream{name = "gc_then_close"}, "close",
+      "s:close: the stream is closed already: its finalizer (__gc) released it")
+    closed_again(dev:alloc("f32", 4), "free", "x:free: the slice is freed already: its finalizer (__gc) released it")
+    closed_again(gpu.comm{devices = {dev}}, "close",
+      "comm:close: the communicator is closed already: its finalizer (__gc) released it")
+    closed_again(gpu.host("f32", 4), "free", "h:free: host buffer f32[4] is released")
+    -- a graph's close is idempotent (API.md): after the finalizer too
+    local g = dev.main:capture(function() end)
+    finalize(g)
+    g:close()
+  end)
+
   it("slices, host buffers, events and kernels", function()
     local x = dev:alloc("f32", 4)
     finalize(x)

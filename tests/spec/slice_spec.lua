@@ -70,7 +70,10 @@ describe("device memory (slices)", function()
         local f = dev[make]
         H.fails("element count must be positive, got 0", f, dev, "f32", 0)
         H.fails("element count must be positive, got %-1", f, dev, "f32", -1)
-        H.fails("expected an integer element count, got a non%-integral number", f, dev, "f32", 1.5)
+        H.fails("expected an integer element count, got number 1%.5%)$", f, dev, "f32", 1.5)
+        H.fails("expected an integer element count, got number NaN%)$", f, dev, "f32", 0 / 0)
+        H.fails("expected an integer element count, got number inf%)$", f, dev, "f32", 1 / 0)
+        H.fails("expected an integer element count, got number 9%.2233720368548e%+18%)$", f, dev, "f32", 2 ^ 63)
         H.fails("integer element count expected, got string", f, dev, "f32", "x")
         H.fails("integer element count expected, got no value", f, dev, "f32")
         H.fails("element count 1152921504606846976 is too large", f, dev, "f32", 2 ^ 60)
@@ -98,8 +101,14 @@ describe("device memory (slices)", function()
 
     it("rejects options that are not a table or a stream", function()
       H.fails("table expected, got number", function() return dev:alloc("f32", 4, 5) end)
-      H.fails("option 'stream' expected a gpulua stream, got string",
+      local line = H.here() + 1
+      local err = H.fails("got number NaN", function() local x = dev:alloc("f32", 0 / 0); return x end)
+      assert.matches("^[^:]*slice_spec%.lua:" .. line .. ": bad argument #2 to 'alloc' %(expected an integer element "
+        .. "count, got number NaN%)$", err)
+      H.fails("dev:alloc: option 'stream' expected a gpulua stream, got string$",
               function() return dev:alloc("f32", 4, {stream = "main"}) end)
+      H.fails("dev:zeros: option 'stream' expected a gpulua stream, got number 1$",
+              function() return dev:zeros("f32", 4, {stream = 1}) end)
     end)
   end)
 

@@ -48,6 +48,12 @@ describe("streams", function()
       H.fails("dev:stream: option 'priority' expected an integer, got string", dev.stream, dev, {priority = "high"})
       H.fails("option 'priority' expected an integer, got number 1%.5", dev.stream, dev, {priority = 1.5})
       H.fails("option 'priority' expected an integer, got table", dev.stream, dev, {priority = {}})
+      local line = H.here() + 1
+      local err = H.fails("priority", function() local t = dev:stream{priority = 0 / 0}; return t end)
+      assert.matches("^[^:]*stream_spec%.lua:" .. line .. ": dev:stream: option 'priority' expected an integer, got "
+        .. "number NaN$", err)
+      H.fails("s:fork: option 'priority' expected an integer, got number NaN$", dev.main.fork, dev.main,
+        {priority = 0 / 0})
       H.fails("dev:stream: option 'name' expected a string, got number", dev.stream, dev, {name = 3})
       H.fails("option 'name' expected a string, got boolean", dev.stream, dev, {name = true})
       H.fails("table expected, got string", dev.stream, dev, "h2d")
