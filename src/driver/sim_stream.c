@@ -110,7 +110,8 @@ void sim_kick_all_locked(void) {
 void sim_wait_locked(void) {
   sim_kick_all_locked(); /* whoever waits needs the device to progress */
   struct CUstream_st *self = worker_stream;
-  if (self) self->blocked++;
+  if (self && self->blocked++ == 0 && self->host_blocked)
+    pthread_cond_broadcast(&sim_S.cv); /* a host waiting for room grows the ring now (ring_room_locked) */
   sim_S.waiters++;
   pthread_cond_wait(&sim_S.cv, &sim_S.mu);
   sim_S.waiters--;

@@ -133,6 +133,7 @@ void test_wait_captures_the_record_at_the_wait(void) {
   OK(d.cuLaunchHostFunc(B, mark_fn, &b2));
   OK(d.cuEventRecord(e, C)); /* record 2 on an idle stream */
   OK(d.cuStreamSynchronize(C));
+  (void)d.cuStreamQuery(A); /* asking starts queued work (the sim's rule) */
   latch_wait(&g.entered);
   short_wait();
   CHECK(seq_pos(&log, 2) < 0); /* B ran before A's captured work */
@@ -172,6 +173,7 @@ static void cross_stream_wait_case(int dev_a, int dev_b) {
   OK(d.cuLaunchHostFunc(B, flag_fn, &b_flag));
   /* the event may go while a wait on it is still queued */
   OK(d.cuEventDestroy(e));
+  (void)d.cuStreamQuery(A); /* asking starts queued work (the sim's rule) */
   latch_wait(&g.entered);
   short_wait();
   CHECK(atomic_load(&b_flag) == 0);

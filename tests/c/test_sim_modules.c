@@ -201,6 +201,7 @@ void test_set_host_while_queued(void) {
   unsigned long long outp = (unsigned long long)(uintptr_t)&out;
   void *params[] = {&outp, &arg};
   OK(d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+  (void)d.cuStreamQuery(s); /* asking starts queued work (the sim's rule) */
   latch_wait(&g.entered);
   latch_set(&g.open);
   while (d.cuStreamQuery(s) == CUDA_ERROR_NOT_READY)
