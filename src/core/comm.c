@@ -225,6 +225,38 @@ static int check_slice(gl_comm *c, const char *what, const char *role, int i, co
   return 0;
 }
 
+/* Rank i's recv shares no memory with its send, or is in place as NCCL
+ * defines it: the same elements (all_reduce, broadcast, reduce), send at the
+ * rank's part of recv (all_gather), recv at the rank's part of send
+ * (reduce_scatter). NCCL leaves every other overlap undefined. */
+static int check_apart(gl_comm *c, const gl_coll *k, int i, const char *what) {
+  const gl_slice *sx = k->send[i], *rx = k->recv[i];
+  if (!gl_ranges_overlap(rx, rx->lo, rx->hi, sx, sx->lo, sx->hi)) return 0;
+  int rank = c->first_rank + i;
+  char hint[160];
+  if (k->kind == GL_COLL_ALL_GATHER) {
+    if (sx->lo == rx->lo + (uint64_t)rank * gl_slice_bytes(sx)) return 0;
+    snprintf(hint, sizeof hint, "send is rank %d's part of recv, recv:view(%zu, %zu)", rank,
+             (size_t)rank * sx->count, sx->count);
+  } else if (k->kind == GL_COLL_REDUCE_SCATTER) {
+    if (rx->lo == sx->lo + (uint64_t)rank * gl_slice_bytes(rx)) return 0;
+    snprintf(hint, sizeof hint, "recv is rank %d's part of send, send:view(%zu, %zu)", rank,
+             (size_t)rank * rx->count, rx->count);
+  } else {
+    if (rx->lo == sx->lo) return 0;
+    snprintf(hint, sizeof hint, "recv is send itself: leave recv out");
+  }
+  gl_buf rb = GL_BUF_INIT, sb = GL_BUF_INIT;
+  gl_slice_range(rx, rx->lo, rx->hi, 0, &rb);
+  gl_slice_range(sx, sx->lo, sx->hi, 1, &sb);
+  gl_fail(c->rt, "%s: recv of rank %d (%s) overlaps send of rank %d (%s): NCCL defines a collective only in place "
+                 "(%s) or with recv apart from send",
+          what, rank, gl_buf_str(&rb), rank, gl_buf_str(&sb), hint);
+  gl_buf_free(&rb);
+  gl_buf_free(&sb);
+  return -1;
+}
+
 int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
   gl_runtime *rt = c->rt;
   const char *what = coll_names[k->kind];
@@ -275,6 +307,8 @@ int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
       return gl_fail(rt, "%s: send and recv must have the same number of elements, got %zu and %zu", what, send_n, recv_n);
     break;
   }
+  for (int i = 0; i < c->n; i++)
+    if (check_apart(c, k, i, what) != 0) return -1;
   /* every rank's operands admitted before anything is queued */
   gl_operand o[GL_MAX_LOCAL_RANKS][2];
   gl_op ops[GL_MAX_LOCAL_RANKS];

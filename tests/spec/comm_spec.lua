@@ -116,6 +116,68 @@ describe("gpu.comm", function()
     comm:close()
   end)
 
+  it("recv partly overlapping send is refused, naming both; NCCL's in-place forms run", function()
+    local comm = gpu.comm{devices = devs}
+    local whole, x, W = {}, {}, 2 * n + 6
+    for r = 1, n do
+      whole[r] = devs[r]:zeros("f32", W)
+      x[r] = whole[r]:view(0, 2 * n)
+    end
+    local function views(off, count)
+      local list = {}
+      for r = 1, n do list[r] = whole[r]:view(off, count) end
+      return list
+    end
+    local tail = ("defines a collective only in place (%s) or with recv apart from send")
+    H.fails(H.lit("comm:all_reduce: recv of rank 0 (elements 2 to 5 of f32[" .. W .. "] on device 0) "
+                  .. "overlaps send of rank 0 (elements 0 to 3 of it): NCCL " .. tail:format("recv is send itself: "
+                  .. "leave recv out")),
+            function() comm:all_reduce(views(0, 4), {recv = views(2, 4)}) end)
+    H.fails(H.lit("comm:broadcast: recv of rank 0 (elements 0 to 1 of f32[" .. W .. "] on device 0) "
+                  .. "overlaps send of rank 0 (elements 1 to 2 of it)"),
+            function() comm:broadcast(views(1, 2), {recv = views(0, 2)}) end)
+    H.fails(H.lit("comm:reduce: recv of rank 0"), function() comm:reduce(views(1, 2), {recv = views(0, 2)}) end)
+    H.fails(H.lit(("comm:all_gather: recv of rank 0 (elements 0 to %d of f32[%d] on device 0) overlaps send of rank 0 "
+                   .. "(elements 1 to 2 of it): NCCL "):format(2 * n - 1, W)
+                  .. tail:format("send is rank 0's part of recv, recv:view(0, 2)")),
+            function() comm:all_gather(views(1, 2), x) end)
+    H.fails(H.lit(("comm:reduce_scatter: recv of rank 0 (elements 1 to 2 of f32[%d] on device 0) overlaps send of "
+                   .. "rank 0 (elements 0 to %d of it): NCCL "):format(W, 2 * n - 1)
+                  .. tail:format("recv is rank 0's part of send, send:view(0, 2)")),
+            function() comm:reduce_scatter(x, views(1, 2)) end)
+    if n > 1 then -- each rank's own part: rank 0's part is not in place for rank 1
+      H.fails(H.lit("comm:all_gather: recv of rank 1 (elements 0 to " .. (2 * n - 1) .. " of f32[" .. W
+                    .. "] on device 1) overlaps send of rank 1 (elements 0 to 1 of it): NCCL "
+                    .. tail:format("send is rank 1's part of recv, recv:view(2, 2)")),
+              function() comm:all_gather(views(0, 2), x) end)
+    end
+    -- in place: the same elements through two views; each rank's part of recv (all_gather) and of send
+    -- (reduce_scatter)
+    local mine = {}
+    for r = 1, n do
+      devs[r].main:copy(x[r], H.iota("f32", 2 * n, r * 100))
+      mine[r] = x[r]:view((r - 1) * 2, 2)
+    end
+    comm:all_gather(mine, x)
+    for r, h in ipairs(read_all(x)) do
+      for q = 1, n do
+        for i = 1, 2 do assert.are.equal(q * 100 + (q - 1) * 2 + i - 1, h[(q - 1) * 2 + i], "all_gather " .. r) end
+      end
+    end
+    local before = read_all(x)
+    comm:reduce_scatter(x, mine)
+    for r, h in ipairs(read_all(x)) do
+      for i = 1, 2 do
+        local idx = (r - 1) * 2 + i
+        local want = 0
+        for q = 1, n do want = want + before[q][idx] end
+        assert.are.equal(want, h[idx], "reduce_scatter rank " .. r)
+      end
+    end
+    comm:all_reduce(views(0, 2), {recv = views(0, 2), op = "max"})
+    comm:close()
+  end)
+
   it("runs on the given streams, ordered like any work there", function()
     local comm = gpu.comm{devices = devs}
     local streams, send = {}, {}
