@@ -7,9 +7,10 @@
  * computes it for all (reading every rank's send buffer into a temporary
  * first, so in-place calls are exact), the others' workers wait for it. The
  * i-th call of one rank meets the i-th of the others, as NCCL requires.
- * Results: integer types exact (avg truncates, as NCCL's), floats computed in
- * double and rounded once. The clique of a communicator's ranks lives as long
- * as a rank's communicator or a queued collective of it (a destroy right
+ * Results: integer types as NCCL's (wrapping in the element's width; avg the
+ * wrapped sum divided, truncated), floats computed in double and rounded
+ * once. The clique of a communicator's ranks lives as long as a rank's
+ * communicator or a queued collective of it (a destroy right
  * after a call leaves the call to finish). Calls between ncclGroupStart and
  * ncclGroupEnd are queued at the end, all or (when one failed) none. The test
  * hook GPULUA_SIM_NCCL_FAULT (sim_device.c) makes one call fail, at once or
@@ -109,7 +110,18 @@ static void storei(gl_ncclDataType t, void *p, size_t i, int64_t v) {
   }
 }
 
-/* out[i] = op over the ranks r of src[r][off + i], i < count */
+/* v wrapped to t's width (sign-extended for the signed types): the value an
+ * element of type t holds */
+static int64_t wrap(gl_ncclDataType t, int64_t v) {
+  int64_t cell;
+  storei(t, &cell, 0, v);
+  return loadi(t, &cell, 0);
+}
+
+/* out[i] = op over the ranks r of src[r][off + i], i < count. Integers as
+ * NCCL's kernels: sums and products wrap in the element's width; avg
+ * (FuncSumPostDiv) is that wrapped sum, read as signed or unsigned, divided
+ * by the ranks with truncation toward zero. */
 static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, size_t off, size_t count, void *out) {
   for (size_t i = 0; i < count; i++) {
     if (is_float(t)) {
@@ -125,7 +137,8 @@ static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, siz
         uint64_t x = (uint64_t)loadi(t, src[r], off + i);
         v = op == GL_NCCL_PROD ? v * x : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v) : v + x;
       }
-      storei(t, out, i, (int64_t)(op == GL_NCCL_AVG ? v / (uint64_t)n : v));
+      if (op == GL_NCCL_AVG) v = (uint64_t)wrap(t, (int64_t)v) / (uint64_t)n;
+      storei(t, out, i, (int64_t)v);
     } else {
       int64_t v = loadi(t, src[0], off + i);
       for (int r = 1; r < n; r++) {
@@ -134,7 +147,7 @@ static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, siz
             : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v)
                                 : (int64_t)((uint64_t)v + (uint64_t)x);
       }
-      storei(t, out, i, op == GL_NCCL_AVG ? v / n : v);
+      storei(t, out, i, op == GL_NCCL_AVG ? wrap(t, v) / n : v);
     }
   }
 }

@@ -80,6 +80,42 @@ describe("gpu.comm", function()
     comm:close()
   end)
 
+  -- NCCL's avg on integers (FuncSumPostDiv in its reduce_kernel.h): the sum wraps in the element's
+  -- width, then that value, signed or unsigned as the dtype, is divided by the ranks, toward zero
+  local avg_cases = {
+    i8 = {{100, 100, -28}, {-100, -100, 28}, {127, 1, -64}, {-128, -128, 0}, {-3, -4, -3}, {5, 6, 5}},
+    u8 = {{200, 200, 72}, {255, 1, 0}, {255, 255, 127}, {3, 4, 3}},
+    i32 = {{0x7fffffff, 0x7fffffff, -1}, {-0x80000000, -1, 0x3fffffff}, {-5, 2, -1}, {7, 8, 7}},
+    u32 = {{0xffffffff, 0xffffffff, 0x7fffffff}, {0x80000000, 0x80000000, 0}, {3, 4, 3}},
+    i64 = {{1 << 62, 1 << 62, -(1 << 62)}, {math.maxinteger, 1, -(1 << 62)}, {-7, 0, -3}, {9, 10, 9}},
+    -- u64 reads back past 2^63 as negative integers: -1 is 2^64 - 1
+    u64 = {{-1, -1, math.maxinteger}, {math.mininteger, math.mininteger, 0}, {math.mininteger, 2, (1 << 62) + 1},
+           {3, 4, 3}},
+  }
+  for _, dt in ipairs{"i8", "u8", "i32", "u32", "i64", "u64"} do
+    H.it_devices(2, dt .. " avg: the sum wraps in the dtype, then divides toward zero, as NCCL's", function()
+      local comm = gpu.comm{devices = {0, 1}}
+      local cases = avg_cases[dt]
+      local send = {}
+      for r = 1, 2 do
+        local t = {}
+        for i, c in ipairs(cases) do t[i] = c[r] end
+        send[r] = H.upload(gpu.device(r - 1), dt, t)
+      end
+      local recv = {gpu.device(0):zeros(dt, #cases), gpu.device(1):zeros(dt, #cases)}
+      comm:all_reduce(send, {op = "avg", recv = recv})
+      comm:reduce_scatter({send[1]:view(0, 2), send[2]:view(0, 2)}, {recv[1]:view(0, 1), recv[2]:view(1, 1)},
+                          {op = "avg"}) -- the same reduction, on each rank's part
+      for r = 1, 2 do
+        local got = recv[r]:read()
+        for i, c in ipairs(cases) do
+          assert.are.equal(c[3], got[i], ("%s avg of %d and %d, rank %d"):format(dt, c[1], c[2], r - 1))
+        end
+      end
+      comm:close()
+    end)
+  end
+
   it("broadcast, reduce, all_gather and reduce_scatter", function()
     local comm = gpu.comm{devices = devs}
     local root = n - 1
