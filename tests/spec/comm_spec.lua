@@ -444,6 +444,71 @@ describe("gpu.comm", function()
     end)
   end)
 
+  -- A fault on one rank's device before a collective: that rank never takes part, so the collective
+  -- cannot complete on the others. Each ending of the script below must report it and end (a hang is
+  -- the suite's timeout). On sim the kernel's host implementation raises, as fault_spec.lua's do.
+  describe("a fault on one rank", function()
+    local PRELUDE = [[
+      local gpu = require "gpulua"
+      local devs = {gpu.device(0), gpu.device(1)}
+      local comm = gpu.comm{devices = devs}
+      local x = {devs[1]:zeros("f32", 4), devs[2]:zeros("f32", 4)}
+      local m = gpu.compile([=[
+        extern "C" __global__ void bad_write(float *y) {
+          float *p = (float *)(unsigned long long)0x10;  // not device memory
+          p[threadIdx.x] = y[0];
+        }
+      ]=], {name = "rank_fault.cu", device = devs[1]})
+      local bad = m:kernel("bad_write", "f32*")
+      bad:host(function() error("bad_write on rank 0") end)
+      local function show(what, ok, err) print(what, ok, (tostring(err):gsub("^[^:]*:%d+: ", ""))) end
+      devs[1].main:launch(bad, {grid = 1, block = 32}, x[1])
+      comm:all_reduce(x)
+    ]]
+    local function child(script, want_status)
+      local out, status = H.run_child(PRELUDE .. script)
+      assert.are.equal(want_status, status, out)
+      return out
+    end
+    local poisoned = "device 1 is poisoned: a collective of its communicator %(rank 1 here%) cannot complete: " ..
+                     "rank 0 %(device 0%) faulted, so its collectives cannot complete on the other ranks %(the " ..
+                     "communicator was aborted%): device 0 is poisoned by a fault"
+
+    H.it_devices(2, "poisons the communicator and every rank's device: each wait reports it", function()
+      local out = child([[
+        show("read1", pcall(x[2].read, x[2]))  -- rank 1 waits for the collective first
+        show("sync1", pcall(devs[2].sync, devs[2]))
+        show("read0", pcall(x[1].read, x[1]))
+        show("again", pcall(comm.all_reduce, comm, x))
+        comm:close()
+        print("end")
+      ]], 0)
+      assert.matches("read1	false	" .. poisoned, out)
+      assert.matches("sync1	false	" .. poisoned, out)
+      assert.matches("read0	false	device 0 is poisoned by a fault", out)
+      assert.matches("again	false	comm:all_reduce: the communicator is unusable after an earlier error: rank 0 " ..
+                     "%(device 0%) faulted", out)
+      assert.matches("\nend\n", out)
+    end)
+
+    H.it_devices(2, "a query reports it too, so a loop of queries ends", function()
+      local out = child([[
+        local e = devs[2].main:record()
+        local ok, err = pcall(function() while not e:query() do end end)
+        show("query", ok, err)
+      ]], 0)
+      assert.matches("query	false	" .. poisoned, out)
+    end)
+
+    for _, ending in ipairs{{"the end of the script", "", 0}, {"an uncaught error", "error('stop')", 1},
+                            {"os.exit", "os.exit(3)", 3}, {"os.exit closing the state", "os.exit(3, true)", 3},
+                            {"a host read of rank 1's recv left uncaught", "print(x[2]:read()[1])", 1}} do
+      H.it_devices(2, "ends the process at " .. ending[1] .. ", nothing waiting for the collective", function()
+        child(ending[2] .. "\n", ending[3])
+      end)
+    end
+  end)
+
   it("communicators made and dropped in a loop are destroyed at the end, none waited for", function()
     for _ = 1, 10 do
       local c = gpu.comm{devices = devs}
