@@ -217,6 +217,23 @@ static int check_matrix(gl_runtime *rt, const gl_gemm_args *g, mat *m, const cha
   return 0;
 }
 
+/* c shares no memory with a or b (the elements each reaches): cuBLAS leaves
+ * such a product undefined, and the sim's loop would read elements of c it
+ * has already written (in place C = A*A gives wrong numbers). */
+static int check_apart(gl_runtime *rt, const mat *c, const mat *x, size_t es) {
+  uint64_t clo = c->x->lo, chi = clo + (uint64_t)c->need * es, xlo = x->x->lo, xhi = xlo + (uint64_t)x->need * es;
+  if (!gl_ranges_overlap(c->x, clo, chi, x->x, xlo, xhi)) return 0;
+  gl_buf cb = GL_BUF_INIT, xb = GL_BUF_INIT;
+  gl_slice_range(c->x, clo, chi, 0, &cb);
+  gl_slice_range(x->x, xlo, xhi, 1, &xb);
+  gl_fail(rt, "s:gemm: c (%s) overlaps %s (%s): c must not share memory with a or b (cuBLAS leaves the result "
+              "undefined); write c to memory apart from them",
+          gl_buf_str(&cb), x->name, gl_buf_str(&xb));
+  gl_buf_free(&cb);
+  gl_buf_free(&xb);
+  return -1;
+}
+
 static int cuda_type(gl_dtype dt, int *type, int *compute) {
   switch (dt) {
   case GL_F32: *type = CUDA_R_32F, *compute = CUBLAS_COMPUTE_32F; return 0;
@@ -253,11 +270,12 @@ int gl_gemm(gl_stream *s, const gl_gemm_args *g, gl_site *site) {
   if (g->count > 1 && C.stride < C.rows * C.ld && C.rows && C.cols)
     return gl_fail(rt, "s:gemm: stride_c = %lld makes the %lld matrices of c overlap (each takes %lld elements)",
                    (long long)C.stride, (long long)g->count, (long long)(C.rows * C.ld));
+  size_t es = gl_dtypes[dt].size;
+  if (check_apart(rt, &C, &A, es) != 0 || check_apart(rt, &C, &B, es) != 0) return -1;
   if (g->m == 0 || g->n == 0) return 0; /* an empty C: nothing to compute */
   gl_blas_slot *slot = NULL;
   if (slot_of(s, site, &slot) != 0) return -1;
 
-  size_t es = gl_dtypes[dt].size;
   gl_operand o[5];
   int n = 0;
   o[n++] = (gl_operand){&g->a->a->acc, g->a->lo, g->a->lo + (uint64_t)A.need * es, 0, g->a, NULL, "s:gemm a", 0, NULL};

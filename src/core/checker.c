@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "comm.h"
 #include "device.h"
 #include "runtime.h"
 #include "stream.h"
@@ -342,6 +343,10 @@ int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
     if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened) continue;
     if (gl_device_poisoned(s->dev)) {
       if (learn) return gl_device_check(s->dev);
+      continue;
+    }
+    if (gl_comm_settle(s->dev->rt, s->dev, site) != 0) { /* a collective that cannot complete poisoned it */
+      if (learn) return -1;
       continue;
     }
     gl_set_ctx(s->dev);

@@ -71,6 +71,12 @@ static void comm_link(gl_comm *c) {
 }
 
 static void comm_free(gl_comm *c) {
+  for (int i = 0; c->done && i < c->n; i++)
+    if (c->done[i]) {
+      gl_set_ctx(c->devs[i]);
+      gl_drv.cuEventDestroy(c->done[i]);
+    }
+  free(c->done);
   if (c->prev_live) {
     *c->prev_live = c->next_live;
     if (c->next_live) c->next_live->prev_live = c->prev_live;
@@ -79,6 +85,16 @@ static void comm_free(gl_comm *c) {
   free(c->devs);
   free(c->nc);
   free(c);
+}
+
+/* ncclCommAbort on every rank: their collectives not yet complete end, none waited for */
+static void abort_all(gl_comm *c) {
+  for (int i = 0; i < c->n; i++)
+    if (c->nc[i]) {
+      gl_set_ctx(c->devs[i]);
+      gl_nc.ncclCommAbort(c->nc[i]);
+      c->nc[i] = NULL;
+    }
 }
 
 static void destroy_all(gl_comm *c) {
@@ -225,6 +241,53 @@ static int check_slice(gl_comm *c, const char *what, const char *role, int i, co
   return 0;
 }
 
+/* Rank i's recv shares no memory with its send, or is in place as NCCL
+ * defines it: the same elements (all_reduce, broadcast, reduce), send at the
+ * rank's part of recv (all_gather), recv at the rank's part of send
+ * (reduce_scatter). NCCL leaves every other overlap undefined. */
+static int check_apart(gl_comm *c, const gl_coll *k, int i, const char *what) {
+  const gl_slice *sx = k->send[i], *rx = k->recv[i];
+  if (!gl_ranges_overlap(rx, rx->lo, rx->hi, sx, sx->lo, sx->hi)) return 0;
+  int rank = c->first_rank + i;
+  char hint[160];
+  if (k->kind == GL_COLL_ALL_GATHER) {
+    if (sx->lo == rx->lo + (uint64_t)rank * gl_slice_bytes(sx)) return 0;
+    snprintf(hint, sizeof hint, "send is rank %d's part of recv, recv:view(%zu, %zu)", rank,
+             (size_t)rank * sx->count, sx->count);
+  } else if (k->kind == GL_COLL_REDUCE_SCATTER) {
+    if (rx->lo == sx->lo + (uint64_t)rank * gl_slice_bytes(rx)) return 0;
+    snprintf(hint, sizeof hint, "recv is rank %d's part of send, send:view(%zu, %zu)", rank,
+             (size_t)rank * rx->count, rx->count);
+  } else {
+    if (rx->lo == sx->lo) return 0;
+    snprintf(hint, sizeof hint, "recv is send itself: leave recv out");
+  }
+  gl_buf rb = GL_BUF_INIT, sb = GL_BUF_INIT;
+  gl_slice_range(rx, rx->lo, rx->hi, 0, &rb);
+  gl_slice_range(sx, sx->lo, sx->hi, 1, &sb);
+  gl_fail(c->rt, "%s: recv of rank %d (%s) overlaps send of rank %d (%s): NCCL defines a collective only in place "
+                 "(%s) or with recv apart from send",
+          what, rank, gl_buf_str(&rb), rank, gl_buf_str(&sb), hint);
+  gl_buf_free(&rb);
+  gl_buf_free(&sb);
+  return -1;
+}
+
+/* After a collective of several local ranks: each rank's `done` event
+ * recorded after it (created at the first), for gl_comm_settle. */
+static int mark_inflight(gl_comm *c, const gl_coll *k) {
+  if (c->n < 2) return 0; /* one rank here: its others are in other processes, which NCCL watches */
+  if (!c->done && !(c->done = calloc((size_t)c->n, sizeof *c->done))) return gl_fail_nomem(c->rt, NULL);
+  for (int i = 0; i < c->n; i++) {
+    gl_set_ctx(c->devs[i]);
+    CUresult r = c->done[i] ? CUDA_SUCCESS : gl_drv.cuEventCreate(&c->done[i], CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(c->done[i], k->streams[i]->cu);
+    if (r != CUDA_SUCCESS) return gl_fail_cu(c->rt, c->devs[i], r, "cuEventRecord", NULL);
+  }
+  c->inflight = 1;
+  return 0;
+}
+
 int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
   gl_runtime *rt = c->rt;
   const char *what = coll_names[k->kind];
@@ -275,6 +338,8 @@ int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
       return gl_fail(rt, "%s: send and recv must have the same number of elements, got %zu and %zu", what, send_n, recv_n);
     break;
   }
+  for (int i = 0; i < c->n; i++)
+    if (check_apart(c, k, i, what) != 0) return -1;
   /* every rank's operands admitted before anything is queued */
   gl_operand o[GL_MAX_LOCAL_RANKS][2];
   gl_op ops[GL_MAX_LOCAL_RANKS];
@@ -317,7 +382,7 @@ int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
       async_rank = c->first_rank + i;
       break;
     }
-  if (r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS && async_rank < 0) return 0;
+  if (r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS && async_rank < 0) return mark_inflight(c, k);
   gl_buf_free(&c->poison);
   if (r != GL_NCCL_SUCCESS)
     gl_buf_printf(&c->poison, "%s: rank %d (device %d): %s failed: %s", what, failed_rank,
@@ -330,6 +395,73 @@ int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
   return gl_fail(rt, "%s", gl_buf_str(&c->poison));
 }
 
+/* ---- a rank's fault ------------------------------------------------------- */
+
+/* Rank i's device faulted (r, found by `call`): poison it, the communicator
+ * and its other ranks' devices, and abort the NCCL communicators. */
+static void rank_faulted(gl_comm *c, int i, CUresult r, const char *call, gl_site *site) {
+  gl_device *bad = c->devs[i];
+  if (!gl_device_poisoned(bad)) gl_device_poison(bad, r, call, site);
+  gl_buf_free(&c->poison);
+  gl_buf_printf(&c->poison, "rank %d (device %d) faulted, so its collectives cannot complete on the other ranks "
+                            "(the communicator was aborted): %s",
+                c->first_rank + i, bad->ordinal, gl_buf_str(&bad->poison));
+  abort_all(c);
+  c->inflight = 0;
+  for (int j = 0; j < c->n; j++)
+    if (!gl_device_poisoned(c->devs[j]))
+      gl_buf_printf(&c->devs[j]->poison, "device %d is poisoned: a collective of its communicator (rank %d here) "
+                                         "cannot complete: %s",
+                    c->devs[j]->ordinal, c->first_rank + j, gl_buf_str(&c->poison));
+}
+
+static int rank_of(const gl_comm *c, const gl_device *d) {
+  for (int i = 0; i < c->n; i++)
+    if (c->devs[i] == d) return i;
+  return -1;
+}
+
+void gl_comm_fault(gl_runtime *rt, gl_device *d, CUresult r, const char *call, gl_site *site) {
+  gl_device_poison(d, r, call, site);
+  for (gl_comm *c = rt->comms; c; c = c->next_live) {
+    int mine = c->inflight ? rank_of(c, d) : -1;
+    if (mine >= 0) rank_faulted(c, mine, r, call, site);
+  }
+  gl_set_ctx(d);
+}
+
+/* One look at c's ranks: 1 while a collective is still running on one. */
+static int watch_once(gl_comm *c, gl_site *site) {
+  int busy = 0;
+  for (int i = 0; i < c->n; i++) {
+    gl_set_ctx(c->devs[i]);
+    CUresult r = gl_drv.cuEventQuery(c->done[i]);
+    if (r == CUDA_ERROR_NOT_READY) busy = 1;
+    else if (r != CUDA_SUCCESS && gl_error_is_sticky(r)) {
+      gl_fail_cu(c->rt, c->devs[i], r, "cuEventQuery", site); /* gl_comm_fault: c is poisoned, no longer in flight */
+      return 0;
+    }
+  }
+  if (!busy) c->inflight = 0;
+  return busy;
+}
+
+static int has_rank(const gl_comm *c, const gl_device *d) { return !d || rank_of(c, d) >= 0; }
+
+static int settle(gl_runtime *rt, gl_device *d, int wait, gl_site *site) {
+  struct timespec nap = {0, 50 * 1000};
+  for (gl_comm *c = rt->comms; c; c = c->next_live) {
+    if (!c->inflight || !has_rank(c, d)) continue;
+    while (watch_once(c, site) && wait)
+      if (!gl_is_sim) nanosleep(&nap, NULL); /* the sim's queries yield and serve host kernels themselves */
+  }
+  return d && gl_device_poisoned(d) ? gl_fail(rt, "%s", gl_buf_str(&d->poison)) : 0;
+}
+
+int gl_comm_settle(gl_runtime *rt, gl_device *d, gl_site *site) { return rt->comms ? settle(rt, d, 1, site) : 0; }
+
+int gl_comm_poll(gl_runtime *rt, gl_device *d, gl_site *site) { return rt->comms ? settle(rt, d, 0, site) : 0; }
+
 /* ---- lifetime ----------------------------------------------------------- */
 
 int gl_comm_close(gl_comm *c, int loc) {
@@ -337,7 +469,9 @@ int gl_comm_close(gl_comm *c, int loc) {
     return gl_fail(c->rt, "comm:close: the communicator was closed already (at %s)", gl_loc_text(c->rt, c->closed_at));
   c->closed = 1;
   c->closed_at = loc;
-  destroy_all(c);
+  settle(c->rt, c->devs[0], 1, NULL); /* a destroy waits for the queued collectives: they must be able to complete */
+  if (c->poison.n) abort_all(c);
+  else destroy_all(c);
   return 0;
 }
 
@@ -353,8 +487,12 @@ void gl_comm_release(gl_comm *c) {
 }
 
 void gl_comm_teardown(gl_runtime *rt) {
+  gl_comm_settle(rt, NULL, NULL);
   while (rt->comms) {
     gl_comm *c = rt->comms;
+    int doomed = c->poison.n != 0; /* a destroy would wait for collectives that cannot complete */
+    for (int i = 0; i < c->n; i++) doomed |= gl_device_poisoned(c->devs[i]);
+    if (doomed) abort_all(c);
     for (int i = 0; i < c->n; i++)
       if (c->nc[i]) {
         gl_set_ctx(c->devs[i]);

@@ -14,6 +14,7 @@
 #ifndef GPULUA_CORE_COMM_H
 #define GPULUA_CORE_COMM_H
 
+#include "driver.h"
 #include "error.h"
 #include "types.h"
 
@@ -27,7 +28,9 @@ typedef struct gl_comm {
   int size, first_rank;    /* ranks of the whole communicator; this process's first one */
   gl_device **devs;        /* per local rank */
   struct ncclComm **nc;    /* per local rank; NULL entries once destroyed */
-  gl_buf poison;           /* non-empty once an NCCL error poisoned it */
+  gl_buf poison;           /* non-empty once an NCCL error, or a rank's fault, poisoned it */
+  CUevent *done;           /* per local rank (several): recorded after its latest collective */
+  int inflight;            /* collectives queued that the host has not seen complete on every rank */
   int closed, closed_at;   /* comm:close (or the finalizer), and where */
   struct gl_comm *next_live, **prev_live;
 } gl_comm;
@@ -51,6 +54,20 @@ typedef struct gl_coll {
   gl_stream **streams;
 } gl_coll;
 int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site);
+
+/* Before a wait on device d (NULL: any), which a collective that cannot
+ * complete would make endless: every communicator of several local ranks,
+ * one on d among them, with collectives in flight is watched until they have
+ * completed on every rank, or a rank's device faulted. A fault poisons the
+ * communicator (later calls raise it), aborts its NCCL communicators (no rank
+ * waits for the faulted one any more) and poisons the devices of its other
+ * ranks (every wait there reports it). 0, or -1 when d is poisoned (its
+ * message). gl_comm_poll looks once, without waiting (for queries). */
+int gl_comm_settle(gl_runtime *rt, gl_device *d, gl_site *site);
+/* Device d faulted (r, found by `call`; gl_fail_cu): d is poisoned with its
+ * fault, and so are its communicators with collectives in flight (as above). */
+void gl_comm_fault(gl_runtime *rt, gl_device *d, CUresult r, const char *call, gl_site *site);
+int gl_comm_poll(gl_runtime *rt, gl_device *d, gl_site *site);
 
 /* comm:close: destroy the NCCL communicators now. 0, or -1 (closed before). */
 int gl_comm_close(gl_comm *c, int loc);

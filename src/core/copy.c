@@ -78,6 +78,17 @@ int gl_copy(gl_stream *s, gl_ref dst, gl_ref src, gl_site *site) {
     return gl_fail(rt, "s:copy: dst is on device %d and src on device %d, but stream '%s' is on device %d; queue a "
                        "copy on a stream of the device of one of its ends", a, b, s->name, dev->ordinal);
   }
+  if (dst.x && src.x && gl_ranges_overlap(dst.x, dst.x->lo, dst.x->hi, src.x, src.x->lo, src.x->hi)) {
+    gl_buf dd = GL_BUF_INIT, sd = GL_BUF_INIT;
+    gl_slice_range(dst.x, dst.x->lo, dst.x->hi, 0, &dd);
+    gl_slice_range(src.x, src.x->lo, src.x->hi, 1, &sd);
+    gl_fail(rt, "s:copy: dst (%s) overlaps src (%s): a copy between overlapping ranges of one allocation is "
+                "undefined on the GPU; copy through a separate slice, or between disjoint ranges",
+            gl_buf_str(&dd), gl_buf_str(&sd));
+    gl_buf_free(&dd);
+    gl_buf_free(&sd);
+    return -1;
+  }
   gl_operand o[2];
   operand(dst, 1, "s:copy dst", &o[0]);
   operand(src, 0, "s:copy src", &o[1]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "comm.h"
 #include "event.h"
 #include "module.h"
 #include "runtime.h"
@@ -122,7 +123,7 @@ void gl_device_keep_error(gl_device *d) {
 }
 
 int gl_device_sync(gl_device *d, gl_site *site) {
-  if (gl_device_check(d) != 0) return -1;
+  if (gl_device_check(d) != 0 || gl_comm_settle(d->rt, d, site) != 0) return -1;
   gl_set_ctx(d);
   CUresult r = gl_drv.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuCtxSynchronize", site);
@@ -147,6 +148,7 @@ void gl_device_trim(gl_device *d) {
 }
 
 int gl_device_reclaim(gl_device *d, gl_site *site) {
+  if (gl_comm_settle(d->rt, d, site) != 0) return -1;
   gl_set_ctx(d);
   CUresult r = gl_drv.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuCtxSynchronize", site);

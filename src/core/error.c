@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "device.h"
 #include "runtime.h"
 #include "stream.h"
@@ -104,7 +105,7 @@ CUresult gl_error_code(const gl_runtime *rt) { return rt->err.code; }
 /* The fault's message, kept on the device: the fault, where it was seen,
  * and (the driver reports a fault late and does not say which kernel) the
  * launches not known to have finished, the likely culprits. */
-static void poison(gl_device *dev, CUresult r, const char *call, gl_site *site) {
+void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *site) {
   gl_runtime *rt = dev->rt;
   gl_buf *p = &dev->poison;
   const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_buf_str(&rt->host_kernel_error) : "";
@@ -127,7 +128,7 @@ static void poison(gl_device *dev, CUresult r, const char *call, gl_site *site) 
 
 int gl_fail_cu(gl_runtime *rt, gl_device *dev, CUresult r, const char *call, gl_site *site) {
   int sticky = gl_error_is_sticky(r);
-  if (dev && sticky && !gl_device_poisoned(dev)) poison(dev, r, call, site);
+  if (dev && sticky && !gl_device_poisoned(dev)) gl_comm_fault(rt, dev, r, call, site); /* poisons dev */
   if (dev && sticky) return gl_fail_code(rt, r, "%s", gl_buf_str(&dev->poison));
   return gl_fail_code(rt, r, "%s failed: %s: %s", call, gl_error_name(r), gl_error_string(r));
 }

@@ -55,6 +55,8 @@ int gl_fail_nomem(gl_runtime *rt, const char *what);
  * which names the fault, where it was seen and the launches that may have
  * caused it. */
 int gl_fail_cu(gl_runtime *rt, gl_device *dev, CUresult r, const char *call, gl_site *site);
+/* Poison dev with fault r, as gl_fail_cu does, and nothing else (comm.c). */
+void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *site);
 
 const char *gl_error_message(const gl_runtime *rt);
 CUresult gl_error_code(const gl_runtime *rt);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "comm.h"
 #include "device.h"
 #include "graph.h"
 #include "runtime.h"
@@ -146,6 +147,7 @@ static void reached(gl_event *e) {
 int gl_event_sync(gl_event *e, gl_site *site) {
   gl_device *d = e->s->dev;
   if (gl_capture_check_event(d->rt, e, "e:sync", site) != 0) return -1;
+  if (gl_comm_settle(d->rt, d, site) != 0) return -1;
   CUresult r = gl_drv.cuEventSynchronize(e->ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventSynchronize", site);
   reached(e);
@@ -156,10 +158,12 @@ int gl_event_query(gl_event *e, int *done, gl_site *site) {
   gl_device *d = e->s->dev;
   *done = 0;
   if (gl_capture_check_event(d->rt, e, "e:query", site) != 0) return -1;
+  if (gl_comm_poll(d->rt, d, site) != 0) return -1;
   CUresult r = gl_drv.cuEventQuery(e->ev);
   *done = 0;
   if (r == CUDA_ERROR_NOT_READY) return 0;
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventQuery", site);
+  if (gl_comm_poll(d->rt, d, site) != 0) return -1; /* reached, or a collective before it was aborted */
   reached(e);
   *done = 1;
   return 0;

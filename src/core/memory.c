@@ -23,6 +23,14 @@ void gl_slice_describe(const gl_slice *x, gl_buf *b) {
     gl_buf_printf(b, "slice %s[%zu] on device %d", dt, x->count, x->a->dev->ordinal);
 }
 
+void gl_slice_range(const gl_slice *x, uint64_t lo, uint64_t hi, int again, gl_buf *b) {
+  size_t es = gl_dtypes[x->dtype].size;
+  gl_buf_printf(b, "elements %llu to %llu of ", (unsigned long long)(lo / es), (unsigned long long)((hi - 1) / es));
+  if (again) gl_buf_printf(b, "it");
+  else
+    gl_buf_printf(b, "%s[%zu] on device %d", gl_dtypes[x->dtype].name, x->a->bytes / es, x->a->dev->ordinal);
+}
+
 int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;

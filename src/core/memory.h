@@ -68,6 +68,15 @@ void gl_alloc_graph_rename(gl_alloc *a, const struct gl_graph *from, const struc
 int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
 
 void gl_slice_describe(const gl_slice *x, gl_buf *b);
+/* Bytes [lo, hi) of x's allocation (hi > lo), in elements of x's dtype: "elements
+ * 1 to 7 of f32[8] on device 0"; `again`: "elements 0 to 6 of it" (for the second
+ * of two ranges of one allocation). */
+void gl_slice_range(const gl_slice *x, uint64_t lo, uint64_t hi, int again, gl_buf *b);
+/* Whether bytes [alo, ahi) of a's allocation and [blo, bhi) of b's share a byte. */
+static inline int gl_ranges_overlap(const gl_slice *a, uint64_t alo, uint64_t ahi, const gl_slice *b, uint64_t blo,
+                                    uint64_t bhi) {
+  return a->a == b->a && alo < ahi && blo < bhi && alo < bhi && blo < ahi;
+}
 static inline size_t gl_slice_bytes(const gl_slice *x) { return (size_t)(x->hi - x->lo); }
 /* The first byte x covers in its allocation, and its device address. */
 static inline uint64_t gl_slice_lo(const gl_slice *x) { return x->lo; }

@@ -90,6 +90,7 @@ gl_runtime *gl_runtime_new(gl_buf *why) {
 void gl_runtime_teardown(gl_runtime *rt) {
   untrack(rt);
   if (rt->dead) return;
+  gl_comm_settle(rt, NULL, NULL); /* no wait below may be for a collective that cannot complete */
   gl_trace_finish(rt); /* also after an error: the trace is written */
   gl_graph_teardown(rt);
   gl_comm_teardown(rt); /* before the devices close: NCCL's communicators use their contexts */

@@ -9,6 +9,7 @@
 
 #include "blas.h"
 #include "clock.h"
+#include "comm.h"
 #include "device.h"
 #include "event.h"
 #include "graph.h"
@@ -171,6 +172,8 @@ int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
 int gl_stream_sync(gl_stream *s, gl_site *site) {
   if (gl_capture_refuse(s->dev->rt, "s:sync", site) != 0) return -1;
   gl_set_ctx(s->dev);
+  if (gl_comm_settle(s->dev->rt, s->dev, site) != 0) return -1;
+  gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
   CUresult r = gl_drv.cuStreamSynchronize(s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(s->dev->rt, s->dev, r, "cuStreamSynchronize", site);
@@ -181,12 +184,14 @@ int gl_stream_sync(gl_stream *s, gl_site *site) {
 int gl_stream_query(gl_stream *s, int *finished, gl_site *site) {
   *finished = 0;
   if (gl_capture_refuse(s->dev->rt, "s:query", site) != 0) return -1;
+  if (gl_comm_poll(s->dev->rt, s->dev, site) != 0) return -1;
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
   CUresult r = gl_drv.cuStreamQuery(s->cu);
   *finished = 0;
   if (r == CUDA_ERROR_NOT_READY) return 0;
   if (r != CUDA_SUCCESS) return gl_fail_cu(s->dev->rt, s->dev, r, "cuStreamQuery", site);
+  if (gl_comm_poll(s->dev->rt, s->dev, site) != 0) return -1; /* finished, or a collective there was aborted */
   gl_clock_host_reached(s, seq);
   *finished = 1;
   return 0;
@@ -197,6 +202,8 @@ int gl_stream_wait_host(gl_stream *s, gl_site *site) {
   gl_set_ctx(dev);
   CUresult r = gl_drv.cuEventRecord(s->tail_ev, s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(dev->rt, dev, r, "cuEventRecord", site);
+  if (gl_comm_settle(dev->rt, dev, site) != 0) return -1;
+  gl_set_ctx(dev);
   r = gl_drv.cuEventSynchronize(s->tail_ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(dev->rt, dev, r, "cuEventSynchronize", site);
   gl_clock_host_reached(s, s->seq);

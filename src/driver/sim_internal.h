@@ -182,6 +182,7 @@ struct CUfunc_st {
   struct CUmod_st *mod;
   char name[256];
   gl_sim_kernel_fn host;
+  gl_sim_kernel_fn skipped; /* the sim's own: called (without the lock) for a launch a fault skips */
   void *user;
   int on_main;
   int nparams;

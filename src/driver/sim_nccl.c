@@ -7,10 +7,15 @@
  * computes it for all (reading every rank's send buffer into a temporary
  * first, so in-place calls are exact), the others' workers wait for it. The
  * i-th call of one rank meets the i-th of the others, as NCCL requires.
- * Results: integer types exact (avg truncates, as NCCL's), floats computed in
- * double and rounded once. The clique of a communicator's ranks lives as long
- * as a rank's communicator or a queued collective of it (a destroy right
- * after a call leaves the call to finish). Calls between ncclGroupStart and
+ * Results: integer types as NCCL's (wrapping in the element's width; avg the
+ * wrapped sum divided, truncated), floats computed in double and rounded
+ * once. The clique of a communicator's ranks lives as long as a rank's
+ * communicator or a queued collective of it (a destroy right
+ * after a call leaves the call to finish). A rank that will not take part in
+ * a call (a fault on its context skipped its part, or the part could not be
+ * queued) leaves the meeting at once, and the call ends on every rank
+ * without a result, the communicator reporting an asynchronous error, instead
+ * of waiting forever; ncclCommAbort ends every call not yet complete so. Calls between ncclGroupStart and
  * ncclGroupEnd are queued at the end, all or (when one failed) none. The test
  * hook GPULUA_SIM_NCCL_FAULT (sim_device.c) makes one call fail, at once or
  * asynchronously, so gpulua's handling of NCCL errors can be tested on sim.
@@ -32,6 +37,7 @@ typedef struct clique {
   gl_ncclResult async; /* what ncclCommGetAsyncError reports (GPULUA_SIM_NCCL_FAULT=async:N) */
   uint64_t *issued;  /* per rank: calls queued so far */
   meeting *meetings; /* collectives some rank has reached */
+  int aborted;       /* ncclCommAbort on a rank: every meeting not complete fails */
 } clique;
 
 struct ncclComm {
@@ -52,7 +58,8 @@ typedef struct coll_args { /* one rank's part, as its operation's record holds i
 struct meeting {
   meeting *next;
   uint64_t seq;
-  int arrived, departed, done;
+  int arrived, departed;
+  int done; /* 1: computed; 2: failed (out of host memory); 3: ended without a result (a rank left, an abort) */
   coll_args *part; /* per rank */
 };
 
@@ -109,7 +116,18 @@ static void storei(gl_ncclDataType t, void *p, size_t i, int64_t v) {
   }
 }
 
-/* out[i] = op over the ranks r of src[r][off + i], i < count */
+/* v wrapped to t's width (sign-extended for the signed types): the value an
+ * element of type t holds */
+static int64_t wrap(gl_ncclDataType t, int64_t v) {
+  int64_t cell;
+  storei(t, &cell, 0, v);
+  return loadi(t, &cell, 0);
+}
+
+/* out[i] = op over the ranks r of src[r][off + i], i < count. Integers as
+ * NCCL's kernels: sums and products wrap in the element's width; avg
+ * (FuncSumPostDiv) is that wrapped sum, read as signed or unsigned, divided
+ * by the ranks with truncation toward zero. */
 static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, size_t off, size_t count, void *out) {
   for (size_t i = 0; i < count; i++) {
     if (is_float(t)) {
@@ -125,7 +143,8 @@ static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, siz
         uint64_t x = (uint64_t)loadi(t, src[r], off + i);
         v = op == GL_NCCL_PROD ? v * x : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v) : v + x;
       }
-      storei(t, out, i, (int64_t)(op == GL_NCCL_AVG ? v / (uint64_t)n : v));
+      if (op == GL_NCCL_AVG) v = (uint64_t)wrap(t, (int64_t)v) / (uint64_t)n;
+      storei(t, out, i, (int64_t)v);
     } else {
       int64_t v = loadi(t, src[0], off + i);
       for (int r = 1; r < n; r++) {
@@ -134,7 +153,7 @@ static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, siz
             : op == GL_NCCL_MAX ? (x > v ? x : v) : op == GL_NCCL_MIN ? (x < v ? x : v)
                                 : (int64_t)((uint64_t)v + (uint64_t)x);
       }
-      storei(t, out, i, op == GL_NCCL_AVG ? v / n : v);
+      storei(t, out, i, op == GL_NCCL_AVG ? wrap(t, v) / n : v);
     }
   }
 }
@@ -188,51 +207,95 @@ static void clique_free(clique *q) {
   free(q);
 }
 
-/* One rank's part, on its stream's worker. */
-static int coll_host(void *user, const gl_sim_launch *launch) {
-  (void)user;
-  coll_args a;
-  memcpy(&a, launch->params[0], sizeof a);
-  clique *q = a.q;
-  int failed = 0;
-  pthread_mutex_lock(&sim_S.mu);
+/* The meeting of call seq (sim_S.mu held), made when the first rank comes;
+ * NULL when out of memory. */
+static meeting *meeting_of(clique *q, uint64_t seq) {
   meeting *m = q->meetings;
-  while (m && m->seq != a.seq) m = m->next;
-  if (!m) {
-    m = calloc(1, sizeof *m);
-    coll_args *part = m ? calloc((size_t)q->n, sizeof *part) : NULL;
-    if (!part) {
-      free(m);
-      pthread_mutex_unlock(&sim_S.mu);
-      return 1;
-    }
-    m->seq = a.seq;
-    m->part = part;
-    m->next = q->meetings;
-    q->meetings = m;
+  while (m && m->seq != seq) m = m->next;
+  if (m) return m;
+  m = calloc(1, sizeof *m);
+  coll_args *part = m ? calloc((size_t)q->n, sizeof *part) : NULL;
+  if (!part) {
+    free(m);
+    return NULL;
   }
-  m->part[a.rank] = a;
-  if (++m->arrived == q->n) {
-    if (compute(m, q->n) != 0) failed = 1;
-    m->done = failed ? 2 : 1;
-    sim_progress_locked();
-  }
-  while (!m->done) sim_wait_locked();
-  if (m->done == 2) failed = 1;
-  if (++m->departed == q->n) { /* the last one out frees it */
+  m->seq = seq;
+  m->part = part;
+  m->done = q->aborted ? 3 : 0;
+  m->next = q->meetings;
+  q->meetings = m;
+  return m;
+}
+
+/* A rank leaves meeting m (sim_S.mu held): the last one out frees it, and
+ * the clique goes with the reference the rank's part held. 1 when the
+ * caller must free the clique. */
+static int depart_locked(clique *q, meeting *m) {
+  if (m && ++m->departed == q->n) {
     meeting **pp = &q->meetings;
     while (*pp != m) pp = &(*pp)->next;
     *pp = m->next;
     free(m->part);
     free(m);
   }
-  int last = --q->refs == 0; /* the reference this rank's operation held */
+  return --q->refs == 0;
+}
+
+/* One rank's part, on its stream's worker: it waits for the others. When a
+ * rank will never come, or on an abort, it ends without a result, and the
+ * communicator reports an asynchronous error (as NCCL's aborted kernels);
+ * it fails (its stream faults) only when out of host memory. */
+static int coll_host(void *user, const gl_sim_launch *launch) {
+  (void)user;
+  coll_args a;
+  memcpy(&a, launch->params[0], sizeof a);
+  clique *q = a.q;
+  pthread_mutex_lock(&sim_S.mu);
+  meeting *m = meeting_of(q, a.seq);
+  int failed = !m;
+  if (m) {
+    m->part[a.rank] = a;
+    if (++m->arrived == q->n && !m->done) {
+      m->done = compute(m, q->n) != 0 ? 2 : 1;
+      sim_progress_locked();
+    }
+    while (!m->done) sim_wait_locked();
+    failed = m->done == 2;
+    if (m->done == 3 && q->async == GL_NCCL_SUCCESS) q->async = GL_NCCL_REMOTE_ERROR;
+  }
+  int last = depart_locked(q, m);
   pthread_mutex_unlock(&sim_S.mu);
   if (last) clique_free(q);
   return failed;
 }
 
-static struct CUfunc_st coll_func = {.name = "nccl collective (sim)", .host = coll_host, .nparams = 1,
+/* A rank's part that never takes part (a fault skipped it on its stream, or
+ * it could not be queued): it comes and leaves at once, and the meeting ends
+ * without a result for every rank, as none may wait for one that never comes. */
+static void coll_leave(const coll_args *a) {
+  clique *q = a->q;
+  pthread_mutex_lock(&sim_S.mu);
+  meeting *m = meeting_of(q, a->seq);
+  if (m) {
+    m->arrived++;
+    if (!m->done) m->done = 3;
+    sim_progress_locked();
+  }
+  int last = depart_locked(q, m);
+  pthread_mutex_unlock(&sim_S.mu);
+  if (last) clique_free(q);
+}
+
+static int coll_skipped(void *user, const gl_sim_launch *launch) {
+  (void)user;
+  coll_args a;
+  memcpy(&a, launch->params[0], sizeof a);
+  coll_leave(&a);
+  return 0;
+}
+
+static struct CUfunc_st coll_func = {.name = "nccl collective (sim)", .host = coll_host, .skipped = coll_skipped,
+                                     .nparams = 1,
                                      .sizes = {sizeof(coll_args)}, .ptx_nparams = -1, .max_threads = 1024};
 
 /* Queue one rank's part on its stream (its sequence number taken now). */
@@ -243,13 +306,20 @@ static gl_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
   pthread_mutex_unlock(&sim_S.mu);
   CUresult r = sim_enqueue_host_call(&coll_func, &a, sizeof a, st);
   if (r != CUDA_SUCCESS) {
-    pthread_mutex_lock(&sim_S.mu);
-    int last = --c->q->refs == 0;
-    pthread_mutex_unlock(&sim_S.mu);
-    if (last) clique_free(c->q);
+    coll_leave(&a); /* the other ranks' parts of this call fail, none waits */
     return r == CUDA_ERROR_OUT_OF_MEMORY ? GL_NCCL_SYSTEM_ERROR : GL_NCCL_UNHANDLED_CUDA_ERROR;
   }
   return GL_NCCL_SUCCESS;
+}
+
+/* A part of a failed group that is not queued: its sequence number taken and
+ * left at once, so the ranks' later calls still meet in order. */
+static void drop_part(ncclComm_t c, coll_args a) {
+  pthread_mutex_lock(&sim_S.mu);
+  a.seq = c->q->issued[c->rank]++;
+  c->q->refs++;
+  pthread_mutex_unlock(&sim_S.mu);
+  coll_leave(&a);
 }
 
 /* Inside a group the calls wait here for ncclGroupEnd, which queues them all
@@ -352,6 +422,20 @@ static gl_ncclResult s_destroy(ncclComm_t c) {
   return GL_NCCL_SUCCESS;
 }
 
+/* As NCCL's abort: the collectives of the communicator that have not
+ * completed end (here they fail on every rank, none waits), and the rank's
+ * communicator is freed without waiting for them. */
+static gl_ncclResult s_abort(ncclComm_t c) {
+  if (!c) return GL_NCCL_INVALID_ARGUMENT;
+  pthread_mutex_lock(&sim_S.mu);
+  c->q->aborted = 1;
+  for (meeting *m = c->q->meetings; m; m = m->next)
+    if (!m->done) m->done = 3;
+  sim_progress_locked();
+  pthread_mutex_unlock(&sim_S.mu);
+  return s_destroy(c);
+}
+
 static gl_ncclResult s_group_start(void) {
   depth++;
   return GL_NCCL_SUCCESS;
@@ -361,9 +445,12 @@ static gl_ncclResult s_group_end(void) {
   if (depth == 0) return GL_NCCL_INVALID_USAGE;
   if (--depth > 0) return GL_NCCL_SUCCESS;
   gl_ncclResult r = group_error;
-  /* (a part that cannot be queued, out of host memory, leaves the ones before
-   * it waiting for it: the sim's one unrecoverable NCCL error, as on NCCL) */
-  for (int i = 0; i < npending && r == GL_NCCL_SUCCESS; i++) r = queue_part(pending[i].c, pending[i].a, pending[i].st);
+  /* a part that cannot be queued (its context faulted, out of host memory)
+   * fails the parts queued before it, and those after it are dropped */
+  for (int i = 0; i < npending; i++) {
+    if (r == GL_NCCL_SUCCESS) r = queue_part(pending[i].c, pending[i].a, pending[i].st);
+    else if (group_error == GL_NCCL_SUCCESS) drop_part(pending[i].c, pending[i].a);
+  }
   npending = 0;
   group_error = GL_NCCL_SUCCESS;
   return r;
@@ -417,7 +504,7 @@ void gl_nccl_sim_table(gl_nccl *t) {
   t->ncclCommInitAll = s_init_all;
   t->ncclCommInitRank = s_init_rank;
   t->ncclCommDestroy = s_destroy;
-  t->ncclCommAbort = s_destroy;
+  t->ncclCommAbort = s_abort;
   t->ncclGroupStart = s_group_start;
   t->ncclGroupEnd = s_group_end;
   t->ncclAllReduce = s_all_reduce;

@@ -276,6 +276,8 @@ static void *worker(void *arg) {
       if ((healthy || op->kind == OP_FREE) && run_op(op) != 0) {
         fault(st);
         healthy = 0;
+      } else if (!healthy && op->kind == OP_KERNEL && op->func->skipped) {
+        op->func->skipped(op->func->user, op->launch); /* a collective's part: its other ranks must not wait */
       }
       free(op->launch);
     }

@@ -80,6 +80,42 @@ describe("gpu.comm", function()
     comm:close()
   end)
 
+  -- NCCL's avg on integers (FuncSumPostDiv in its reduce_kernel.h): the sum wraps in the element's
+  -- width, then that value, signed or unsigned as the dtype, is divided by the ranks, toward zero
+  local avg_cases = {
+    i8 = {{100, 100, -28}, {-100, -100, 28}, {127, 1, -64}, {-128, -128, 0}, {-3, -4, -3}, {5, 6, 5}},
+    u8 = {{200, 200, 72}, {255, 1, 0}, {255, 255, 127}, {3, 4, 3}},
+    i32 = {{0x7fffffff, 0x7fffffff, -1}, {-0x80000000, -1, 0x3fffffff}, {-5, 2, -1}, {7, 8, 7}},
+    u32 = {{0xffffffff, 0xffffffff, 0x7fffffff}, {0x80000000, 0x80000000, 0}, {3, 4, 3}},
+    i64 = {{1 << 62, 1 << 62, -(1 << 62)}, {math.maxinteger, 1, -(1 << 62)}, {-7, 0, -3}, {9, 10, 9}},
+    -- u64 reads back past 2^63 as negative integers: -1 is 2^64 - 1
+    u64 = {{-1, -1, math.maxinteger}, {math.mininteger, math.mininteger, 0}, {math.mininteger, 2, (1 << 62) + 1},
+           {3, 4, 3}},
+  }
+  for _, dt in ipairs{"i8", "u8", "i32", "u32", "i64", "u64"} do
+    H.it_devices(2, dt .. " avg: the sum wraps in the dtype, then divides toward zero, as NCCL's", function()
+      local comm = gpu.comm{devices = {0, 1}}
+      local cases = avg_cases[dt]
+      local send = {}
+      for r = 1, 2 do
+        local t = {}
+        for i, c in ipairs(cases) do t[i] = c[r] end
+        send[r] = H.upload(gpu.device(r - 1), dt, t)
+      end
+      local recv = {gpu.device(0):zeros(dt, #cases), gpu.device(1):zeros(dt, #cases)}
+      comm:all_reduce(send, {op = "avg", recv = recv})
+      comm:reduce_scatter({send[1]:view(0, 2), send[2]:view(0, 2)}, {recv[1]:view(0, 1), recv[2]:view(1, 1)},
+                          {op = "avg"}) -- the same reduction, on each rank's part
+      for r = 1, 2 do
+        local got = recv[r]:read()
+        for i, c in ipairs(cases) do
+          assert.are.equal(c[3], got[i], ("%s avg of %d and %d, rank %d"):format(dt, c[1], c[2], r - 1))
+        end
+      end
+      comm:close()
+    end)
+  end
+
   it("broadcast, reduce, all_gather and reduce_scatter", function()
     local comm = gpu.comm{devices = devs}
     local root = n - 1
@@ -113,6 +149,68 @@ describe("gpu.comm", function()
         assert.are.equal(want, h[i], "reduce_scatter rank " .. r)
       end
     end
+    comm:close()
+  end)
+
+  it("recv partly overlapping send is refused, naming both; NCCL's in-place forms run", function()
+    local comm = gpu.comm{devices = devs}
+    local whole, x, W = {}, {}, 2 * n + 6
+    for r = 1, n do
+      whole[r] = devs[r]:zeros("f32", W)
+      x[r] = whole[r]:view(0, 2 * n)
+    end
+    local function views(off, count)
+      local list = {}
+      for r = 1, n do list[r] = whole[r]:view(off, count) end
+      return list
+    end
+    local tail = ("defines a collective only in place (%s) or with recv apart from send")
+    H.fails(H.lit("comm:all_reduce: recv of rank 0 (elements 2 to 5 of f32[" .. W .. "] on device 0) "
+                  .. "overlaps send of rank 0 (elements 0 to 3 of it): NCCL " .. tail:format("recv is send itself: "
+                  .. "leave recv out")),
+            function() comm:all_reduce(views(0, 4), {recv = views(2, 4)}) end)
+    H.fails(H.lit("comm:broadcast: recv of rank 0 (elements 0 to 1 of f32[" .. W .. "] on device 0) "
+                  .. "overlaps send of rank 0 (elements 1 to 2 of it)"),
+            function() comm:broadcast(views(1, 2), {recv = views(0, 2)}) end)
+    H.fails(H.lit("comm:reduce: recv of rank 0"), function() comm:reduce(views(1, 2), {recv = views(0, 2)}) end)
+    H.fails(H.lit(("comm:all_gather: recv of rank 0 (elements 0 to %d of f32[%d] on device 0) overlaps send of rank 0 "
+                   .. "(elements 1 to 2 of it): NCCL "):format(2 * n - 1, W)
+                  .. tail:format("send is rank 0's part of recv, recv:view(0, 2)")),
+            function() comm:all_gather(views(1, 2), x) end)
+    H.fails(H.lit(("comm:reduce_scatter: recv of rank 0 (elements 1 to 2 of f32[%d] on device 0) overlaps send of "
+                   .. "rank 0 (elements 0 to %d of it): NCCL "):format(W, 2 * n - 1)
+                  .. tail:format("recv is rank 0's part of send, send:view(0, 2)")),
+            function() comm:reduce_scatter(x, views(1, 2)) end)
+    if n > 1 then -- each rank's own part: rank 0's part is not in place for rank 1
+      H.fails(H.lit("comm:all_gather: recv of rank 1 (elements 0 to " .. (2 * n - 1) .. " of f32[" .. W
+                    .. "] on device 1) overlaps send of rank 1 (elements 0 to 1 of it): NCCL "
+                    .. tail:format("send is rank 1's part of recv, recv:view(2, 2)")),
+              function() comm:all_gather(views(0, 2), x) end)
+    end
+    -- in place: the same elements through two views; each rank's part of recv (all_gather) and of send
+    -- (reduce_scatter)
+    local mine = {}
+    for r = 1, n do
+      devs[r].main:copy(x[r], H.iota("f32", 2 * n, r * 100))
+      mine[r] = x[r]:view((r - 1) * 2, 2)
+    end
+    comm:all_gather(mine, x)
+    for r, h in ipairs(read_all(x)) do
+      for q = 1, n do
+        for i = 1, 2 do assert.are.equal(q * 100 + (q - 1) * 2 + i - 1, h[(q - 1) * 2 + i], "all_gather " .. r) end
+      end
+    end
+    local before = read_all(x)
+    comm:reduce_scatter(x, mine)
+    for r, h in ipairs(read_all(x)) do
+      for i = 1, 2 do
+        local idx = (r - 1) * 2 + i
+        local want = 0
+        for q = 1, n do want = want + before[q][idx] end
+        assert.are.equal(want, h[idx], "reduce_scatter rank " .. r)
+      end
+    end
+    comm:all_reduce(views(0, 2), {recv = views(0, 2), op = "max"})
     comm:close()
   end)
 
@@ -344,6 +442,71 @@ describe("gpu.comm", function()
       assert.matches(H.lit(later .. first), out)
       assert.matches("closed\n", out)
     end)
+  end)
+
+  -- A fault on one rank's device before a collective: that rank never takes part, so the collective
+  -- cannot complete on the others. Each ending of the script below must report it and end (a hang is
+  -- the suite's timeout). On sim the kernel's host implementation raises, as fault_spec.lua's do.
+  describe("a fault on one rank", function()
+    local PRELUDE = [[
+      local gpu = require "gpulua"
+      local devs = {gpu.device(0), gpu.device(1)}
+      local comm = gpu.comm{devices = devs}
+      local x = {devs[1]:zeros("f32", 4), devs[2]:zeros("f32", 4)}
+      local m = gpu.compile([=[
+        extern "C" __global__ void bad_write(float *y) {
+          float *p = (float *)(unsigned long long)0x10;  // not device memory
+          p[threadIdx.x] = y[0];
+        }
+      ]=], {name = "rank_fault.cu", device = devs[1]})
+      local bad = m:kernel("bad_write", "f32*")
+      bad:host(function() error("bad_write on rank 0") end)
+      local function show(what, ok, err) print(what, ok, (tostring(err):gsub("^[^:]*:%d+: ", ""))) end
+      devs[1].main:launch(bad, {grid = 1, block = 32}, x[1])
+      comm:all_reduce(x)
+    ]]
+    local function child(script, want_status)
+      local out, status = H.run_child(PRELUDE .. script)
+      assert.are.equal(want_status, status, out)
+      return out
+    end
+    local poisoned = "device 1 is poisoned: a collective of its communicator %(rank 1 here%) cannot complete: " ..
+                     "rank 0 %(device 0%) faulted, so its collectives cannot complete on the other ranks %(the " ..
+                     "communicator was aborted%): device 0 is poisoned by a fault"
+
+    H.it_devices(2, "poisons the communicator and every rank's device: each wait reports it", function()
+      local out = child([[
+        show("read1", pcall(x[2].read, x[2]))  -- rank 1 waits for the collective first
+        show("sync1", pcall(devs[2].sync, devs[2]))
+        show("read0", pcall(x[1].read, x[1]))
+        show("again", pcall(comm.all_reduce, comm, x))
+        comm:close()
+        print("end")
+      ]], 0)
+      assert.matches("read1	false	" .. poisoned, out)
+      assert.matches("sync1	false	" .. poisoned, out)
+      assert.matches("read0	false	device 0 is poisoned by a fault", out)
+      assert.matches("again	false	comm:all_reduce: the communicator is unusable after an earlier error: rank 0 " ..
+                     "%(device 0%) faulted", out)
+      assert.matches("\nend\n", out)
+    end)
+
+    H.it_devices(2, "a query reports it too, so a loop of queries ends", function()
+      local out = child([[
+        local e = devs[2].main:record()
+        local ok, err = pcall(function() while not e:query() do end end)
+        show("query", ok, err)
+      ]], 0)
+      assert.matches("query	false	" .. poisoned, out)
+    end)
+
+    for _, ending in ipairs{{"the end of the script", "", 0}, {"an uncaught error", "error('stop')", 1},
+                            {"os.exit", "os.exit(3)", 3}, {"os.exit closing the state", "os.exit(3, true)", 3},
+                            {"a host read of rank 1's recv left uncaught", "print(x[2]:read()[1])", 1}} do
+      H.it_devices(2, "ends the process at " .. ending[1] .. ", nothing waiting for the collective", function()
+        child(ending[2] .. "\n", ending[3])
+      end)
+    end
   end)
 
   it("communicators made and dropped in a loop are destroyed at the end, none waited for", function()

@@ -51,6 +51,24 @@ describe("copies and fills", function()
       assert.are.equal(0, back[N + 3])
     end)
 
+    it("refuses overlapping ranges of one allocation, naming both; disjoint ones copy", function()
+      local x = dev:zeros("f32", 8)
+      H.fails(H.lit("s:copy: dst (elements 1 to 7 of f32[8] on device 0) overlaps src (elements 0 to 6 of it): a "
+                    .. "copy between overlapping ranges of one allocation is undefined on the GPU; copy through a "
+                    .. "separate slice, or between disjoint ranges"),
+              function() main:copy(x:view(1, 7), x:view(0, 7)) end)
+      H.fails(H.lit("s:copy: dst (elements 0 to 3 of f32[8] on device 0) overlaps src (elements 3 to 6 of it)"),
+              function() main:copy(x:view(0, 4), x:view(3, 4)) end)
+      H.fails(H.lit("s:copy: dst (elements 0 to 7 of f32[8] on device 0) overlaps src (elements 0 to 7 of it)"),
+              function() main:copy(x, x) end)
+      -- nothing was queued; disjoint (and touching) ranges of one allocation copy
+      main:copy(x:view(0, 4), gpu.host("f32", {1, 2, 3, 4}))
+      main:copy(x:view(4, 4), x:view(0, 4))
+      assert.are.same({1, 2, 3, 4, 1, 2, 3, 4}, x:read():totable())
+      main:copy(x:view(0, 2), x:view(6, 2))
+      assert.are.same({3, 4, 3, 4, 1, 2, 3, 4}, x:read():totable())
+    end)
+
     it("copies through views at offsets", function()
       local x = dev:zeros("i32", 10)
       main:copy(x:view(3, 4), gpu.host("i32", {1, 2, 3, 4}))

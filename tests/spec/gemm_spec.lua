@@ -156,6 +156,30 @@ describe("s:gemm", function()
     assert.are.same({0, 0, 0}, {c:read()[1], c:read()[5], c:read()[12]})
   end)
 
+  it("c sharing memory with a or b is refused, naming both and their elements; apart is fine", function()
+    local x = dev:zeros("f32", 16)
+    local a, b = x:view(0, 4), x:view(4, 4)
+    H.fails(H.lit("s:gemm: c (elements 0 to 3 of f32[16] on device 0) overlaps a (elements 0 to 3 of it): c must "
+                  .. "not share memory with a or b (cuBLAS leaves the result undefined); write c to memory apart "
+                  .. "from them"),
+            function() s:gemm{a = a, b = b, c = a, m = 2, n = 2, k = 2} end)
+    H.fails(H.lit("s:gemm: c (elements 6 to 9 of f32[16] on device 0) overlaps b (elements 4 to 7 of it)"),
+            function() s:gemm{a = a, b = b, c = x:view(6, 4), m = 2, n = 2, k = 2} end)
+    -- a strided batch: the elements c's and b's batches reach
+    H.fails(H.lit("s:gemm: c (elements 0 to 7 of f32[16] on device 0) overlaps b (elements 4 to 9 of it)"),
+            function()
+              s:gemm{a = x:view(12, 4), b = x:view(4, 8), c = x:view(0, 8), m = 2, n = 2, k = 1, count = 2,
+                     stride_a = 0, stride_b = 4, stride_c = 4}
+            end)
+    -- apart: one allocation, a and b the same, c next to them
+    s:fill(x, 1)
+    s:gemm{a = a, b = a, c = x:view(4, 4), m = 2, n = 2, k = 2}
+    assert.are.same({1, 1, 1, 1, 2, 2, 2, 2}, {table.unpack(x:read(), 1, 8)})
+    -- what a matrix reaches counts, not its slice: b's slice covers c, but its 2 x 2 matrix ends before it
+    s:gemm{a = a, b = x:view(4, 8), c = x:view(8, 4), m = 2, n = 2, k = 2}
+    assert.are.same({4, 4, 4, 4}, {table.unpack(x:read(), 9, 12)})
+  end)
+
   it("a missing cuBLAS is an error naming it at first use, not at start-up (cuda only)", function()
     if gpu.backend() ~= "cuda" then
       pending("the sim has its own cuBLAS (sim_cublas.c): a missing libcublas runs on cuda only")
@@ -164,9 +188,9 @@ describe("s:gemm", function()
     local out, status = H.run_child([[
       local gpu = require "gpulua"
       local d = gpu.device(0)
-      local a = d:zeros("f32", 4)
+      local a, c = d:zeros("f32", 4), d:zeros("f32", 4)
       print("started")
-      for _ = 1, 2 do print(pcall(d.main.gemm, d.main, {a = a, b = a, c = a, m = 2, n = 2, k = 2})) end
+      for _ = 1, 2 do print(pcall(d.main.gemm, d.main, {a = a, b = a, c = c, m = 2, n = 2, k = 2})) end
       d.main:fill(a, 1) -- the stream still works
       print("after", a:read()[4])
     ]], {GPULUA_CUBLAS = "/nonexistent/libcublas.so.13"})
@@ -394,10 +418,10 @@ describe("s:gemm", function()
       local out, status = H.run_child([[
         local gpu = require "gpulua"
         local dev = gpu.device(0)
-        local a = dev:zeros("f32", 4)
+        local a, c = dev:zeros("f32", 4), dev:zeros("f32", 4)
         dev:sync()
         local ok, err = pcall(dev.main.capture, dev.main,
-                              function(cs) cs:gemm{a = a, b = a, c = a, m = 2, n = 2, k = 2} end)
+                              function(cs) cs:gemm{a = a, b = a, c = c, m = 2, n = 2, k = 2} end)
         print(ok, err)
       ]], {LUA_PATH_5_4 = package.path})
       assert.are.equal(0, status, out)
