@@ -262,13 +262,20 @@ static int capture_finish(gl_graph *g, int ok, gl_site *site) {
   return rc;
 }
 
+static void release_closed_in_capture(gl_runtime *rt);
+
 int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
   gl_graph *g = *pg;
-  if (capture_finish(g, ok, site) == 0) return 0;
-  release_uses(g);
-  destroy(g);
-  *pg = NULL;
-  return ok ? -1 : 0;
+  gl_runtime *rt = g->dev->rt;
+  int rc = 0;
+  if (capture_finish(g, ok, site) != 0) {
+    release_uses(g);
+    destroy(g);
+    *pg = NULL;
+    rc = ok ? -1 : 0;
+  }
+  release_closed_in_capture(rt);
+  return rc;
 }
 
 int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **fresh) {
@@ -278,10 +285,24 @@ int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **f
   if (s->dev != g->dev)
     return gl_fail(rt, "g:update: graph '%s' is on device %d, but stream '%s' is on device %d", g->name,
                    g->dev->ordinal, s->name, s->dev->ordinal);
-  return capture_new(s, g->name, site, fresh);
+  if (capture_new(s, g->name, site, fresh) != 0) return -1;
+  (*fresh)->updates = g;
+  return 0;
 }
 
+static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site);
+
+/* The update's end, then the graphs closed during it let their memory go
+ * (g itself among them only when a caller closed it despite
+ * gl_graph_check_close: its new work is let go with it). */
 int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
+  gl_runtime *rt = g->dev->rt;
+  int rc = end_update(g, fresh, ok, rebuilt, site);
+  release_closed_in_capture(rt);
+  return rc;
+}
+
+static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
   *rebuilt = 0;
   gl_stream *origin;
   int rc = end_checked(fresh, ok, "g:update", &origin, site);
@@ -558,13 +579,21 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   return 0;
 }
 
-void gl_graph_close(gl_graph *g) {
+int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  if (g->origin) join_all(g), end_capture(g); /* closed while capturing (an error unwinding): discarded */
-  unlink_live(g);
-  if (g->handle) *g->handle = NULL;
-  g->handle = NULL;
-  g->closed = 1;
+  gl_graph *c = rt->capture;
+  if (!c || c->updates != g) return 0;
+  return gl_fail(rt,
+                 "%s at %s: graph '%s' is being updated (g:update at %s): a graph cannot be closed inside its own "
+                 "update's function; close it after g:update returns",
+                 call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, c->capture_loc));
+}
+
+/* The part of a close that may queue work: the memory let go (a free
+ * ordered after the memory's last users, which may be a wait), and the
+ * driver's objects destroyed now, or once the replays are known finished. */
+static void close_release(gl_graph *g) {
+  gl_runtime *rt = g->dev->rt;
   release_uses(g);
   if (!g->dev->opened || gl_access_known_finished(&g->replays)) {
     destroy(g);
@@ -572,6 +601,40 @@ void gl_graph_close(gl_graph *g) {
   }
   g->next_deferred = rt->deferred_graphs;
   rt->deferred_graphs = g;
+}
+
+/* Once no capture runs: the graphs closed during the last one let their
+ * memory go. A release that fails is kept for the device's next call, as a
+ * finalizer's is (gl_device_keep_error); the runtime's error stays the
+ * caller's. */
+static void release_closed_in_capture(gl_runtime *rt) {
+  if (rt->capture || !rt->closed_in_capture) return;
+  gl_error saved = rt->err;
+  memset(&rt->err, 0, sizeof rt->err);
+  while (rt->closed_in_capture) {
+    gl_graph *g = rt->closed_in_capture;
+    rt->closed_in_capture = g->next_deferred;
+    g->next_deferred = NULL;
+    close_release(g);
+  }
+  gl_buf_free(&rt->err.msg);
+  rt->err = saved;
+}
+
+void gl_graph_close(gl_graph *g) {
+  gl_runtime *rt = g->dev->rt;
+  if (g->origin) join_all(g), end_capture(g); /* closed while capturing (an error unwinding): discarded */
+  unlink_live(g);
+  if (g->handle) *g->handle = NULL;
+  g->handle = NULL;
+  g->closed = 1;
+  if (rt->capture) { /* a free that waits for another stream would be refused inside it */
+    g->next_deferred = rt->closed_in_capture;
+    rt->closed_in_capture = g;
+    return;
+  }
+  close_release(g);
+  release_closed_in_capture(rt); /* g was the capture: those closed during it */
 }
 
 void gl_graph_reap(gl_runtime *rt, int wait) {

@@ -38,6 +38,7 @@ struct gl_runtime {
   struct gl_graph *capture;    /* the graph being captured (graph.h), or NULL */
   unsigned captures;           /* captures begun so far: each one's id */
   struct gl_graph *deferred_graphs; /* closed graphs destroyed once their replays finish */
+  struct gl_graph *closed_in_capture; /* graphs closed during a capture: let go when it ends */
   struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
   struct gl_comm *comms;       /* live NCCL communicators (comm.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */

@@ -10,6 +10,7 @@
  */
 #include "bindings.h"
 #include "gpulua.h"
+#include "graph.h"
 #include "options.h"
 
 #include <dlfcn.h>
@@ -62,8 +63,14 @@ void gl_push_device(lua_State *L, gl_device *dev) {
   lua_remove(L, -2);
 }
 
+/* The state closes. Inside a capture (os.exit(code, true) in s:capture's or
+ * g:update's function) the objects' finalizers, which ran first, were kept
+ * for the capture's end (gl_gc_defer): the capture is discarded, then they
+ * run, so that what they release is released before the teardown. */
 static int runtime_gc(lua_State *L) {
   runtime_ud *u = lua_touserdata(L, 1);
+  if (u->rt && u->rt->capture) gl_graph_close(u->rt->capture);
+  gl_release_deferred(L);
   gl_runtime_free(u->rt);
   u->rt = NULL;
   return 0;
