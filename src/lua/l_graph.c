@@ -22,7 +22,7 @@ typedef struct graph_ud {
 static gl_graph *check_graph(lua_State *L, int idx) {
   graph_ud *u = gl_checkudata(L, idx, &gl_graph_type);
   if (!u->g) luaL_error(L, "graph is closed");
-  GL_NOT_IN_HOST_KERNEL(L, u->g->dev->rt, "g:");
+  GL_NOT_IN_HOST_KERNEL(L, "g:");
   return u->g;
 }
 
@@ -121,7 +121,7 @@ static int g_release(lua_State *L) {
   if (!g) return 0;
   if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, g->dev->rt)) return 0;
   if (gl_release_how(L) != GL_RELEASE_GC) {
-    GL_NOT_IN_HOST_KERNEL(L, g->dev->rt, "g:");
+    GL_NOT_IN_HOST_KERNEL(L, "g:");
     gl_site site = GL_SITE(L);
     const char *call = gl_release_how(L) == GL_RELEASE_CLOSE ? "closing a graph (<close>)" : "g:close";
     if (gl_graph_check_close(g, call, &site) != 0) return gl_raise(L, g->dev->rt);

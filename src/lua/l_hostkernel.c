@@ -78,12 +78,12 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
    * stream (it cannot finish before this kernel returns) */
   int gc_was_running = lua_gc(T, LUA_GCISRUNNING);
   if (gc_was_running) lua_gc(T, LUA_GCSTOP);
-  rt->host_kernel_depth++;
+  gl_host_kernel_enter();
   lua_pushcfunction(T, call_host_kernel);
   lua_pushlightuserdata(T, (void *)l);
   lua_pushlightuserdata(T, hl);
   int status = lua_pcall(T, 2, 0, 0);
-  rt->host_kernel_depth--;
+  gl_host_kernel_leave();
   int rc = 0;
   if (status != LUA_OK) {
     gl_buf_reset(&rt->host_kernel_error);
