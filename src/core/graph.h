@@ -18,12 +18,14 @@
  *
  * Calls that cannot be captured (host waits and reads, allocations and
  * frees, work on a stream outside the capture, waits for work outside it)
- * are refused before the driver sees them (gl_capture_refuse and the checks
- * in queue.c and stream.c); the capture then continues or, when the error
- * leaves s:capture, is ended and discarded, and the streams are usable. A
- * live graph keeps its memory and modules (a free is refused, naming the
- * graph); closing it lets them go, and the driver's objects go once its
- * replays are known finished, without blocking the host.
+ * are refused before the driver sees them (capture.c: gl_capture_refuse and
+ * the checks that queue.c and stream.c call); the capture then continues
+ * or, when the error leaves s:capture, is ended and discarded, and the
+ * streams are usable. A live graph keeps its memory and modules (a free is
+ * refused, naming the graph); closing it lets them go, and the driver's
+ * objects go once its replays are known finished, without blocking the
+ * host. A graph closed during a capture lets its memory go when that
+ * capture ends (its frees may have to wait for other streams).
  */
 #ifndef GPULUA_CORE_GRAPH_H
 #define GPULUA_CORE_GRAPH_H
