@@ -30,8 +30,6 @@ static int grow(void **v, int *cap, int need, size_t size) {
   return 0;
 }
 
-static int is_member(const gl_graph *g, const gl_stream *s) { return s->capture == g; }
-
 static int capture_new(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
@@ -262,13 +260,20 @@ static int capture_finish(gl_graph *g, int ok, gl_site *site) {
   return rc;
 }
 
+static void release_closed_in_capture(gl_runtime *rt);
+
 int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
   gl_graph *g = *pg;
-  if (capture_finish(g, ok, site) == 0) return 0;
-  release_uses(g);
-  destroy(g);
-  *pg = NULL;
-  return ok ? -1 : 0;
+  gl_runtime *rt = g->dev->rt;
+  int rc = 0;
+  if (capture_finish(g, ok, site) != 0) {
+    release_uses(g);
+    destroy(g);
+    *pg = NULL;
+    rc = ok ? -1 : 0;
+  }
+  release_closed_in_capture(rt);
+  return rc;
 }
 
 int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **fresh) {
@@ -278,10 +283,24 @@ int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **f
   if (s->dev != g->dev)
     return gl_fail(rt, "g:update: graph '%s' is on device %d, but stream '%s' is on device %d", g->name,
                    g->dev->ordinal, s->name, s->dev->ordinal);
-  return capture_new(s, g->name, site, fresh);
+  if (capture_new(s, g->name, site, fresh) != 0) return -1;
+  (*fresh)->updates = g;
+  return 0;
 }
 
+static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site);
+
+/* The update's end, then the graphs closed during it let their memory go
+ * (g itself among them only when a caller closed it despite
+ * gl_graph_check_close: its new work is let go with it). */
 int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
+  gl_runtime *rt = g->dev->rt;
+  int rc = end_update(g, fresh, ok, rebuilt, site);
+  release_closed_in_capture(rt);
+  return rc;
+}
+
+static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
   *rebuilt = 0;
   gl_stream *origin;
   int rc = end_checked(fresh, ok, "g:update", &origin, site);
@@ -348,87 +367,6 @@ int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_s
   fresh->graph = NULL;
   fresh->exec = NULL;
   destroy(fresh);
-  return 0;
-}
-
-int gl_capture_refuse(gl_runtime *rt, const char *call, gl_site *site) {
-  gl_graph *g = rt->capture;
-  if (!g) return 0;
-  return gl_fail(rt,
-                 "%s at %s: not allowed during the capture of graph '%s' (s:capture at %s): nothing runs while a "
-                 "graph is captured, so host waits and reads, allocations and frees go before or after s:capture",
-                 call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, g->capture_loc));
-}
-
-int gl_capture_check_stream(gl_runtime *rt, gl_stream *s, const char *call, gl_site *site) {
-  gl_graph *g = rt->capture;
-  if (!g || is_member(g, s)) return 0;
-  if (s->dev != g->dev)
-    return gl_fail(rt,
-                   "%s on stream '%s' (device %d) at %s: graph '%s' is being captured on device %d (s:capture at "
-                   "%s): a graph's work is on one device",
-                   call, s->name, s->dev->ordinal, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, g->dev->ordinal,
-                   gl_loc_text(rt, g->capture_loc));
-  return gl_fail(rt,
-                 "%s on stream '%s' at %s: the stream is not part of the capture of graph '%s' (s:capture of stream "
-                 "'%s' at %s): only the capturing stream and streams forked from it inside the capture (s:fork) "
-                 "queue work while it runs",
-                 call, s->name, gl_loc_text(rt, gl_site_loc(rt, site)), g->name,
-                 g->origin ? g->origin->name : "?", gl_loc_text(rt, g->capture_loc));
-}
-
-int gl_capture_check_order(gl_runtime *rt, gl_stream *waiter, gl_stream *t, const char *call, gl_site *site) {
-  gl_graph *g = rt->capture;
-  if (!g) return 0;
-  int wm = is_member(g, waiter), tm = is_member(g, t);
-  if (wm == tm) return 0; /* inside the capture, or wholly outside it */
-  if (wm)
-    return gl_fail(rt,
-                   "%s at %s: stream '%s' is being captured into graph '%s' (s:capture at %s) and cannot wait for "
-                   "work outside the capture (stream '%s'): order the streams before s:capture (each g:launch is "
-                   "then checked against that work like any other)",
-                   call, gl_loc_text(rt, gl_site_loc(rt, site)), waiter->name, g->name,
-                   gl_loc_text(rt, g->capture_loc), t->name);
-  return gl_capture_check_stream(rt, waiter, call, site);
-}
-
-int gl_capture_check_record(gl_runtime *rt, gl_stream *s, int timing, unsigned *capture, gl_site *site) {
-  gl_graph *g = rt->capture;
-  *capture = 0;
-  if (!g || !is_member(g, s)) return 0;
-  if (timing)
-    return gl_fail(rt,
-                   "s:record{timing = true} on stream '%s' at %s: inside the capture of graph '%s' (s:capture at %s) "
-                   "nothing runs, so there is nothing to time: record timing events around g:launch",
-                   s->name, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, g->capture_loc));
-  *capture = g->id;
-  return 0;
-}
-
-int gl_capture_check_wait(gl_runtime *rt, gl_stream *s, const gl_event *e, gl_site *site) {
-  gl_graph *g = rt->capture;
-  if (e->capture && (!g || g->id != e->capture))
-    return gl_fail(rt,
-                   "s:wait on stream '%s' at %s: the event was recorded inside the capture of a graph and marks no "
-                   "work that runs: record it again (s:record(e)) outside the capture",
-                   s->name, gl_loc_text(rt, gl_site_loc(rt, site)));
-  if (!g) return 0;
-  if (is_member(g, s) && e->capture != g->id)
-    return gl_fail(rt,
-                   "s:wait on stream '%s' at %s: stream '%s' is being captured into graph '%s' (s:capture at %s) and "
-                   "cannot wait for an event recorded outside the capture: order the streams before s:capture (each "
-                   "g:launch is then checked against that work like any other)",
-                   s->name, gl_loc_text(rt, gl_site_loc(rt, site)), s->name, g->name, gl_loc_text(rt, g->capture_loc));
-  if (!is_member(g, s) && e->capture == g->id) return gl_capture_check_stream(rt, s, "s:wait", site);
-  return 0;
-}
-
-int gl_capture_check_event(gl_runtime *rt, const gl_event *e, const char *call, gl_site *site) {
-  if (gl_capture_refuse(rt, call, site) != 0) return -1;
-  if (e->capture)
-    return gl_fail(rt, "%s at %s: the event was recorded inside the capture of a graph and marks no work that runs: "
-                       "record it again (s:record(e)) outside the capture",
-                   call, gl_loc_text(rt, gl_site_loc(rt, site)));
   return 0;
 }
 
@@ -558,13 +496,21 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
   return 0;
 }
 
-void gl_graph_close(gl_graph *g) {
+int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  if (g->origin) join_all(g), end_capture(g); /* closed while capturing (an error unwinding): discarded */
-  unlink_live(g);
-  if (g->handle) *g->handle = NULL;
-  g->handle = NULL;
-  g->closed = 1;
+  gl_graph *c = rt->capture;
+  if (!c || c->updates != g) return 0;
+  return gl_fail(rt,
+                 "%s at %s: graph '%s' is being updated (g:update at %s): a graph cannot be closed inside its own "
+                 "update's function; close it after g:update returns",
+                 call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, c->capture_loc));
+}
+
+/* The part of a close that may queue work: the memory let go (a free
+ * ordered after the memory's last users, which may be a wait), and the
+ * driver's objects destroyed now, or once the replays are known finished. */
+static void close_release(gl_graph *g) {
+  gl_runtime *rt = g->dev->rt;
   release_uses(g);
   if (!g->dev->opened || gl_access_known_finished(&g->replays)) {
     destroy(g);
@@ -572,6 +518,40 @@ void gl_graph_close(gl_graph *g) {
   }
   g->next_deferred = rt->deferred_graphs;
   rt->deferred_graphs = g;
+}
+
+/* Once no capture runs: the graphs closed during the last one let their
+ * memory go. A release that fails is kept for the device's next call, as a
+ * finalizer's is (gl_device_keep_error); the runtime's error stays the
+ * caller's. */
+static void release_closed_in_capture(gl_runtime *rt) {
+  if (rt->capture || !rt->closed_in_capture) return;
+  gl_error saved = rt->err;
+  memset(&rt->err, 0, sizeof rt->err);
+  while (rt->closed_in_capture) {
+    gl_graph *g = rt->closed_in_capture;
+    rt->closed_in_capture = g->next_deferred;
+    g->next_deferred = NULL;
+    close_release(g);
+  }
+  gl_buf_free(&rt->err.msg);
+  rt->err = saved;
+}
+
+void gl_graph_close(gl_graph *g) {
+  gl_runtime *rt = g->dev->rt;
+  if (g->origin) join_all(g), end_capture(g); /* closed while capturing (an error unwinding): discarded */
+  unlink_live(g);
+  if (g->handle) *g->handle = NULL;
+  g->handle = NULL;
+  g->closed = 1;
+  if (rt->capture) { /* a free that waits for another stream would be refused inside it */
+    g->next_deferred = rt->closed_in_capture;
+    rt->closed_in_capture = g;
+    return;
+  }
+  close_release(g);
+  release_closed_in_capture(rt); /* g was the capture: those closed during it */
 }
 
 void gl_graph_reap(gl_runtime *rt, int wait) {

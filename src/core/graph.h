@@ -18,12 +18,14 @@
  *
  * Calls that cannot be captured (host waits and reads, allocations and
  * frees, work on a stream outside the capture, waits for work outside it)
- * are refused before the driver sees them (gl_capture_refuse and the checks
- * in queue.c and stream.c); the capture then continues or, when the error
- * leaves s:capture, is ended and discarded, and the streams are usable. A
- * live graph keeps its memory and modules (a free is refused, naming the
- * graph); closing it lets them go, and the driver's objects go once its
- * replays are known finished, without blocking the host.
+ * are refused before the driver sees them (capture.c: gl_capture_refuse and
+ * the checks that queue.c and stream.c call); the capture then continues
+ * or, when the error leaves s:capture, is ended and discarded, and the
+ * streams are usable. A live graph keeps its memory and modules (a free is
+ * refused, naming the graph); closing it lets them go, and the driver's
+ * objects go once its replays are known finished, without blocking the
+ * host. A graph closed during a capture lets its memory go when that
+ * capture ends (its frees may have to wait for other streams).
  */
 #ifndef GPULUA_CORE_GRAPH_H
 #define GPULUA_CORE_GRAPH_H
@@ -88,8 +90,9 @@ struct gl_graph {
   int closed;
   int broken;             /* something of the capture was lost (out of memory): it cannot end well */
   gl_graph **handle;      /* the script's handle to g, cleared when the runtime goes first */
+  gl_graph *updates;      /* a capture made by g:update: the graph it updates */
   gl_graph *next_live, **prev_live; /* the runtime's graphs not yet closed */
-  gl_graph *next_deferred;
+  gl_graph *next_deferred; /* rt->deferred_graphs, or rt->closed_in_capture */
 };
 
 /* Begin capturing s (rt->capture is the graph until it ends). */
@@ -134,9 +137,14 @@ int gl_graph_add_module(gl_graph *g, gl_module *m);
 int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg);
 /* g:launch(s): checked and recorded on s like the captured work, then replayed. */
 int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site);
+/* g:close() and <close> (not the collector's): refused inside g's own
+ * g:update (the update still captures into g), naming both lines. */
+int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site);
 /* g:close(), <close>, __gc: the memory is let go now; the driver's objects,
  * the modules and g itself once the replays have finished (at once, or at a
- * later reap). g must not be used after. */
+ * later reap). Inside a capture (of another graph) g is closed at once, but
+ * its memory is let go when that capture ends: a free may have to wait for
+ * another stream, which a capture refuses. g must not be used after. */
 void gl_graph_close(gl_graph *g);
 /* Destroy the closed graphs whose replays have finished (wait: all). */
 void gl_graph_reap(gl_runtime *rt, int wait);

@@ -24,10 +24,25 @@ void gl_ctx_forget(void); /* device.c */
  * by nature (there is one exit); the nodes are the runtimes themselves. */
 static gl_runtime *live;
 
+/* Runtimes torn down from inside a sim host kernel (abandon), kept as they
+ * were for the rest of the process's life. */
+static gl_runtime *abandoned;
+
+_Atomic int gl_host_kernels_anywhere;
+_Thread_local int gl_host_kernels_here;
+
+void gl_host_kernel_enter(void) {
+  gl_host_kernels_here++;
+  atomic_fetch_add_explicit(&gl_host_kernels_anywhere, 1, memory_order_relaxed);
+}
+
+void gl_host_kernel_leave(void) {
+  gl_host_kernels_here--;
+  atomic_fetch_sub_explicit(&gl_host_kernels_anywhere, 1, memory_order_relaxed);
+}
+
 static void teardown_at_exit(void) {
-  for (gl_runtime *rt = live; rt; rt = rt->next_live)
-    if (rt->host_kernel_depth > 0) return; /* exit inside a sim host kernel: its stream cannot drain */
-  while (live) gl_runtime_teardown(live);
+  while (live) gl_runtime_teardown(live); /* inside a sim host kernel each one is abandoned */
 }
 
 static void track(gl_runtime *rt) {
@@ -87,9 +102,28 @@ gl_runtime *gl_runtime_new(gl_buf *why) {
   return rt;
 }
 
+/* The teardown inside a sim host kernel: the process exits from inside it
+ * (os.exit in k:host's function). That kernel's stream, and so its device,
+ * finishes only when the kernel returns, which it never does: draining a
+ * device, reading the trace's times or destroying anything whose work may
+ * be queued would wait forever, and even a driver query would run host
+ * kernels queued behind it on this thread. So the runtime is left as it is,
+ * marked dead, in a list that keeps it (and what it holds) until the
+ * process's exit ends the devices' work. */
+static void abandon(gl_runtime *rt) {
+  rt->dead = 1;
+  rt->abandoned = 1;
+  rt->next_live = abandoned;
+  abandoned = rt;
+}
+
 void gl_runtime_teardown(gl_runtime *rt) {
   untrack(rt);
   if (rt->dead) return;
+  if (gl_in_host_kernel()) {
+    abandon(rt);
+    return;
+  }
   gl_comm_settle(rt, NULL, NULL); /* no wait below may be for a collective that cannot complete */
   gl_trace_finish(rt); /* also after an error: the trace is written */
   gl_graph_teardown(rt);
@@ -121,6 +155,7 @@ void gl_runtime_teardown(gl_runtime *rt) {
 void gl_runtime_free(gl_runtime *rt) {
   if (!rt) return;
   gl_runtime_teardown(rt);
+  if (rt->abandoned) return; /* kept until the process exits */
   gl_locations_free(&rt->locs);
   gl_buf_free(&rt->err.msg);
   gl_buf_free(&rt->host_kernel_error);

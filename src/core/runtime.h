@@ -16,6 +16,8 @@
 #ifndef GPULUA_CORE_RUNTIME_H
 #define GPULUA_CORE_RUNTIME_H
 
+#include <stdatomic.h>
+
 #include "error.h"
 #include "site.h"
 #include "types.h"
@@ -25,6 +27,7 @@ struct gl_runtime {
   gl_device *devs;
   gl_policy policy;
   int dead;              /* torn down: later releases only free memory */
+  int abandoned;         /* torn down inside a sim host kernel: left as it was (runtime.c) */
   gl_stream **by_id;     /* streams by clock id (NULL: free id), clock.c */
   uint32_t *gen;         /* gen[id]: bumped each time the id is freed */
   int nids, capids;
@@ -38,10 +41,10 @@ struct gl_runtime {
   struct gl_graph *capture;    /* the graph being captured (graph.h), or NULL */
   unsigned captures;           /* captures begun so far: each one's id */
   struct gl_graph *deferred_graphs; /* closed graphs destroyed once their replays finish */
+  struct gl_graph *closed_in_capture; /* graphs closed during a capture: let go when it ends */
   struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
   struct gl_comm *comms;       /* live NCCL communicators (comm.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */
-  int host_kernel_depth; /* > 0 while a sim host kernel runs on the main thread */
   uint64_t configs;      /* gpu.config objects made so far: each one's id */
   gl_buf host_kernel_error; /* the last sim host kernel's error */
   gl_runtime *next_live; /* the process's list of live runtimes (for exit) */
@@ -52,10 +55,27 @@ struct gl_runtime {
 gl_runtime *gl_runtime_new(gl_buf *why);
 /* Drain every device, destroy what is left, release the contexts. Also run
  * at exit() for runtimes still live (os.exit without closing the state).
- * Idempotent. */
+ * Inside a sim host kernel (the process exits from inside one) nothing can
+ * be drained: the runtime is only marked dead and kept, unfreed, until the
+ * process ends. Idempotent. */
 void gl_runtime_teardown(gl_runtime *rt);
 /* Teardown, then free the runtime. */
 void gl_runtime_free(gl_runtime *rt);
+
+/* Sim host kernels running now, of any runtime: on the calling thread, and
+ * in the whole process (a cheap first test). A host kernel holds its
+ * stream, and so its device, until it returns: from inside it no runtime
+ * of the process may wait for device work, nor queue, allocate or release
+ * (l_hostkernel.c refuses every gpulua call there). Process-wide by nature,
+ * like the list of live runtimes. */
+extern _Atomic int gl_host_kernels_anywhere;
+extern _Thread_local int gl_host_kernels_here;
+void gl_host_kernel_enter(void);
+void gl_host_kernel_leave(void);
+/* Does the calling thread run a sim host kernel now? */
+static inline int gl_in_host_kernel(void) {
+  return atomic_load_explicit(&gl_host_kernels_anywhere, memory_order_relaxed) > 0 && gl_host_kernels_here > 0;
+}
 
 /* Is gpu.peer(a, b) granted: may work on b use memory of a? */
 int gl_peer_granted(const gl_runtime *rt, const gl_device *a, const gl_device *b);

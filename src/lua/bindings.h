@@ -105,10 +105,12 @@ static inline void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
 /* Inside a sim host kernel only its own argument views may be touched: any
  * other gpulua call raises (in the host kernel, which then fails like a
  * faulting kernel), naming the call: prefix ("dev:", "gpu.") and the called
- * function's name. */
-#define GL_NOT_IN_HOST_KERNEL(L, rt, prefix)                         \
-  do {                                                               \
-    if ((rt)->host_kernel_depth > 0) gl_refuse_in_host_kernel((L), (prefix), NULL); \
+ * function's name. The rule holds for every runtime of the process (another
+ * Lua state's gpulua called from inside the kernel), since the kernel holds
+ * its device until it returns (gl_in_host_kernel, runtime.h). */
+#define GL_NOT_IN_HOST_KERNEL(L, prefix)                                     \
+  do {                                                                       \
+    if (gl_in_host_kernel()) gl_refuse_in_host_kernel((L), (prefix), NULL); \
   } while (0)
 int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what);
 
@@ -153,7 +155,7 @@ gl_runtime *gl_rt(lua_State *L);
 gl_device *gl_open_device(lua_State *L, int ordinal);
 /* Whether a full garbage collection may run now (out-of-memory retries):
  * not inside a sim host kernel, nor while the script stopped the collector. */
-int gl_can_collect(lua_State *L, gl_runtime *rt);
+int gl_can_collect(lua_State *L);
 
 /* ---- per type ----------------------------------------------------------- */
 

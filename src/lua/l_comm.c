@@ -18,7 +18,7 @@ typedef struct comm_ud {
 static gl_comm *check_comm(lua_State *L) {
   comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
   if (!u->c) luaL_error(L, "gpulua communicator has been released");
-  GL_NOT_IN_HOST_KERNEL(L, u->c->rt, "comm:");
+  GL_NOT_IN_HOST_KERNEL(L, "comm:");
   return u->c;
 }
 
@@ -43,7 +43,7 @@ static const char *const comm_keys[] = {"devices", "rank", "size", "id_file", "d
 /* gpu.comm{devices = {...}} or gpu.comm{rank =, size =, id_file =, device =, timeout =} */
 static int l_comm(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
-  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   if (lua_type(L, 1) != LUA_TTABLE) return luaL_error(L, "gpu.comm: expected a table of options, got %s", gl_given(L, 1));
   gl_check_options(L, 1, "gpu.comm", comm_keys);
   lua_settop(L, 1);
@@ -246,7 +246,7 @@ static int c_release(lua_State *L) {
     gl_comm_release(c);
     return 0;
   }
-  GL_NOT_IN_HOST_KERNEL(L, c->rt, "comm:");
+  GL_NOT_IN_HOST_KERNEL(L, "comm:");
   if (how == GL_RELEASE_CLOSE && c->closed) return 0;
   gl_site site = GL_SITE(L);
   if (gl_comm_close(c, gl_site_loc(c->rt, &site)) != 0) return gl_raise(L, c->rt);

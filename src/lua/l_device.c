@@ -18,7 +18,7 @@ static gl_device *to_device(lua_State *L, int idx) {
 
 gl_device *gl_check_device(lua_State *L, int idx) {
   gl_device *d = to_device(L, idx);
-  GL_NOT_IN_HOST_KERNEL(L, d->rt, "dev:");
+  GL_NOT_IN_HOST_KERNEL(L, "dev:");
   return d;
 }
 

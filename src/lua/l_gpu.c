@@ -10,6 +10,7 @@
  */
 #include "bindings.h"
 #include "gpulua.h"
+#include "graph.h"
 #include "options.h"
 
 #include <dlfcn.h>
@@ -42,8 +43,8 @@ gl_device *gl_open_device(lua_State *L, int ordinal) {
   return d;
 }
 
-int gl_can_collect(lua_State *L, gl_runtime *rt) {
-  return rt->host_kernel_depth == 0 && lua_gc(L, LUA_GCISRUNNING);
+int gl_can_collect(lua_State *L) {
+  return !gl_in_host_kernel() && lua_gc(L, LUA_GCISRUNNING);
 }
 
 void gl_push_device(lua_State *L, gl_device *dev) {
@@ -62,8 +63,14 @@ void gl_push_device(lua_State *L, gl_device *dev) {
   lua_remove(L, -2);
 }
 
+/* The state closes. Inside a capture (os.exit(code, true) in s:capture's or
+ * g:update's function) the objects' finalizers, which ran first, were kept
+ * for the capture's end (gl_gc_defer): the capture is discarded, then they
+ * run, so that what they release is released before the teardown. */
 static int runtime_gc(lua_State *L) {
   runtime_ud *u = lua_touserdata(L, 1);
+  if (u->rt && u->rt->capture) gl_graph_close(u->rt->capture);
+  gl_release_deferred(L);
   gl_runtime_free(u->rt);
   u->rt = NULL;
   return 0;
@@ -111,7 +118,7 @@ static const char *range_message(lua_State *L, const char *fname, const char *wh
 }
 
 static int l_device(lua_State *L) {
-  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   int isint;
   lua_Integer i = lua_tointegerx(L, 1, &isint);
   if (!isint)
@@ -124,7 +131,7 @@ static int l_device(lua_State *L) {
 
 static int l_sync(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
-  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   GL_NOT_IN_CAPTURE(L, rt, "gpu.sync");
   gl_site site = GL_SITE(L);
   for (int i = 0; i < rt->ndev; i++)
@@ -144,7 +151,7 @@ static int l_policy(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   lua_pushstring(L, gl_policy_name(rt->policy));
   if (!lua_isnoneornil(L, 1)) {
-    GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+    GL_NOT_IN_HOST_KERNEL(L, "gpu.");
     const char *p = luaL_checkstring(L, 1);
     int v = gl_policy_parse(p);
     if (v < 0) return luaL_argerror(L, 1, lua_pushfstring(L, "expected strict, auto or off, got '%s'", p));
@@ -156,7 +163,7 @@ static int l_policy(lua_State *L) {
 /* gpu.peer(a, b): let work on device b use memory of device a. */
 static int l_peer(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
-  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   lua_Integer a = luaL_checkinteger(L, 1), b = luaL_checkinteger(L, 2);
   for (int i = 0; i < 2; i++) {
     lua_Integer o = i ? b : a;

@@ -22,7 +22,7 @@ typedef struct graph_ud {
 static gl_graph *check_graph(lua_State *L, int idx) {
   graph_ud *u = gl_checkudata(L, idx, &gl_graph_type);
   if (!u->g) luaL_error(L, "graph is closed");
-  GL_NOT_IN_HOST_KERNEL(L, u->g->dev->rt, "g:");
+  GL_NOT_IN_HOST_KERNEL(L, "g:");
   return u->g;
 }
 
@@ -119,13 +119,20 @@ static int g_update(lua_State *L) {
   return 2;
 }
 
-/* g:close(), __close and __gc */
+/* g:close(), __close and __gc. Inside a capture the graph is closed at
+ * once and its memory let go when the capture ends (gl_graph_close); inside
+ * its own g:update, closing it is refused. */
 static int g_release(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   gl_graph *g = u->g;
   if (!g) return 0;
   if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, g->dev->rt)) return 0;
-  if (gl_release_how(L) != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, g->dev->rt, "g:");
+  if (gl_release_how(L) != GL_RELEASE_GC) {
+    GL_NOT_IN_HOST_KERNEL(L, "g:");
+    gl_site site = GL_SITE(L);
+    const char *call = gl_release_how(L) == GL_RELEASE_CLOSE ? "closing a graph (<close>)" : "g:close";
+    if (gl_graph_check_close(g, call, &site) != 0) return gl_raise(L, g->dev->rt);
+  }
   u->g = NULL;
   gl_graph_close(g); /* waits for nothing: destroyed once its replays finish */
   return 0;

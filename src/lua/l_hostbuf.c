@@ -17,7 +17,7 @@ gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
   gl_runtime *rt = h->m ? h->m->rt : gl_rt(L); /* the hot path needs no registry lookup */
   if (gl_hostbuf_check(rt, h) != 0) gl_raise(L, rt);
-  if (rt->host_kernel_depth > 0 && !h->m->borrowed)
+  if (gl_in_host_kernel() && !h->m->borrowed)
     gl_refuse_in_host_kernel(L, NULL, "a host buffer that is not one of the kernel's argument views");
   return h;
 }
@@ -32,7 +32,7 @@ gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned,
   gl_runtime *rt = gl_rt(L);
   gl_hostbuf *h = new_handle(L);
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) == 0) return h;
-  if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L, rt)) gl_raise(L, rt);
+  if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L)) gl_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
   gl_hostmem_reap(rt, 0);
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) != 0) gl_raise(L, rt);
@@ -50,7 +50,7 @@ static const char *const host_options[] = {"pinned", NULL};
 
 /* gpu.host(dtype, n or {values}, {pinned = true}) */
 int gl_host_new(lua_State *L) {
-  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   GL_NOT_IN_CAPTURE(L, gl_rt(L), "gpu.host");
   gl_dtype dt = gl_check_dtype(L, 1);
   int pinned = 1;

@@ -93,7 +93,7 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
    * stream (it cannot finish before this kernel returns) */
   int gc_was_running = lua_gc(T, LUA_GCISRUNNING);
   if (gc_was_running) lua_gc(T, LUA_GCSTOP);
-  rt->host_kernel_depth++;
+  gl_host_kernel_enter();
   lua_pushcfunction(T, call_host_kernel);
   lua_pushlightuserdata(T, (void *)l);
   lua_pushlightuserdata(T, hl);
@@ -103,7 +103,7 @@ static int run_host_kernel(void *user, const gl_sim_launch *l) {
   /* an interrupt that came as the kernel returned must not stop the next one */
   lua_Hook stop = atomic_load(&interrupt_hook);
   if (stop && lua_gethook(T) == stop) lua_sethook(T, NULL, 0, 0);
-  rt->host_kernel_depth--;
+  gl_host_kernel_leave();
   int rc = 0;
   if (status != LUA_OK) {
     gl_buf_reset(&rt->host_kernel_error);

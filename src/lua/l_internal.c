@@ -80,7 +80,7 @@ static int i_contents(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   at_level ctx = {L, level};
   gl_site site = {loc_at_level, &ctx, GL_LOC_UNRESOLVED};
-  if (rt->host_kernel_depth > 0) {
+  if (gl_in_host_kernel()) {
     luaL_where(L, level);
     lua_pushfstring(L, "%s cannot be called from inside a host kernel (k:host): a host kernel may only read and "
                        "write its own argument views", fname);

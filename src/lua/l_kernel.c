@@ -37,7 +37,7 @@ int gl_module_kernel(lua_State *L) {
 /* k:host(fn) */
 static int k_host(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
-  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "k:");
+  GL_NOT_IN_HOST_KERNEL(L, "k:");
   luaL_checktype(L, 2, LUA_TFUNCTION);
   if (u->family || u->k->builtin)
     return luaL_error(L, "k:host: '%s' is a built-in kernel; its host implementation is part of gpulua",

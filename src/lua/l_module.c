@@ -19,7 +19,7 @@ gl_module *gl_check_module(lua_State *L, int idx) {
   gl_module **u = gl_testudata(L, idx, &gl_module_type);
   if (!u) luaL_typeerror(L, idx, "gpulua module");
   if (!*u) luaL_error(L, "gpulua module has been unloaded");
-  GL_NOT_IN_HOST_KERNEL(L, (*u)->dev->rt, "m:");
+  GL_NOT_IN_HOST_KERNEL(L, "m:");
   return *u;
 }
 
@@ -91,7 +91,7 @@ static const char *const compile_options[] = {"name", "options", "device", NULL}
 
 /* gpu.compile(source, {name =, options =, device =}) */
 static int l_compile(lua_State *L) {
-  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   size_t len;
   const char *src = luaL_checklstring(L, 1, &len);
   gl_check_options(L, 2, "gpu.compile", compile_options);
@@ -142,7 +142,7 @@ static const char *const load_options[] = {"device", "options", NULL};
 
 /* gpu.load(path, {device =, options =}) */
 static int l_load(lua_State *L) {
-  GL_NOT_IN_HOST_KERNEL(L, gl_rt(L), "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   const char *path = luaL_checkstring(L, 1);
   gl_check_options(L, 2, "gpu.load", load_options);
   gl_device *dev = opt_device(L, "gpu.load", 2);

@@ -18,7 +18,7 @@ void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
 gl_slice *gl_check_slice(lua_State *L, int idx) {
   gl_slice *x = gl_test_slice(L, idx);
   if (!x) luaL_typeerror(L, idx, "gpulua slice");
-  if (x->a) GL_NOT_IN_HOST_KERNEL(L, x->a->dev->rt, "x:");
+  if (x->a) GL_NOT_IN_HOST_KERNEL(L, "x:");
   gl_check_slice_alive(L, x, idx);
   return x;
 }
@@ -62,7 +62,7 @@ static int alloc_impl(lua_State *L, int zero) {
   gl_slice *x = new_handle(L);
   gl_site site = GL_SITE(L);
   if (gl_slice_alloc(s, dt, n, zero, &site, x) == 0) return 1;
-  if (gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || x->a || !gl_can_collect(L, rt)) return gl_raise(L, rt);
+  if (gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || x->a || !gl_can_collect(L)) return gl_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
   if (gl_device_reclaim(dev, &site) != 0 || gl_slice_alloc(s, dt, n, zero, &site, x) != 0) return gl_raise(L, rt);
   return 1;
@@ -124,7 +124,7 @@ static int x_release(lua_State *L) {
   gl_runtime *rt = x->a->dev->rt;
   if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
   if (gl_release_how(L) != GL_RELEASE_GC) {
-    GL_NOT_IN_HOST_KERNEL(L, rt, "x:");
+    GL_NOT_IN_HOST_KERNEL(L, "x:");
     GL_NOT_IN_CAPTURE(L, rt, gl_release_how(L) == GL_RELEASE_CLOSE ? "freeing a slice (<close>)" : "x:free");
   }
   gl_site site = GL_SITE(L);

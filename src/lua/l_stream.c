@@ -31,7 +31,7 @@ static gl_stream *to_stream(lua_State *L, int idx) {
 
 gl_stream *gl_check_stream(lua_State *L, int idx) {
   gl_stream *s = to_stream(L, idx);
-  GL_NOT_IN_HOST_KERNEL(L, s->dev->rt, "s:");
+  GL_NOT_IN_HOST_KERNEL(L, "s:");
   if (gl_stream_check(s) != 0) gl_raise(L, s->dev->rt);
   return s;
 }
@@ -151,7 +151,7 @@ static int s_release(lua_State *L) {
                                                     "released it")
                                     : 0;
   gl_runtime *rt = s->dev->rt;
-  if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, rt, "s:");
+  if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, "s:");
   if (how == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
   if (how == GL_RELEASE_GC) { /* close if still open, then drop the reference */
     if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection"), 0) != 0)

@@ -13,7 +13,7 @@
 
 int gl_trace_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
-  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) { /* gpu.trace(false): write and stop */
     if (!rt->trace) return 0;
     const char *file = gl_trace_file(rt);
@@ -42,7 +42,7 @@ int gl_trace_lua(lua_State *L) {
  * Waits for nothing: work still queued is counted as pending. */
 int gl_timeline_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
-  GL_NOT_IN_HOST_KERNEL(L, rt, "gpu.");
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   GL_NOT_IN_CAPTURE(L, rt, "gpu.timeline");
   static const char *const keys[] = {"file", NULL};
   if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))

@@ -2,14 +2,19 @@
  * test_lifetimes.c -- object lifetimes through a real Lua state on the sim
  * backend: memory comes back after frees and collection, views keep their
  * allocation alive, closing a state with live objects drains and releases
- * everything, and a second state in the same process works.
+ * everything, and a second state in the same process works; a state closed
+ * from inside a capture (os.exit(code, true)) still releases what its
+ * objects held; a sim host kernel of one state is no place for another
+ * state's gpulua either.
  */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpulua.h"
 
@@ -141,6 +146,94 @@ static void test_closed_stream_struct_outlives(void) {
   lua_close(L);
 }
 
+/* What os.exit(code, true) does, but the exit: the state is closed from
+ * inside the running script, which never resumes (the test goes on at the
+ * setjmp instead). */
+static jmp_buf after_close;
+static int close_state(lua_State *L) {
+  lua_close(L);
+  longjmp(after_close, 1);
+}
+
+/* The finalizers that run as a state closes inside a capture are kept for
+ * the capture's end, which never comes: they must run before the runtime's
+ * teardown all the same, or their memory is never given back. Another state
+ * watches device 0's memory (the sim's is the process's). */
+static void test_close_inside_capture(void) {
+  static const char *const scripts[] = {
+    "local d = gpu.device(0)\n"
+    "local x, y = d:alloc('u8', 262144), d:zeros('f32', 64)\n"
+    "d.main:capture(function(cs) cs:fill(y, 1); close_state() end)\n",
+    "local d = gpu.device(0)\n"
+    "local x, y = d:alloc('u8', 262144), d:zeros('f32', 64)\n"
+    "local g = d.main:capture(function(cs) cs:fill(x, 1) end)\n"
+    "g:launch(d.main)\n"
+    "g:update(function(cs) cs:fill(x, 2); cs:fill(y, 3); close_state() end)\n",
+  };
+  static const char *const where[] = {"s:capture", "g:update"};
+  lua_State *watch = new_state();
+  for (int i = 0; i < 2; i++) {
+    long long before = free_mem(watch, 0);
+    lua_State *L = new_state();
+    lua_register(L, "close_state", close_state);
+    if (setjmp(after_close) == 0) {
+      run(L, scripts[i]);
+      CHECK(0, "close_state returned");
+    }
+    long long after = free_mem(watch, 0);
+    CHECK(after == before, "a state closed inside %s's function gives its memory back: %lld bytes missing",
+          where[i], before - after);
+  }
+  lua_close(watch);
+}
+
+/* other(code): runs code in the other state, protected; returns "ok" or its
+ * error message. */
+static lua_State *other;
+static int in_other(lua_State *L) {
+  const char *code = luaL_checkstring(L, 1);
+  int status = luaL_loadstring(other, code);
+  if (status == LUA_OK) status = lua_pcall(other, 0, 0, 0);
+  lua_pushstring(L, status == LUA_OK ? "ok" : lua_tostring(other, -1));
+  lua_settop(other, 0);
+  return 1;
+}
+
+/* A host kernel holds its device until it returns: a second state's gpulua
+ * called from inside it is refused as the first state's is (dev:sync and
+ * gpu.sync there would wait for that very kernel). A hang ends the test by
+ * SIGALRM, a failure. */
+static void test_host_kernel_refuses_other_states(void) {
+  lua_State *A = new_state();
+  other = new_state();
+  lua_register(A, "other", in_other);
+  run(other, "d = gpu.device(0); y = d:zeros('f32', 8)");
+  alarm(60);
+  long long refused = run(A,
+      "local d = gpu.device(0)\n"
+      "local k = gpu.load('" GL_TEST_DATA "/twice.ptx'):kernel('twice', 'const f32*, f32*, u64')\n"
+      "local x, y = d:zeros('f32', 8), d:zeros('f32', 8)\n"
+      "local said = {}\n"
+      "k:host(function()\n"
+      "  for _, c in ipairs{'d:sync()', 'gpu.sync()', 'y:read()', 'd:alloc(\"f32\", 4)', 'd:stream()'} do\n"
+      "    said[#said + 1] = other(c)\n"
+      "  end\n"
+      "end)\n"
+      "d.main:launch(k, {grid = 1, block = 32}, x, y, 8)\n"
+      "d.main:sync()\n"
+      "local n = 0\n"
+      "for _, m in ipairs(said) do\n"
+      "  if m:find('cannot be called from inside a host kernel (k:host)', 1, true) then n = n + 1\n"
+      "  else print('not refused: ' .. m) end\n"
+      "end\n"
+      "return n\n");
+  alarm(0);
+  CHECK(refused == 5, "every call of the other state is refused inside the host kernel: %lld of 5", refused);
+  CHECK(run(other, "d:sync(); return math.tointeger(y:read()[1])") == 0, "and works after it");
+  lua_close(A);
+  lua_close(other);
+}
+
 int main(void) {
   setenv("GPULUA_BACKEND", "sim", 1);
   struct { const char *name; void (*fn)(void); } tests[] = {
@@ -150,6 +243,8 @@ int main(void) {
     {"second_state", test_second_state},
     {"closed_stream_struct_outlives", test_closed_stream_struct_outlives},
     {"two_states_at_once", test_two_states_at_once},
+    {"close_inside_capture", test_close_inside_capture},
+    {"host_kernel_refuses_other_states", test_host_kernel_refuses_other_states},
   };
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -489,6 +489,44 @@ describe("graphs", function()
       g:close()
     end)
 
+    it("a graph closed inside another capture is closed at once, its memory let go when that capture ends",
+      function()
+      local y = dev:zeros("f32", N)
+      local t = dev:stream{name = "replayer"}
+      for _, on in ipairs{main, t} do -- what a first capture on a stream keeps for good (spare scratch)
+        on:capture(function(cs) cs:fill(y, 0) end):close()
+      end
+      collectgarbage() -- earlier garbage gone now, not in the measure
+      collectgarbage()
+      dev:sync()
+      local before = dev:free_memory()
+      local g
+      do
+        local x = dev:alloc("u8", 262144) -- its free goes on main, after the replay on t
+        t:wait(main:record())
+        g = t:capture(function(cs) cs:fill(x, 2) end, {name = "held"})
+      end
+      g:launch(t)
+      collectgarbage() -- x collected: its free waits for the graph's close
+      collectgarbage()
+      local g2 = main:capture(function(cs)
+        g:close() -- a free on main ordered after t: a wait the capture of main would refuse
+        assert.matches("closed", tostring(g))
+        H.fails("graph is closed", g.launch, g, cs)
+        cs:fill(y, 1)
+      end, {name = "outer"})
+      assert.are.equal(1, g2.nodes) -- nothing of the close went into it
+      local z = dev:zeros("f32", 4) -- the next call: no release failed
+      z:free()
+      g2:launch(main)
+      H.check_all(y:read(), 1)
+      g2:close()
+      dev:sync()
+      if SIM then -- the sim's pool keeps nothing: x's memory is back
+        assert.are.equal(before, dev:free_memory())
+      end
+    end)
+
     it("close is idempotent, <close> closes, and a closed graph says so", function()
       local x, y = dev:zeros("f32", N, {stream = s}), dev:zeros("f32", N, {stream = s})
       local g = axpy_graph(x, y, 1, 1)
@@ -548,6 +586,27 @@ describe("graphs", function()
       s:sync()
       yv = y:read{stream = s}
       for i = 1, N do assert.are.equal(xv[i], yv[i]) end
+      g:close()
+    end)
+
+    it("refuses to close the graph inside its own update's function, naming both lines", function()
+      local x = dev:zeros("f32", N, {stream = s})
+      local g = s:capture(function(cs) cs:fill(x, 1) end, {name = "self"})
+      local errs = {}
+      local at = H.here() + 1
+      local _, in_place = g:update(function(cs)
+        errs[1] = select(2, pcall(function() g:close() end))
+        errs[2] = select(2, pcall(function() local _ <close> = g end))
+        cs:fill(x, 3)
+      end, {stream = s})
+      for i, call in ipairs{"g:close", "closing a graph %(<close>%)"} do
+        assert.matches(call .. " at [^ ]*" .. H.at("graph_spec.lua", at + i) .. ": graph 'self' is being updated "
+          .. "%(g:update at [^ ]*" .. H.at("graph_spec.lua", at) .. "%): a graph cannot be closed inside its own "
+          .. "update's function; close it after g:update returns", errs[i])
+      end
+      assert.is_true(in_place) -- the update went on
+      g:launch(s)
+      H.check_all(x:read{stream = s}, 3)
       g:close()
     end)
   end)

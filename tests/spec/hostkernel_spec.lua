@@ -2,8 +2,9 @@
 -- Lua that does not touch gpulua. A gpulua call from inside it (queue, sync,
 -- allocate, create or free an object, touch another buffer) is an error
 -- naming the call, raised in the host kernel: the launch fails and poisons
--- the device like any failing kernel, and nothing hangs. Each case runs in
--- a child process (a poisoned device stays poisoned).
+-- the device like any failing kernel, and nothing hangs. So is another Lua
+-- state's gpulua called from inside it (tests/c/test_lifetimes.c). Each case
+-- runs in a child process (a poisoned device stays poisoned).
 local gpu = require "gpulua"
 local H = require "helpers"
 
@@ -54,6 +55,25 @@ describe("host kernels", function()
       local msg = assert(out:match("sync:\tfalse\t([^\n]*)"), out)
       assert.matches("host kernel 'twice'", msg)
       assert.matches("cannot be called from inside a host kernel", msg)
+    end)
+  end
+
+  -- the kernel holds its device until it returns, which it never does: the
+  -- exit must not wait for that device (a teardown that drains it would hang)
+  for _, close in ipairs{true, false} do
+    it(("os.exit(code, %s) inside one exits with code: nothing waits for the kernel's device"):format(close),
+      function()
+      local out, status = H.run_child(PRELUDE .. ([[
+        k:host(function(_, xv, yv, n) os.exit(7, %s) end)
+        dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
+        s:fill(dev:zeros("f32", 64, {stream = s}), 1) -- work on another stream, and on another device
+        if gpu.count() > 1 then gpu.device(1):zeros("f32", 64) end
+        gpu.sync()
+        print("not reached")
+      ]]):format(close), nil, 30)
+      assert.are_not.equal(124, status, "the child hung:\n" .. out)
+      assert.are.equal(7, status, "the child failed:\n" .. out)
+      assert.are.equal("exit status 7", (out:gsub("^%s+", ""):gsub("%s+$", ""))) -- nothing printed
     end)
   end
 

@@ -79,6 +79,26 @@ describe("teardown", function()
     assert.are.equal("exit status 4", trimmed(out))
   end)
 
+  -- the finalizers that run as the state closes are kept for the capture's
+  -- end, which never comes: they run before the teardown (their releases are
+  -- checked in tests/c/test_lifetimes.c; LeakSanitizer and valgrind see them)
+  for _, where in ipairs{"s:capture", "g:update"} do
+    it(("at os.exit(code, true) inside %s's function"):format(where), function()
+      local out, status = run_child(LIVE .. [[
+        local g = s1:capture(function(cs) cs:fill(scratch, 1) end)
+        local function body(cs)
+          cs:fill(scratch, 2)
+          cs:copy(h, x)
+          os.exit(6, true)
+        end
+        if ]] .. (where == "g:update" and "true" or "false") .. [[ then g:update(body, {stream = s1})
+        else s1:capture(body) end
+      ]])
+      assert.are.equal(6, status, out)
+      assert.are.equal("exit status 6", trimmed(out))
+    end)
+  end
+
   it("after an uncaught error: the error and its traceback only, exit 1", function()
     local out, status = run_child(LIVE .. "error('stop here')\n")
     assert.are.equal(1, status, out)
