@@ -73,6 +73,10 @@ static int same_gen(const gl_runtime *rt, const uint32_t *gens, int i) {
   return !gens || (i < rt->nids && rt->gen[i] == gens[i]);
 }
 
+void gl_clock_reset(gl_stream *s) {
+  if (s->nclock) memset(s->clock, 0, (size_t)s->nclock * sizeof *s->clock);
+}
+
 int gl_clock_merge(gl_stream *s, const uint64_t *clock, const uint32_t *gens, int n) {
   gl_runtime *rt = s->dev->rt;
   int rc = 0;

@@ -22,6 +22,9 @@ int gl_clock_stream_new(gl_runtime *rt, gl_stream *s);
 /* Forget a freed stream (its id is free again). */
 void gl_clock_stream_free(gl_stream *s);
 
+/* s's later work is ordered after nothing (its clock emptied): a stream
+ * forked inside a capture, once the capture ends (graph.c). */
+void gl_clock_reset(gl_stream *s);
 /* s's later work is ordered after everything queued on t so far. -1 when
  * out of memory: the knowledge is then lost (never gained). */
 int gl_clock_join(gl_stream *s, gl_stream *t);

@@ -143,8 +143,14 @@ static CUresult end_capture(gl_graph *g) {
     gl_stream_unref(g->origin);
     g->origin = NULL;
   }
+  /* A fork's clock described the graph's branch: its fork's wait (and any
+   * other) went into the graph, and its own queue, which starts empty, is
+   * ordered after nothing. The origin's clock stays: it learned only the
+   * members' positions inside the capture, which cover no work of theirs
+   * that runs outside a replay. */
   for (int i = 0; i < g->nmembers; i++) {
     g->members[i]->capture = NULL;
+    gl_clock_reset(g->members[i]);
     gl_stream_unref(g->members[i]);
   }
   free(g->members);

@@ -16,6 +16,11 @@
  * described as at capture), so that a replay's conflict names the node and
  * the memory as an eager conflict would.
  *
+ * A stream forked inside the capture is a branch of the graph: there its
+ * clock orders the branch after the capture's work before the fork, and
+ * that ordering is the graph's. Its own queue starts empty, so when the
+ * capture ends its clock is emptied: it is then ordered after nothing.
+ *
  * Calls that cannot be captured (host waits and reads, allocations and
  * frees, work on a stream outside the capture, waits for work outside it)
  * are refused before the driver sees them (capture.c: gl_capture_refuse and
