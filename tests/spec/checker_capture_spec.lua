@@ -128,7 +128,7 @@ describe("the ordering checker after a capture", function()
   end)
 
   it("a fork's spare reduction scratch and cuBLAS workspace are used in order with the graph's replays", function()
-    local a, out = dev:zeros("f32", 4), dev:zeros("f32", 2)
+    local a, out, c = dev:zeros("f32", 4), dev:zeros("f32", 2), dev:zeros("f32", 4)
     dev.main:launch(gpu.kernels.sum, {block = 32}, a, out, 4) -- captures then prepare spare scratch
     dev.main:gemm{a = a, b = a, c = dev:zeros("f32", 4), m = 2, n = 2, k = 2} -- and spare workspaces
     s:join(dev.main)
@@ -136,18 +136,18 @@ describe("the ordering checker after a capture", function()
     local g = s:capture(function(cs)
       t = cs:fork{name = "ck_spare_t"} -- no scratch or workspace of its own: takes spares
       t:launch(gpu.kernels.sum, {block = 32}, a, out:view(0, 1), 4)
-      t:gemm{a = a, b = a, c = a, m = 2, n = 2, k = 2, alpha = 0}
+      t:gemm{a = a, b = a, c = c, m = 2, n = 2, k = 2, alpha = 0}
       cs:join(t)
     end)
     g:launch(s)
-    local own = dev:zeros("f32", 1, {stream = t})
+    local own, own_c = dev:zeros("f32", 1, {stream = t}), dev:zeros("f32", 1, {stream = t})
     H.fails("the reduction scratch of stream 'ck_spare_t' is written on stream 'ck_spare_t'.-while stream "
             .. "'ck_cap_s' %(device 0%) may still be writing it", function()
       t:launch(gpu.kernels.sum, {block = 32}, own, own, 1)
     end)
     H.fails("the cuBLAS workspace of stream 'ck_spare_t' is written on stream 'ck_spare_t'.-while stream "
             .. "'ck_cap_s' %(device 0%) may still be writing it", function()
-      t:gemm{a = own, b = own, c = own, m = 1, n = 1, k = 1}
+      t:gemm{a = own, b = own, c = own_c, m = 1, n = 1, k = 1}
     end)
     t:join(s)
     t:launch(gpu.kernels.sum, {block = 32}, own, own, 1)
