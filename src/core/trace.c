@@ -71,6 +71,11 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
   if (o->done) return;
   gl_device *d = o->s->dev;
   if (!d->opened || gl_device_poisoned(d) || !o->a || !o->b) {
+    if (d->opened) { /* its events go back to the pool, which the device's close destroys */
+      if (o->a) gl_event_give(d, o->a, 1);
+      if (o->b) gl_event_give(d, o->b, 1);
+    }
+    o->a = o->b = NULL;
     o->done = 1; /* no times: drawn as an instant */
     return;
   }
