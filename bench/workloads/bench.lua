@@ -1,7 +1,7 @@
--- bench/bench.lua: gpulua's side of the benchmarks (bench/run.sh runs it on the
--- GPU beside bench/raw.c and bench/cupy_bench.py). Prints "RESULT name value unit".
+-- bench/workloads/bench.lua: gpulua's side of the benchmarks (bench/run.sh runs it on the
+-- GPU beside bench/baselines/raw.c and bench/baselines/cupy_bench.py). Prints "RESULT name value unit".
 --
---   gpulua bench/bench.lua [launches]
+--   gpulua bench/workloads/bench.lua [launches]
 local gpu = require "gpulua"
 
 local launches = tonumber(arg and arg[1]) or 200000
@@ -117,7 +117,7 @@ do
   x:free()
 end
 
--- built-ins, n = 2^28 f32, the same grid as bench/raw.c
+-- built-ins, n = 2^28 f32, the same grid as bench/baselines/raw.c
 do
   local n = gpu.backend() == "cuda" and (1 << 28) or (1 << 20)
   local x = dev:alloc("f32", n, {stream = s})

@@ -1,7 +1,7 @@
-"""bench/cupy_bench.py: CuPy's side of the benchmarks (bench/run.sh runs it on the
-GPU beside bench/raw.c and bench/bench.lua). Prints "RESULT name value unit".
+"""bench/baselines/cupy_bench.py: CuPy's side of the benchmarks (bench/run.sh runs it on the
+GPU beside bench/baselines/raw.c and bench/workloads/bench.lua). Prints "RESULT name value unit".
 
-    python3 bench/cupy_bench.py [launches]
+    python3 bench/baselines/cupy_bench.py [launches]
 """
 import ctypes
 import statistics

@@ -1,5 +1,5 @@
-"""bench/cupy_builtins.py: CuPy's equivalents of gpulua's built-in kernels (bench/run.sh
-runs it on the GPU beside bench/builtins_bench.lua and bench/raw_builtins.c).
+"""bench/baselines/cupy_builtins.py: CuPy's equivalents of gpulua's built-in kernels (bench/run.sh
+runs it on the GPU beside bench/workloads/builtins_bench.lua and bench/baselines/raw_builtins.c).
 
 For f32, f16 and i32 at n = 2^28 elements: fill (z.fill), copy (cupy.copyto), scale
 (cupy.multiply by a scalar), axpy (an ElementwiseKernel, y = a * x + y in place), add,
@@ -8,7 +8,7 @@ bytes each moves as gpulua's bench does (axpy: x read, y read and written: 3 pas
 n); times are CUDA events around one call on the current stream, the median of 5 after a
 warm-up (which also compiles CuPy's kernels). Prints "RESULT name value unit".
 
-    python3 bench/cupy_builtins.py [log2 n]
+    python3 bench/baselines/cupy_builtins.py [log2 n]
 """
 import statistics
 import sys

@@ -1,5 +1,5 @@
--- bench/gemm_bench.lua: s:gemm's rate on the GPU (issue 15), beside
--- bench/cupy_gemm.py's (CuPy's matmul, cuBLAS too) in the same run: 4096^3
+-- bench/workloads/gemm_bench.lua: s:gemm's rate on the GPU, beside
+-- bench/baselines/cupy_gemm.py's (CuPy's matmul, cuBLAS too) in the same run: 4096^3
 -- f32 and bf16, and a strided batched 4096 x (64 x 64 x 64) f32. Device time
 -- from timing events around REPS gemms, after a warm-up; the median of 5.
 -- Prints "RESULT gemm_<case> <TFLOP/s> TFLOP/s".

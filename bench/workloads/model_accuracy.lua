@@ -1,13 +1,13 @@
--- bench/model_accuracy.lua: the pipeline of examples/pipeline.lua (copy in,
+-- bench/workloads/model_accuracy.lua: the pipeline of examples/pipeline.lua (copy in,
 -- scale, axpy, copy out per chunk) at 1, 2, 4 and 8 streams and at three
 -- chunk sizes (64 KiB, 1 MiB, 16 MiB), 12 configurations. Prints each one's
 -- pipeline.run gpu_ms, the median of `reps` runs after a warm-up, as
 -- "RESULT acc_<chunk>_s<streams> <ms> ms (spread <lo>-<hi>)".
 --
 -- Run it on the GPU (--backend=cuda) and on sim with a timing model
--- (GPULUA_SIM_MODEL=models/h200.json): bench/model_compare.py sets the
+-- (GPULUA_SIM_MODEL=models/h200.json): bench/analysis/model_compare.py sets the
 -- predictions beside the measurements (docs/BENCHMARKS.md, "Sim timing model").
---   gpulua bench/model_accuracy.lua [reps] [only_chunk_KiB]
+--   gpulua bench/workloads/model_accuracy.lua [reps] [only_chunk_KiB]
 local gpu = require "gpulua"
 local pipeline = require "gpulua.pipeline"
 

@@ -1,13 +1,13 @@
-"""bench/builtins_medians.py: the built-in library's figures over several runs (issue 18).
+"""bench/analysis/builtins_medians.py: the built-in library's figures over several runs.
 
-Each argument is the output of one run of bench/raw_builtins.c, bench/builtins_bench.lua and
-bench/cupy_builtins.py, their "RESULT" lines prefixed with raw, gpulua and cupy (the device
+Each argument is the output of one run of bench/baselines/raw_builtins.c, bench/workloads/builtins_bench.lua and
+bench/baselines/cupy_builtins.py, their "RESULT" lines prefixed with raw, gpulua and cupy (the device
 command in docs/BENCHMARKS.md writes them so). Prints a Markdown table: per kernel and dtype
 the median GB/s, the fraction of the D2D copy, the ratio to the raw launch and to CuPy, each
 median with its spread over the runs; then the D2D ceilings, the grids by hand and NVRTC's
 cold compile.
 
-    python3 bench/builtins_medians.py run1.txt run2.txt run3.txt
+    python3 bench/analysis/builtins_medians.py run1.txt run2.txt run3.txt
 """
 import statistics
 import sys

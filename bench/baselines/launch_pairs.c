@@ -1,9 +1,9 @@
 /*
- * bench/launch_pairs.c -- gpulua's launch and event costs against the raw
+ * bench/baselines/launch_pairs.c -- gpulua's launch and event costs against the raw
  * driver, interleaved in one process. The GPU machine is a noisy VM: the
  * same loop measured a minute apart differs by 20 to 30%, more than the
  * goals' margins, so comparing one process's figures with another's says
- * little. Here each round times every case of bench/launch_pairs.lua (in a
+ * little. Here each round times every case of bench/workloads/launch_pairs.lua (in a
  * Lua state with gpulua) right beside the raw driver's loop of the same
  * calls (the same kernels, compiled here, on a stream of the same primary
  * context), in alternating order, and the ratio is taken per round; the
@@ -150,7 +150,7 @@ static double lua_run(lua_State *L, const char *name, int n) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 20000;
   int rounds = argc > 2 ? atoi(argv[2]) : 9;
-  const char *script = argc > 3 ? argv[3] : "bench/launch_pairs.lua";
+  const char *script = argc > 3 ? argv[3] : "bench/workloads/launch_pairs.lua";
   if (n < 1 || rounds < 1 || rounds > MAX_ROUNDS) {
     fprintf(stderr, "usage: launch_pairs [ops per loop >= 1] [rounds 1..%d] [launch_pairs.lua]\n", MAX_ROUNDS);
     return 2;

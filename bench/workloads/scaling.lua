@@ -1,13 +1,13 @@
--- bench/scaling.lua: host cost that must stay flat as the work grows. Each
+-- bench/workloads/scaling.lua: host cost that must stay flat as the work grows. Each
 -- workload runs at a small and a large size in one process, and the figure
 -- is the large run's cost per operation over the small run's (1.0: flat).
 -- Prints "RESULT name value unit"; with --check=R exits 1 when a ratio
 -- exceeds R in each of three tries (the suite's bench.scaling test, on sim).
 -- --once=WORKLOAD:N runs one workload once at size N and prints nothing, for
--- counting its instructions (bench/scaling_ir.sh, the suite's
+-- counting its instructions (bench/probes/scaling_ir.sh, the suite's
 -- bench.scaling_ir test; WORKLOAD: pipeline, sliding_strict, sliding_off).
 --
---   gpulua bench/scaling.lua [--check=R] [--quick] [--wall] [--once=WORKLOAD:N]
+--   gpulua bench/workloads/scaling.lua [--check=R] [--quick] [--wall] [--once=WORKLOAD:N]
 --
 -- pipeline: a 4-stream pipeline (gpulua.pipeline), each batch filling its
 --   own 16-element view of one output and copying it out to its own view of
@@ -26,7 +26,7 @@ for _, a in ipairs(arg or {}) do
   elseif a:match("^%-%-once=") then
     once, once_n = a:match("^%-%-once=([%w_]+):(%d+)$")
     once_n = assert(tonumber(once_n), "--once=WORKLOAD:N takes a workload and a count")
-  else error("bench/scaling.lua: unknown argument " .. a) end
+  else error("bench/workloads/scaling.lua: unknown argument " .. a) end
 end
 
 local dev = gpu.device(0)

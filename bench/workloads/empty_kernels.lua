@@ -1,5 +1,5 @@
--- bench/empty_kernels.lua: what the launch benchmarks launch (bench/bench.lua,
--- bench/launch_pairs.lua, bench/ops_loop.lua): empty kernels with 1 and 8 f32*
+-- bench/workloads/empty_kernels.lua: what the launch benchmarks launch (bench/workloads/bench.lua,
+-- bench/workloads/launch_pairs.lua, bench/workloads/ops_loop.lua): empty kernels with 1 and 8 f32*
 -- arguments (each with an empty host implementation, for sim) and 8 views of
 -- 64 elements of one buffer allocated on stream s. Loaded by path, beside the
 -- script that uses it:

@@ -1,6 +1,6 @@
-"""bench/compare.py: the table of bench/compare.sh.
+"""bench/analysis/compare.py: the table of bench/compare.sh.
 
-    python3 bench/compare.py compare-results.txt
+    python3 bench/analysis/compare.py compare-results.txt
 Each input line: "<round> <who> <name> <value> <unit>" (who: raw, old, new).
 For each figure gpulua measures: the median over the rounds of old and new,
 new/old (median of the per-round ratios, with their spread) and each against

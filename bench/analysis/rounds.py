@@ -1,8 +1,8 @@
-"""bench/rounds.py: the median and spread over several runs of bench/run.sh.
+"""bench/analysis/rounds.py: the median and spread over several runs of bench/run.sh.
 
-    python3 bench/rounds.py r1/bench-results.txt r2/bench-results.txt r3/bench-results.txt
+    python3 bench/analysis/rounds.py r1/bench-results.txt r2/bench-results.txt r3/bench-results.txt
 For every ratio a goal is judged on (the paired launch and event ratios of
-bench/launch_pairs.c, and the ratios bench/report.py forms from one run's
+bench/baselines/launch_pairs.c, and the ratios bench/analysis/report.py forms from one run's
 figures), prints each run's value, the median over the runs and the verdict
 against the goal: a goal counts as met only when the median meets it.
 """
@@ -75,15 +75,15 @@ GOALS = [
      ("sep", ("cupy", "pipeline_4stream"), ("gpulua", "pipeline_graph_default"))),
     ("4-stream pipeline: limit at its copy size (16 MiB both ways at once) / measured", None, False,
      ("sep", ("gpulua", "pipeline_link_limit_16MiB"), ("gpulua", "pipeline_4stream"))),
-    ("the link both ways: 16 MiB copies back to back / two 256 MiB copies (bench/layouts.c)", None, False,
+    ("the link both ways: 16 MiB copies back to back / two 256 MiB copies (bench/baselines/layouts.c)", None, False,
      ("sep", ("raw", "bidir_16MiB_x32"), ("raw", "bidir_256MiB"))),
-    ("the best raw layout (bench/layouts.c): physical limit / measured", None, False,
+    ("the best raw layout (bench/baselines/layouts.c): physical limit / measured", None, False,
      ("sep", ("gpulua", "pipeline_link_limit"), ("raw", "layout_best"))),
-    ("4-stream pipeline made raw (bench/raw.c): physical limit / measured", None, False,
+    ("4-stream pipeline made raw (bench/baselines/raw.c): physical limit / measured", None, False,
      ("sep", ("gpulua", "pipeline_link_limit"), ("raw", "pipeline_4stream"))),
     ("4-stream pipeline: raw / gpulua (above 1: gpulua ahead)", None, False,
      ("sep", ("raw", "pipeline_4stream"), ("gpulua", "pipeline_4stream"))),
-    ("s:gemm 4096^3 f32: gpulua's rate / CuPy's (issue 15)", 0.97, False,
+    ("s:gemm 4096^3 f32: gpulua's rate / CuPy's", 0.97, False,
      ("sep", ("gpulua", "gemm_4096_f32"), ("cupy", "gemm_4096_f32"))),
     ("s:gemm 4096^3 bf16: gpulua's rate / CuPy's", 0.97, False,
      ("sep", ("gpulua", "gemm_4096_bf16"), ("cupy", "gemm_4096_bf16"))),

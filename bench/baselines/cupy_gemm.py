@@ -1,4 +1,4 @@
-"""bench/cupy_gemm.py: CuPy's side of bench/gemm_bench.lua: cupy.matmul (cuBLAS)
+"""bench/baselines/cupy_gemm.py: CuPy's side of bench/workloads/gemm_bench.lua: cupy.matmul (cuBLAS)
 on the same shapes, timed the same way (events around REPS calls, median of 5).
 Prints "RESULT gemm_<case> <TFLOP/s> TFLOP/s".
 """

@@ -1,10 +1,10 @@
-// bench/copy_probe.cu: how a 16-byte-vector copy kernel's grid shape and loads
+// bench/probes/copy_probe.cu: how a 16-byte-vector copy kernel's grid shape and loads
 // compare with the driver's device-to-device copy (cudaMemcpyAsync), 2^28 f32.
 // Grid-stride variants (U vectors in flight per thread; cs: __ldcs/__stcs,
 // stcs: __stcs alone, ldg: __ldg) on grids of 1 to 32 blocks per SM, and
 // tiled variants (block g copies tiles g, g + grid, ...). The probe behind the
-// built-ins' tiles (docs/BENCHMARKS.md, "Built-ins after issue 18").
-// On the GPU machine:  nvcc -O3 -arch=sm_90 -o /tmp/copy_probe bench/copy_probe.cu && /tmp/copy_probe
+// built-ins' tiles (docs/BENCHMARKS.md, "The built-in library").
+// On the GPU machine:  nvcc -O3 -arch=sm_90 -o /tmp/copy_probe bench/probes/copy_probe.cu && /tmp/copy_probe
 #include <algorithm>
 #include <cstdio>
 #include <cuda_runtime.h>

@@ -1,11 +1,11 @@
--- bench/model_probe.lua: the GPU effects behind the timing model's figures,
+-- bench/probes/model_probe.lua: the GPU effects behind the timing model's figures,
 -- measured one by one (docs/BENCHMARKS.md, "Sim timing model"): the time per
 -- copy at several sizes, each way (is a copy latency + bytes / rate?), the
 -- time per link of a chain that alternates engines on one stream (copy, then
 -- kernel, then copy: what a dependency between engines costs), and the host's
 -- time per operation in a pipeline's stage. All GPU times are of work queued
 -- behind a blocker, so the host's queueing is not timed.
---   gpulua bench/model_probe.lua
+--   gpulua bench/probes/model_probe.lua
 local gpu = require "gpulua"
 
 local dev = gpu.device(0)

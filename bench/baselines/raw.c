@@ -1,5 +1,5 @@
 /*
- * bench/raw.c -- the raw-driver baseline: the same driver calls gpulua makes,
+ * bench/baselines/raw.c -- the raw-driver baseline: the same driver calls gpulua makes,
  * straight from C through the same dlopen'ed driver table, with no Lua and no
  * checks. Prints one "RESULT name value unit" line per figure; bench/run.sh
  * puts them beside gpulua's and CuPy's. Medians of repeated runs.
@@ -14,7 +14,7 @@
 
 #define REPS 5
 
-/* bench/pipeline_bench.lua's pipeline made raw: 32 chunks of 2^22 f32, each
+/* bench/workloads/pipeline_bench.lua's pipeline made raw: 32 chunks of 2^22 f32, each
  * copied in, scaled (b = 2a), axpy'd (b += a) and copied out on stream
  * (c % nstreams), two device buffers per stream; the time from an event
  * before all of it to one after every stream's last work. */

@@ -1,8 +1,8 @@
-"""bench/report.py: turn bench/run.sh's results into the table of docs/BENCHMARKS.md.
+"""bench/analysis/report.py: turn bench/run.sh's results into the table of docs/BENCHMARKS.md.
 
-    python3 bench/report.py results.txt
+    python3 bench/analysis/report.py results.txt
 Each input line: "<who> <name> <value> <unit> [extra...]" (who: raw, gpulua, cupy);
-bench/launch_pairs.c's ratio lines carry the spread of the rounds as extra.
+bench/baselines/launch_pairs.c's ratio lines carry the spread of the rounds as extra.
 """
 import sys
 
@@ -43,7 +43,7 @@ for args in (1, 8):
     row(f"launch, {args} slice arg, policy off (us/launch) vs raw", 1.1, get("gpulua", f"launch_{args}arg_config_off"), "us", raw, "time", "gpu.config")
     row(f"launch, {args} slice arg, strict (us/launch) vs raw", 1.2, get("gpulua", f"launch_{args}arg_config_strict"), "us", raw, "time", "gpu.config")
     row(f"CuPy RawKernel, {args} arg (us/launch) vs raw", 99, get("cupy", f"launch_{args}arg"), "us", raw, "time", "for reference")
-# the goals of issue 13, paired in one process (bench/launch_pairs.c): the median of the
+# the launch and event goals, paired in one process (bench/baselines/launch_pairs.c): the median of the
 # rounds' ratios, and their spread
 for name, goal, what in (("launch_1arg_config_off", 1.1, "launch, 1 slice arg, off, gpu.config"),
                          ("launch_1arg_config_strict", 1.2, "launch, 1 slice arg, strict, gpu.config"),
@@ -90,7 +90,7 @@ ceiling = get("raw", "d2d_copy_bw")
 for k in ("axpy_f32", "scale_f32", "sum_f32"):
     row(f"built-in {k} (GB/s) vs raw launch", 0.95, get("gpulua", f"{k}_bw"), "GB/s", get("raw", f"{k}_bw"), "rate")
     row(f"built-in {k} (GB/s) vs the d2d copy ceiling", 0.0, get("gpulua", f"{k}_bw"), "GB/s", ceiling, "rate", "reading only")
-# the library for every dtype (bench/builtins_bench.lua, raw_builtins.c, cupy_builtins.py): the goal is
+# the library for every dtype (bench/workloads/builtins_bench.lua, raw_builtins.c, cupy_builtins.py): the goal is
 # 0.9 of the device-to-device copy ceiling for the elementwise kernels in f32 and f16
 for dt in ("f32", "f16", "i32"):
     ceil_dt = get("gpulua", f"builtin_d2d_{dt}")
@@ -132,7 +132,7 @@ if limit and four:
                  f"limit: max(copy-in, copy-out, both at the bidirectional {get('raw', 'bidir_256MiB') or 0:.1f} GB/s, compute) + one batch's fill and drain"))
 raw4 = get("raw", "pipeline_4stream")
 if limit and raw4:
-    rows.append(("pipeline, 4 streams, raw driver (bench/raw.c): physical limit / measured", "", f"{raw4:.3f} ms",
+    rows.append(("pipeline, 4 streams, raw driver (bench/baselines/raw.c): physical limit / measured", "", f"{raw4:.3f} ms",
                  f"{limit:.3f}", f"{limit / raw4:.3f}", "the same calls from C: what the structure allows"))
 row("pipeline, 4 streams (ms) vs the raw driver's", 99, four, "ms", raw4, "time", "for reference")
 graph4 = get("gpulua", "pipeline_graph_default")
@@ -144,10 +144,10 @@ limit16 = get("gpulua", "pipeline_link_limit_16MiB")
 if limit16 and four:
     rows.append(("pipeline, 4 streams: limit at its copy size / measured", "", f"{four:.3f} ms", f"{limit16:.3f}",
                  f"{limit16 / four:.3f}",
-                 f"the aggregate of 16 MiB copies both ways at once: {get('raw', 'bidir_16MiB_x32') or 0:.1f} GB/s (bench/layouts.c)"))
+                 f"the aggregate of 16 MiB copies both ways at once: {get('raw', 'bidir_16MiB_x32') or 0:.1f} GB/s (bench/baselines/layouts.c)"))
 best = get("raw", "layout_best")
 if limit and best:
-    rows.append(("the fastest raw layout of the pipeline (bench/layouts.c): physical limit / measured", "", f"{best:.3f} ms",
+    rows.append(("the fastest raw layout of the pipeline (bench/baselines/layouts.c): physical limit / measured", "", f"{best:.3f} ms",
                  f"{limit:.3f}", f"{limit / best:.3f}", "N streams, split copies, one stream per engine, a graph"))
 for name, what in (("scaling_pipeline", "4-stream pipeline, per batch, 32,000 vs 2,000 batches"),
                    ("scaling_sliding_strict", "sliding windows, per fill, 64,000 vs 2,000, strict"),

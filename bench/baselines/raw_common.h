@@ -1,5 +1,5 @@
 /*
- * bench/raw_common.h -- what the raw-driver benchmarks share (raw.c,
+ * bench/baselines/raw_common.h -- what the raw-driver benchmarks share (raw.c,
  * launch_pairs.c): the driver table they call through, a check of each call
  * that names it and exits, a monotonic clock, the median of a sample, and
  * NVRTC compiling a source for sm_90 into a loaded module (the empty kernels

@@ -1,5 +1,5 @@
 /*
- * bench/raw_builtins.c -- the built-in library launched raw: the programs
+ * bench/baselines/raw_builtins.c -- the built-in library launched raw: the programs
  * gpulua compiles from kernels/builtins.cu (one per dtype: f32, f16, i32),
  * each of the ten kernels launched straight through the driver table on the
  * grid gpulua's grid "auto" picks (the same formula as src/core/launch.c),
@@ -8,7 +8,7 @@
  * moved, as the sim's timing model counts them, over the median of 5 timed
  * launches after a warm-up) and the device-to-device copy of the same
  * elements (bytes read and written) as "builtin_d2d_<dtype>"; bench/run.sh
- * puts them beside bench/builtins_bench.lua's and bench/cupy_builtins.py's.
+ * puts them beside bench/workloads/builtins_bench.lua's and bench/baselines/cupy_builtins.py's.
  *
  *   raw_builtins [log2 n]   (default 28)
  */
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     const char *name;
     size_t size;
   } types[] = {{GL_F32, "f32", 4}, {GL_F16, "f16", 2}, {GL_I32, "i32", 4}};
-  /* the kernels in bench/builtins_bench.lua's order, with their passes over n (builtins.c) */
+  /* the kernels in bench/workloads/builtins_bench.lua's order, with their passes over n (builtins.c) */
   static const char *const kernels[] = {"fill", "copy", "scale", "axpy", "add", "mul", "sum", "dot", "min", "max"};
   static const int passes[] = {1, 2, 2, 3, 3, 3, 1, 2, 1, 1};
   CUdeviceptr scratch, parts;

@@ -1,8 +1,8 @@
--- bench/pipeline_bench.lua: the pipeline of examples/pipeline.lua (copy in,
+-- bench/workloads/pipeline_bench.lua: the pipeline of examples/pipeline.lua (copy in,
 -- scale, axpy, copy out per chunk) with 1 and 4 streams, against the ideal
 -- overlap: the slowest stage's total plus one chunk of the other stages,
 -- max(T) + (sum(T) - max(T)) / chunks, with each stage's total T measured alone.
--- Prints "RESULT name value unit". Same sizes as bench/cupy_bench.py.
+-- Prints "RESULT name value unit". Same sizes as bench/baselines/cupy_bench.py.
 local gpu = require "gpulua"
 local pipeline = require "gpulua.pipeline"
 
@@ -67,7 +67,7 @@ local ideal = mx + (t_in + t_comp + t_out - mx) / chunks
 -- the host link's bidirectional aggregate (raw.c measures it; passed as
 -- arg[1] in GB/s), and compute; plus one batch's fill and drain
 -- (arg[2], when given: the aggregate of the pipeline's own 16 MiB copies back
--- to back both ways at once, bench/layouts.c: the limit at this copy size)
+-- to back both ways at once, bench/baselines/layouts.c: the limit at this copy size)
 local function limit(agg)
   local both_ms = 2 * n * 4 / (agg * 1e9) * 1e3
   return math.max(mx, both_ms) + (t_in + t_comp + t_out - mx) / chunks

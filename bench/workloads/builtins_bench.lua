@@ -1,5 +1,5 @@
--- bench/builtins_bench.lua: the built-in library's bandwidth (bench/run.sh runs it on
--- the GPU beside bench/raw_builtins.c and bench/cupy_builtins.py). Each of the ten
+-- bench/workloads/builtins_bench.lua: the built-in library's bandwidth (bench/run.sh runs it on
+-- the GPU beside bench/baselines/raw_builtins.c and bench/baselines/cupy_builtins.py). Each of the ten
 -- kernels for f32, f16 and i32 at n = 2^28 elements (2^18 on sim, where the times mean
 -- nothing), grid "auto", block 256: GB/s as the bytes it moves (passes over n, as the
 -- sim's timing model counts them: axpy reads x and y and writes y, 3) over the median
@@ -9,7 +9,7 @@
 -- and NVRTC's cold compile of one dtype's program and of all twelve.
 -- Prints "RESULT name value unit".
 --
---   gpulua bench/builtins_bench.lua [log2 n]
+--   gpulua bench/workloads/builtins_bench.lua [log2 n]
 local gpu = require "gpulua"
 
 local cuda = gpu.backend() == "cuda"
@@ -103,7 +103,7 @@ end
 -- dtype's program, as a dtype's first launch compiles it, and all twelve
 do
   local here = debug.getinfo(1, "S").source:match("^@(.-)[^/]*$") or ""
-  local f = assert(io.open(here .. "../kernels/builtins.cu"))
+  local f = assert(io.open(here .. "../../kernels/builtins.cu"))
   local src = f:read("a")
   f:close()
   local stamp = math.floor(gpu.clock() * 1e6) % 1000000000

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""bench/model_compare.py: the sim timing model's predictions beside the GPU's
-measurements, from the output of bench/model_accuracy.lua.
+"""bench/analysis/model_compare.py: the sim timing model's predictions beside the GPU's
+measurements, from the output of bench/workloads/model_accuracy.lua.
 
-    python3 bench/model_compare.py --gpu run1.log run2.log run3.log --sim sim.log
+    python3 bench/analysis/model_compare.py --gpu run1.log run2.log run3.log --sim sim.log
 
 Each GPU log is one run of model_accuracy.lua on the GPU (each line already a
 median of its repetitions); the measured figure of a configuration is the

@@ -1,10 +1,10 @@
--- bench/launch_pairs.lua: gpulua's side of bench/launch_pairs.c, which loads
+-- bench/workloads/launch_pairs.lua: gpulua's side of bench/baselines/launch_pairs.c, which loads
 -- it into its own Lua state and times each case here right beside the same
 -- calls made raw, round after round, in one process. Returns the cases:
 -- name -> {raw = "launch1" | "launch8" | "event" | "graph" | "capture",
 --          div = n's divisor for this case's count (default 1),
 --          run = function(count) -> us per op}.
--- The graph cases (issue 14): a chain of CHAIN empty kernels captured once and
+-- The graph cases: a chain of CHAIN empty kernels captured once and
 -- replayed (host time of the g:launch calls, per replayed kernel: the sync
 -- after them is not timed), the same chain launched one by one from Lua, and
 -- the capture of the chain itself (us per capture and instantiation).

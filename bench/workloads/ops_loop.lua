@@ -1,8 +1,8 @@
--- bench/ops_loop.lua: n of one of bench/launch_pairs.lua's operations on sim,
--- for counting their instructions (bench/launch_ir.sh runs it under callgrind
+-- bench/workloads/ops_loop.lua: n of one of bench/workloads/launch_pairs.lua's operations on sim,
+-- for counting their instructions (bench/probes/launch_ir.sh runs it under callgrind
 -- with n and with 0 and divides the difference; the sim's host kernels and
 -- queue are counted too).
---   gpulua bench/ops_loop.lua N POLICY CASE   (CASE: launch8, event, replay)
+--   gpulua bench/workloads/ops_loop.lua N POLICY CASE   (CASE: launch8, event, replay)
 local gpu = require "gpulua"
 local n, policy, case = tonumber(arg[1]), arg[2] or "strict", arg[3] or "launch8"
 local dev = gpu.device(0)

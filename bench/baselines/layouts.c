@@ -1,6 +1,6 @@
 /*
- * bench/layouts.c -- what the pipeline's layout allows, measured raw: the
- * pipeline of bench/pipeline_bench.lua (32 chunks of 2^22 f32: copy in,
+ * bench/baselines/layouts.c -- what the pipeline's layout allows, measured raw: the
+ * pipeline of bench/workloads/pipeline_bench.lua (32 chunks of 2^22 f32: copy in,
  * scale, axpy, copy out) laid out in several ways with the same driver calls
  * from C, beside the host link's bidirectional aggregate measured two ways
  * (two 256 MiB copies at once, and the pipeline's own 16 MiB copies back to

@@ -1,7 +1,7 @@
--- bench/launch_loop.lua: n launches of a built-in on one stream, for counting
--- the instructions of one launch (bench/launch_ir.sh runs it under callgrind
+-- bench/workloads/launch_loop.lua: n launches of a built-in on one stream, for counting
+-- the instructions of one launch (bench/probes/launch_ir.sh runs it under callgrind
 -- twice, with n and with 0, and divides the difference).
---   gpulua bench/launch_loop.lua N POLICY FORM   (FORM: table or config)
+--   gpulua bench/workloads/launch_loop.lua N POLICY FORM   (FORM: table or config)
 local gpu = require "gpulua"
 local n, policy, form = tonumber(arg[1]), arg[2] or "strict", arg[3] or "table"
 local dev = gpu.device(0)

@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # Host cost that stays flat, in instructions (callgrind), which neither the
 # machine's other load nor the sim's thread scheduling moves much: each
-# workload of bench/scaling.lua runs once at sizes B, S and L in processes of
+# workload of bench/workloads/scaling.lua runs once at sizes B, S and L in processes of
 # their own; the cost per operation at the small size is (I(S) - I(B)) /
 # (S - B), at the large size (I(L) - I(S)) / (L - S) (each difference drops
 # the start-up and the warm-up), and the figure is their ratio (1.0: flat).
 # Counts every thread (the sim's workers too). With a limit R, exits 1 when a
 # ratio exceeds it (the suite's bench.scaling_ir test).
-#   bench/scaling_ir.sh [path/to/gpulua] [R]
+#   bench/probes/scaling_ir.sh [path/to/gpulua] [R]
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 g=${1:-$root/build/gpulua}
 limit=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GPULUA_BACKEND=sim
 ir() { # workload n -> total instructions of the run
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$g" "$root/bench/scaling.lua" "--once=$1:$2" \
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$g" "$root/bench/workloads/scaling.lua" "--once=$1:$2" \
     >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 2; }
   sed -n 's/^summary: *//p' "$tmp/cg.out"
 }
