@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compare two builds of gpulua in one run on the same GPU (a change's "no
 # worse than before"): each round runs the raw-driver baseline, then
-# bench/bench.lua under the old and the new host (alternating which goes
-# first), and bench/compare.py prints each figure's median over the rounds
+# bench/workloads/bench.lua under the old and the new host (alternating which goes
+# first), and bench/analysis/compare.py prints each figure's median over the rounds
 # with its spread, new/old, and both against raw.
 #   bash bench/compare.sh OLD_BIN_DIR NEW_BIN_DIR [rounds] [launches]
 # A BIN_DIR holds gpulua and raw as scripts/device-prepare.sh builds them
@@ -30,12 +30,12 @@ for ((r = 1; r <= rounds; r++)); do
   echo "-- round $r of $rounds"
   run "$r" raw "$new/raw" "$launches" || status=1
   if ((r % 2)); then
-    run "$r" old "$old/gpulua" bench/bench.lua "$launches" || status=1
-    run "$r" new "$new/gpulua" bench/bench.lua "$launches" || status=1
+    run "$r" old "$old/gpulua" bench/workloads/bench.lua "$launches" || status=1
+    run "$r" new "$new/gpulua" bench/workloads/bench.lua "$launches" || status=1
   else
-    run "$r" new "$new/gpulua" bench/bench.lua "$launches" || status=1
-    run "$r" old "$old/gpulua" bench/bench.lua "$launches" || status=1
+    run "$r" new "$new/gpulua" bench/workloads/bench.lua "$launches" || status=1
+    run "$r" old "$old/gpulua" bench/workloads/bench.lua "$launches" || status=1
   fi
 done
-python3 bench/compare.py "$log" | tee "$out/compare.md"
+python3 bench/analysis/compare.py "$log" | tee "$out/compare.md"
 exit $status

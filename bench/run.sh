@@ -27,20 +27,20 @@ run raw "$carry/bin/raw_builtins"
 # the pipeline's layouts made raw, and the link's aggregate at the pipeline's copy size
 run raw "$carry/bin/layouts"
 # the launch and event goals: gpulua beside the raw calls, interleaved in one
-# process, 9 rounds of 20,000 ops per case (bench/launch_pairs.c)
-run gpulua "$carry/bin/launch_pairs" 20000 9 bench/launch_pairs.lua
-run gpulua "$carry/bin/gpulua" bench/bench.lua "$launches"
+# process, 9 rounds of 20,000 ops per case (bench/baselines/launch_pairs.c)
+run gpulua "$carry/bin/launch_pairs" 20000 9 bench/workloads/launch_pairs.lua
+run gpulua "$carry/bin/gpulua" bench/workloads/bench.lua "$launches"
 agg=$(sed -n 's/^raw bidir_256MiB \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
 agg16=$(sed -n 's/^raw bidir_16MiB_x32 \([0-9.]*\) .*/\1/p' "$log" | head -n 1)
-run gpulua "$carry/bin/gpulua" bench/pipeline_bench.lua $agg $agg16
-run gpulua "$carry/bin/gpulua" bench/scaling.lua
-run gpulua "$carry/bin/gpulua" bench/gemm_bench.lua
-run gpulua "$carry/bin/gpulua" bench/builtins_bench.lua
+run gpulua "$carry/bin/gpulua" bench/workloads/pipeline_bench.lua $agg $agg16
+run gpulua "$carry/bin/gpulua" bench/workloads/scaling.lua
+run gpulua "$carry/bin/gpulua" bench/workloads/gemm_bench.lua
+run gpulua "$carry/bin/gpulua" bench/workloads/builtins_bench.lua
 if python3 -c 'import cupy' 2>/dev/null; then
-  run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_bench.py "$launches"
-  run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_gemm.py
-  run cupy env PYTHONUNBUFFERED=1 python3 bench/cupy_builtins.py
+  run cupy env PYTHONUNBUFFERED=1 python3 bench/baselines/cupy_bench.py "$launches"
+  run cupy env PYTHONUNBUFFERED=1 python3 bench/baselines/cupy_gemm.py
+  run cupy env PYTHONUNBUFFERED=1 python3 bench/baselines/cupy_builtins.py
 else
   echo "-- cupy: not installed here, skipped"
 fi
-python3 bench/report.py "$log" | tee "$out/bench.md"
+python3 bench/analysis/report.py "$log" | tee "$out/bench.md"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# One device call's worth of GPU runs, with everything it writes packed into
-# one file ($OUT/all.tgz: the device tool returns only a few files a call):
-#   bash scripts/device-batch.sh [rounds]     (after scripts/device-prepare.sh here,
-#                                             with carry [".carry"])
+# Every GPU check and benchmark in one go, with everything it writes packed
+# into one file ($OUT/all.tgz, one file to copy back from the GPU machine):
+#   bash scripts/device-batch.sh [rounds]     (on the GPU machine, in a copy of the
+#                                             checkout with the .carry/ that
+#                                             scripts/device-prepare.sh made)
 #   SKIP_EXAMPLES=1 leaves the examples out; LAUNCHES=n sets bench/run.sh's loop length.
 # Runs the spec suite and the examples (scripts/device-run.sh), the graph specs
 # under compute-sanitizer memcheck, then `rounds` (default 3) rounds of
-# bench/run.sh, and prints bench/rounds.py's medians over the rounds.
+# bench/run.sh, and prints bench/analysis/rounds.py's medians over the rounds.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -34,6 +35,6 @@ for ((i = 1; i <= rounds; i++)); do
   OUT=$work/r$i timeout 170 bash bench/run.sh "${LAUNCHES:-100000}" >"$work/r$i/stdout.txt" 2>&1 || status=1
   echo "bench round $i: rc=$?"
 done
-if ((rounds > 0)); then python3 bench/rounds.py "$work"/r*/bench-results.txt | tee "$work/rounds.md"; fi
+if ((rounds > 0)); then python3 bench/analysis/rounds.py "$work"/r*/bench-results.txt | tee "$work/rounds.md"; fi
 tar czf "$final/all.tgz" -C "$final" work && rm -rf "$work"
 exit $status

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run on the GPU machine (device tool), from the repository root, after
-# scripts/device-prepare.sh here and with carry [".carry"]:
+# Run on the GPU machine, from the root of a copy of the checkout that holds
+# the .carry/ made by scripts/device-prepare.sh:
 #   bash scripts/device-run.sh [specs|examples|bench|all]   (default all)
 #   bash scripts/device-run.sh sanitize                    (not part of all)
 #   bash scripts/device-run.sh model                       (not part of all: calibrates the
@@ -96,8 +96,8 @@ if [ "$what" = model ]; then
   echo "gpu.calibrate took about $((SECONDS - t0)) s (the whole process)"
   cat "$out/model.json"
   for r in 1 2 3; do
-    echo "== bench/model_accuracy.lua, run $r"
-    "$gpulua" --backend=cuda bench/model_accuracy.lua 3 >"$out/acc-gpu-$r.log" 2>&1 || status=1
+    echo "== bench/workloads/model_accuracy.lua, run $r"
+    "$gpulua" --backend=cuda bench/workloads/model_accuracy.lua 3 >"$out/acc-gpu-$r.log" 2>&1 || status=1
     cat "$out/acc-gpu-$r.log"
   done
   for r in 1 2 3; do
