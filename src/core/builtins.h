@@ -8,7 +8,7 @@
 #define GPULUA_BUILTINS_H
 
 #include "dtype.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 typedef struct {
   int ptr;    /* index of a pointer parameter */

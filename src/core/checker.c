@@ -12,7 +12,7 @@
 #include "device.h"
 #include "runtime.h"
 #include "stream.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 static uint64_t max2(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t span_last(const gl_span *p) { return max2(p->wseq, p->rseq); }

@@ -12,7 +12,7 @@
 #include "graph.h"
 #include "runtime.h"
 #include "stream.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 CUresult gl_event_take(gl_device *d, int timing, CUevent *ev) {
   if (d->npool[timing]) {

@@ -13,7 +13,7 @@
 
 #include "device.h"
 #include "runtime.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "stream.h"
 
 /* Pageable buffers this large come from mmap: zero pages, touched only when used. */

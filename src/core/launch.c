@@ -14,7 +14,7 @@
 #include "queue.h"
 #include "runtime.h"
 #include "scratch.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "stream.h"
 
 int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {

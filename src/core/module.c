@@ -12,7 +12,7 @@
 #include "device.h"
 #include "nvrtc_table.h"
 #include "runtime.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out) {
   gl_runtime *rt = dev->rt;

@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "driver.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 static struct {
   char backend[8];

@@ -13,7 +13,7 @@
 #include "memory.h"
 #include "module.h"
 #include "runtime.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "stream.h"
 #include "trace.h"
 

@@ -17,7 +17,7 @@
 #include "runtime.h"
 #include "scratch.h"
 #include "trace.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 static void unlink_open(gl_stream *s) {
   if (!s->prev_open) return;

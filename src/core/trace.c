@@ -22,7 +22,7 @@
 #include "event.h"
 #include "runtime.h"
 #include "stream.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "trace_internal.h"
 
 static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch", "graph", "gemm", "collective"};

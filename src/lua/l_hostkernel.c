@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 static const char thread_key = 'T';
 
