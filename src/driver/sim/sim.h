@@ -41,7 +41,8 @@ CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int
 void gl_sim_set_main_thread(void);
 
 /* The sim's cuMemHostAlloc gives zeroed memory (large sizes lazily, as fresh
- * pages), so the upper layer need not touch every page of a new buffer. */
+ * pages), so the upper layer need not touch every page of a new buffer
+ * (gl_drv_ext.host_alloc_zeroed). */
 
 /* The pinned host memory GPULUA_SIM_HOST_MEMORY allows: fills avail and
  * total and returns 1, or returns 0 when no limit is set. */

@@ -1,9 +1,9 @@
 /*
  * sim_module.c -- the sim's modules, functions and launches: loading images,
  * finding kernels (by name in PTX, with sim_ptx.c), their attributes and
- * parameters, cuLaunchKernel, and what sim.h offers the upper layer: host
- * implementations of kernels, the main thread, gl_sim_enqueue and
- * gl_sim_device_of.
+ * parameters, cuLaunchKernel (and gl_sim_launch_costed, with the timing
+ * model's cost), and what sim.h offers beyond: host implementations of
+ * kernels, the main thread, gl_sim_enqueue and gl_sim_device_of.
  */
 
 #include "sim_internal.h"
