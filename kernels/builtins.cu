@@ -5,8 +5,9 @@
 // them) and cached on disk; no header is included (f16 and bf16 are converted with PTX's
 // own instructions). One template per kernel, instantiated per dtype at the end
 // (GL_BUILTINS). The C host implementations the sim backend runs are
-// src/core/builtins.c (elementwise) and src/core/builtins_reduce.c (reductions, in this
-// file's order of operations); src/core/builtins.c's table declares each kernel.
+// src/driver/sim/sim_builtins.c (elementwise) and src/driver/sim/sim_builtins_reduce.c
+// (reductions, in this file's order of operations); src/core/builtins.c's table declares
+// each kernel.
 //
 // Arithmetic: f16 and bf16 load and store their type and compute in f32 (rounded to
 // nearest even at the store); integers compute in unsigned arithmetic of at least

@@ -13,6 +13,7 @@
 
 #include "cublas_table.h"
 #include "device.h"
+#include "driver_ext.h"
 #include "error.h"
 #include "graph.h"
 #include "queue.h"
@@ -25,10 +26,11 @@ typedef struct gl_blas_slot {
   char what[GL_STREAM_NAME_MAX + 48]; /* "the cuBLAS workspace of stream 'x'", for messages */
 } gl_blas_slot;
 
-/* cuBLAS's recommendation: 32 MiB on sm_90 and later, 4 MiB before; the sim's
- * cuBLAS uses none, so there it is small (a sim device's memory is small too). */
+/* cuBLAS's recommendation: 32 MiB on sm_90 and later, 4 MiB before; or the
+ * backend's own figure (the sim's cuBLAS uses none: small). */
 static size_t workspace_bytes(const gl_device *d) {
-  return gl_is_sim ? (size_t)64 << 10 : (size_t)(d->cc_major >= 9 ? 32 : 4) << 20;
+  if (gl_drv_ext.blas_workspace) return gl_drv_ext.blas_workspace;
+  return (size_t)(d->cc_major >= 9 ? 32 : 4) << 20;
 }
 
 static int blas_fail(gl_runtime *rt, const char *call, cublasStatus_t st) {
@@ -52,7 +54,7 @@ static int idle_room(gl_device *d) {
 static int slot_new(gl_stream *on, const char *what, gl_site *site, gl_blas_slot **out) {
   gl_device *d = on->dev;
   gl_runtime *rt = d->rt;
-  const char *why = gl_cublas_load(gl_is_sim);
+  const char *why = gl_cublas_load();
   if (why) return gl_fail(rt, "s:gemm: %s", why);
   gl_blas_slot *b = calloc(1, sizeof *b);
   if (!b) return gl_fail_nomem(rt, NULL);

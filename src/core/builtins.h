@@ -8,7 +8,6 @@
 #define GPULUA_BUILTINS_H
 
 #include "dtype.h"
-#include "sim.h"
 
 typedef struct {
   int ptr;    /* index of a pointer parameter */
@@ -24,7 +23,6 @@ typedef struct {
   const char *name;
   const char *signature; /* T stands for the dtype */
   const char *doc;
-  const gl_sim_kernel_fn *host; /* the sim's C implementation of each dtype (indexed by gl_dtype) */
   gl_builtin_bound bounds[4];
   int nbounds;
   int reduces; /* a reduction: a one-dimensional block of a multiple of 32 threads (warp trees), a grid of at
@@ -41,15 +39,5 @@ extern const int gl_nbuiltins;
  * instantiates that dtype's kernels alone. */
 const char *gl_builtins_cuda_source(void);
 const char *gl_builtins_cuda_option(gl_dtype dt);
-
-/* The reductions' C implementations for the sim (builtins_reduce.c), in the
- * CUDA kernels' order of operations for the launch's grid and block. */
-extern const gl_sim_kernel_fn gl_sum_host[GL_NDTYPES], gl_dot_host[GL_NDTYPES], gl_min_host[GL_NDTYPES],
-    gl_max_host[GL_NDTYPES];
-
-/* f32 to f16 and bf16 as the GPU's conversions give them: round to nearest
- * even, and a NaN becomes the canonical NaN 0x7fff. */
-static inline uint16_t gl_builtin_f16(float f) { return f != f ? (uint16_t)0x7fff : gl_f32_to_f16(f); }
-static inline uint16_t gl_builtin_bf16(float f) { return f != f ? (uint16_t)0x7fff : gl_f32_to_bf16(f); }
 
 #endif

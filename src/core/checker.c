@@ -12,7 +12,7 @@
 #include "device.h"
 #include "runtime.h"
 #include "stream.h"
-#include "sim.h"
+#include "driver_ext.h"
 
 static uint64_t max2(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t span_last(const gl_span *p) { return max2(p->wseq, p->rseq); }
@@ -368,9 +368,9 @@ int gl_access_finished(gl_accesses *acc) {
     gl_stream *s = acc->lanes[i].s;
     if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened || gl_device_poisoned(s->dev)) continue;
     gl_set_ctx(s->dev);
-    int q = gl_sim_quiet(1); /* bookkeeping: moves no clock */
+    int q = gl_drv_quiet(1); /* bookkeeping: moves no clock */
     CUresult r = s->cu ? gl_drv.cuStreamQuery(s->cu) : s->final_ev ? gl_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;
-    gl_sim_quiet(q);
+    gl_drv_quiet(q);
     if (r == CUDA_ERROR_NOT_READY) return 0;
   }
   return 1;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "driver_ext.h"
 #include "graph.h"
 #include "memory.h"
 #include "nccl_table.h"
@@ -41,7 +42,7 @@ static const char *nccl_text(gl_ncclResult r) {
 }
 
 static int load(gl_runtime *rt, const char *what) {
-  const char *why = gl_nccl_load(gl_is_sim);
+  const char *why = gl_nccl_load();
   return why ? gl_fail(rt, "%s: %s", what, why) : 0;
 }
 
@@ -171,7 +172,7 @@ static int read_id(gl_runtime *rt, const char *path, double timeout_s, gl_ncclUn
 int gl_comm_new_rank(gl_runtime *rt, int rank, int size, const char *id_file, double timeout_s, gl_device *dev,
                      gl_site *site, gl_comm **out) {
   (void)site;
-  if (gl_is_sim)
+  if (gl_drv_ext.nccl_table) /* the backend's own NCCL: between the devices of one process */
     return gl_fail(rt, "gpu.comm: id_file communicators need the cuda backend: the sim's collectives are between "
                        "the devices of one process (gpu.comm{devices = ...})");
   if (load(rt, "gpu.comm") != 0) return -1;
@@ -453,7 +454,7 @@ static int settle(gl_runtime *rt, gl_device *d, int wait, gl_site *site) {
   for (gl_comm *c = rt->comms; c; c = c->next_live) {
     if (!c->inflight || !has_rank(c, d)) continue;
     while (watch_once(c, site) && wait)
-      if (!gl_is_sim) nanosleep(&nap, NULL); /* the sim's queries yield and serve host kernels themselves */
+      if (!gl_drv_ext.query_yields) nanosleep(&nap, NULL); /* else its queries yield and serve host kernels */
   }
   return d && gl_device_poisoned(d) ? gl_fail(rt, "%s", gl_buf_str(&d->poison)) : 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "driver_ext.h"
 #include "kcache.h"
 #include "nvrtc_table.h"
 #include "runtime.h"
@@ -15,12 +16,12 @@
 /* CUBIN for the device's own architecture where this NVRTC knows it; PTX
  * for the newest architecture it knows below the device's (the driver
  * compiles it on load) where NVRTC is older than the device; always PTX on
- * sim, whose kernels never run device code. -1 when NVRTC knows none. */
+ * a backend that runs no device code (the sim). -1 when NVRTC knows none. */
 static int arch_of(gl_device *d, char *opt, size_t len, char *arch, size_t alen, int *cubin) {
   int cc = d->cc_major * 10 + d->cc_minor, exact;
   int target = gl_nvrtc_arch(cc, &exact);
   if (target < 0) return -1;
-  *cubin = exact && !gl_is_sim && gl_nv.nvrtcGetCUBIN_ != NULL;
+  *cubin = exact && !gl_drv_ext.host_only && gl_nv.nvrtcGetCUBIN_ != NULL;
   snprintf(arch, alen, "%s_%d", *cubin ? "sm" : "compute", target);
   snprintf(opt, len, "-arch=%s", arch);
   return 0;

@@ -12,7 +12,7 @@
 #include "graph.h"
 #include "runtime.h"
 #include "stream.h"
-#include "sim.h"
+#include "driver_ext.h"
 
 CUresult gl_event_take(gl_device *d, int timing, CUevent *ev) {
   if (d->npool[timing]) {
@@ -171,9 +171,9 @@ int gl_event_query(gl_event *e, int *done, gl_site *site) {
 
 int gl_event_peek(const gl_event *e) {
   if (!e->ev || !e->s || e->capture) return 0;
-  int q = gl_sim_quiet(1); /* for display: moves no clock */
+  int q = gl_drv_quiet(1); /* for display: moves no clock */
   int done = gl_drv.cuEventQuery(e->ev) == CUDA_SUCCESS;
-  gl_sim_quiet(q);
+  gl_drv_quiet(q);
   return done;
 }
 

@@ -13,7 +13,7 @@
 
 #include "device.h"
 #include "runtime.h"
-#include "sim.h"
+#include "driver_ext.h"
 #include "stream.h"
 
 /* Pageable buffers this large come from mmap: zero pages, touched only when used. */
@@ -151,7 +151,7 @@ static size_t physical_bytes(void) {
 }
 
 static void host_memory(int pinned, size_t *avail, size_t *total) {
-  if (pinned && gl_is_sim && gl_sim_host_memory(avail, total)) return;
+  if (pinned && gl_drv_ext.host_memory && gl_drv_ext.host_memory(avail, total)) return;
   long page = sysconf(_SC_PAGESIZE), free_pages = sysconf(_SC_AVPHYS_PAGES);
   *total = physical_bytes();
   *avail = page > 0 && free_pages > 0 ? (size_t)page * (size_t)free_pages : 0;
@@ -235,10 +235,10 @@ int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int ze
     free(m);
     return -1;
   }
-  /* zeros: fresh mmap pages and the sim's pinned memory already are (without
-   * touching every page of a large buffer); the driver's pinned memory is
-   * resident anyway and is cleared here */
-  if (zero && !m->mapped && !(m->pinned && gl_is_sim)) memset(m->ptr, 0, m->bytes);
+  /* zeros: fresh mmap pages and a backend's zeroed pinned memory (the sim's)
+   * already are (without touching every page of a large buffer); the
+   * driver's pinned memory is resident anyway and is cleared here */
+  if (zero && !m->mapped && !(m->pinned && gl_drv_ext.host_alloc_zeroed)) memset(m->ptr, 0, m->bytes);
   m->refs = 1;
   m->freed_at = GL_LOC_NONE;
   init_handle(h, m, dt, count);

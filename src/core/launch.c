@@ -14,7 +14,7 @@
 #include "queue.h"
 #include "runtime.h"
 #include "scratch.h"
-#include "sim.h"
+#include "driver_ext.h"
 #include "stream.h"
 
 int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {
@@ -22,7 +22,7 @@ int gl_launch_check_kernel(gl_stream *s, const gl_kernel *k, int has_host) {
   if (k->m->dev != dev)
     return gl_fail(dev->rt, "s:launch: kernel '%s' was loaded on device %d, but stream '%s' is on device %d", k->name,
                    k->m->dev->ordinal, s->name, dev->ordinal);
-  if (gl_is_sim && !k->builtin && !has_host)
+  if (gl_drv_ext.host_only && !k->builtin && !has_host)
     return gl_fail(dev->rt, "s:launch: kernel '%s' has no host implementation, and the sim backend cannot run device "
                             "code: give one with k:host(function(cfg, ...) end)", k->name);
   return 0;
@@ -228,7 +228,7 @@ int gl_launch(gl_stream *s, gl_kernel *k, const gl_launch_cfg *c, gl_launch_args
   op.u.launch.block = c->block;
   op.u.launch.shared = c->shared;
   op.u.launch.params = k->params;
-  if (gl_is_sim && gl_sim_model_active()) { /* its cost, for the sim's timing model */
+  if (gl_drv_ext.launch_costed) { /* its cost, for the backend's timing model */
     op.u.launch.modeled = 1;
     op.u.launch.model_us = a->cost_us;
     if (k->builtin) {

@@ -12,7 +12,7 @@
 #include "device.h"
 #include "nvrtc_table.h"
 #include "runtime.h"
-#include "sim.h"
+#include "driver_ext.h"
 
 int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out) {
   gl_runtime *rt = dev->rt;
@@ -168,7 +168,7 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
 /* The built-ins are compiled for real, from kernels/builtins.cu; on sim
  * without NVRTC a stand-in PTX names their entries (sim runs their host
  * implementations anyway). */
-static int stand_in(void) { return gl_is_sim && gl_nvrtc_load() != NULL; }
+static int stand_in(void) { return gl_drv_ext.host_only && gl_nvrtc_load() != NULL; }
 
 /* The module of dt's built-ins for dev: kernels/builtins.cu compiled with
  * the option that instantiates dt's kernels alone (one program per dtype: a
@@ -255,11 +255,11 @@ int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kerne
   }
   read_max_threads(k);
   int rc = stand_in() ? 0 : check_param_info(k); /* on sim too: its PTX reader tells the compiled parameters */
-  if (rc == 0 && gl_is_sim) {
+  if (rc == 0 && gl_drv_ext.func_set_builtin) { /* the backend's host implementation */
     size_t sizes[GL_MAX_PARAMS + GL_BUILTIN_HIDDEN];
     for (int i = 0; i < k->sig.n + k->nhidden; i++) sizes[i] = i < k->sig.n ? gl_param_size(&k->sig.p[i]) : 8;
-    CUresult sr = gl_sim_func_set_host(k->f, b->host[dt], NULL, 0, k->sig.n + k->nhidden, sizes);
-    if (sr != CUDA_SUCCESS) rc = gl_fail_cu(rt, dev, sr, "gl_sim_func_set_host", NULL);
+    CUresult sr = gl_drv_ext.func_set_builtin(k->f, b->name, gl_dtypes[dt].name, k->sig.n + k->nhidden, sizes);
+    if (sr != CUDA_SUCCESS) rc = gl_fail_cu(rt, dev, sr, "func_set_builtin", NULL);
   }
   if (rc != 0) {
     gl_kernel_unref(k);

@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "driver.h"
-#include "sim.h"
+#include "driver_ext.h"
 
 static struct {
   char backend[8];
@@ -113,35 +113,32 @@ const char *gl_timeline_svg_option(void) {
 
 /* The timing model named by --sim-model, else GPULUA_SIM_MODEL: read and
  * checked whatever the backend (a bad file is an error either way), used on
- * sim. 0 (also when none is named), or -1 with why. */
-static int read_sim_model(gl_sim_model *m, int *named, gl_buf *why) {
+ * sim (`use`: none when none is named). 0 (also when none is named), or -1
+ * with why. */
+static int read_sim_model(int use, gl_buf *why) {
   const char *path = opt.sim_model[0] ? opt.sim_model : getenv("GPULUA_SIM_MODEL");
-  *named = path && *path;
-  if (!*named) return 0;
+  if (!path || !*path) return use ? gl_driver_sim_model(NULL, 1, NULL, 0) : 0;
   char bad[1536];
-  if (gl_sim_model_read(path, m, bad, sizeof bad) == 0) return 0;
+  if (gl_driver_sim_model(path, use, bad, sizeof bad) == 0) return 0;
   gl_buf_printf(why, "gpulua: %s: %s", opt.sim_model[0] ? "--sim-model" : "GPULUA_SIM_MODEL", bad);
   return -1;
 }
 
 static int load_sim(gl_buf *why) {
   char bad[256]; /* the sim's own messages: short */
-  if (gl_sim_config_error(bad, sizeof bad) != 0) {
+  if (gl_driver_sim_check(bad, sizeof bad) != 0) {
     gl_buf_printf(why, "gpulua: %s", bad);
     return -1;
   }
-  gl_sim_model model;
-  int named;
-  if (read_sim_model(&model, &named, why) != 0) return -1;
-  gl_sim_model_use(named ? &model : NULL);
+  if (read_sim_model(1, why) != 0) return -1;
   gl_driver_sim_load(&gl_drv);
+  gl_driver_sim_load_ext(&gl_drv_ext);
   CUresult r = gl_drv.cuInit(0);
   if (r != CUDA_SUCCESS) {
     gl_buf_printf(why, "gpulua: the sim backend failed to start: %s", gl_error_name(r));
     return -1;
   }
   gl_backend_name = "sim";
-  gl_is_sim = 1;
   return 0;
 }
 
@@ -154,9 +151,7 @@ int gl_backend_choose(gl_buf *why) {
     return -1;
   }
   if (pref && strcmp(pref, "sim") == 0) return load_sim(why);
-  gl_sim_model unused;
-  int named;
-  if (read_sim_model(&unused, &named, why) != 0) return -1; /* checked on cuda too; used on sim */
+  if (read_sim_model(0, why) != 0) return -1; /* checked on cuda too; used on sim */
   char no_cuda[2048]; /* a dlerror() with a path, at most */
   if (gl_driver_cuda_load(&gl_drv, no_cuda, sizeof no_cuda) == 0) {
     gl_backend_name = "cuda";

@@ -13,7 +13,7 @@
 #include "memory.h"
 #include "module.h"
 #include "runtime.h"
-#include "sim.h"
+#include "driver_ext.h"
 #include "stream.h"
 #include "trace.h"
 
@@ -184,7 +184,10 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
   case GL_OP_LAUNCH: {
     const unsigned *g = op->u.launch.grid, *b = op->u.launch.block;
     *call = "cuLaunchKernel";
-    if (op->u.launch.modeled) gl_sim_model_hint(op->u.launch.model_bytes, op->u.launch.model_us);
+    if (op->u.launch.modeled) /* with its cost, for the backend's timing model */
+      return gl_drv_ext.launch_costed(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared,
+                                      s->cu, op->u.launch.params, NULL, op->u.launch.model_bytes,
+                                      op->u.launch.model_us);
     return gl_drv.cuLaunchKernel(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared, s->cu,
                                  op->u.launch.params, NULL);
   }

@@ -17,7 +17,7 @@
 #include "runtime.h"
 #include "scratch.h"
 #include "trace.h"
-#include "sim.h"
+#include "driver_ext.h"
 
 static void unlink_open(gl_stream *s) {
   if (!s->prev_open) return;
@@ -97,9 +97,9 @@ void gl_stream_describe(gl_stream *s, gl_buf *b) {
     gl_buf_printf(b, ": its device is shut down");
   } else {
     gl_set_ctx(s->dev);
-    int q = gl_sim_quiet(1); /* for display: moves no clock */
+    int q = gl_drv_quiet(1); /* for display: moves no clock */
     CUresult r = gl_drv.cuStreamQuery(s->cu); /* the answer is not passed on: no verdict changes */
-    gl_sim_quiet(q);
+    gl_drv_quiet(q);
     uint64_t open = s->seq - s->done_seq, all = s->seq;
     if (r == CUDA_SUCCESS || open == 0)
       gl_buf_printf(b, ": idle, %llu operation%s queued", (unsigned long long)all, all == 1 ? "" : "s");

@@ -22,7 +22,7 @@
 #include "event.h"
 #include "runtime.h"
 #include "stream.h"
-#include "sim.h"
+#include "driver_ext.h"
 #include "trace_internal.h"
 
 static const char *const kind_names[] = {"copy h2d", "copy d2h", "copy d2d", "copy peer", "fill", "launch", "graph", "gemm", "collective"};
@@ -33,13 +33,13 @@ static double host_now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The clock a trace's times are on: the host's, or with the sim's timing
- * model the virtual one (sim.h), in seconds. `base`: a device's base event
+/* The clock a trace's times are on: the host's, or with a backend's timing
+ * model the virtual one (driver_ext.h), in seconds. `base`: a device's base event
  * (completed), or NULL for the clock now. */
 static double trace_clock(CUevent base) {
   double t;
-  if (gl_is_sim && gl_sim_model_active())
-    return base && gl_sim_model_event_time(base, &t) == 0 ? t : gl_sim_model_host_time();
+  if (gl_drv_ext.model_host_time)
+    return base && gl_drv_ext.model_event_time(base, &t) == 0 ? t : gl_drv_ext.model_host_time();
   return host_now();
 }
 
@@ -82,9 +82,9 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
   gl_set_ctx(d);
   if (wait) gl_drv.cuEventSynchronize(o->b);
   else {
-    int q = gl_sim_quiet(1); /* the trace's own harvest moves no clock */
+    int q = gl_drv_quiet(1); /* the trace's own harvest moves no clock */
     CUresult r = gl_drv.cuEventQuery(o->b);
-    gl_sim_quiet(q);
+    gl_drv_quiet(q);
     if (r != CUDA_SUCCESS) return;
   }
   dev_state *ds = &T->dev[d->ordinal];

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dl_search.h"
+#include "driver_ext.h"
 
 gl_cublas gl_blas;
 static int tried;
@@ -30,11 +31,10 @@ static int try_load(const char *path, char *why, size_t len) {
   return 1;
 }
 
-const char *gl_cublas_load(int sim) {
+const char *gl_cublas_load(void) {
   if (gl_blas.loaded) return NULL;
-  if (sim) {
-    gl_cublas_sim_table(&gl_blas);
-    snprintf(gl_blas.path, sizeof gl_blas.path, "sim");
+  if (gl_drv_ext.cublas_table) { /* the backend's own */
+    gl_drv_ext.cublas_table(&gl_blas);
     gl_blas.loaded = 1;
     return NULL;
   }

@@ -65,13 +65,14 @@ typedef struct gl_cublas {
 
 extern gl_cublas gl_blas;
 
-/* Load cuBLAS once (sim: the sim's table, always there). NULL on success,
- * else a message naming what was tried and why it failed. On the cuda
- * backend: GPULUA_CUBLAS, else libcublas.so.13, then .so.12, on the loader's
+/* Load cuBLAS once (the backend's own where it has one: gl_drv_ext). NULL
+ * on success, else a message naming what was tried and why it failed.
+ * Otherwise: GPULUA_CUBLAS, else libcublas.so.13, then .so.12, on the loader's
  * path and in the usual CUDA toolkit folders. */
-const char *gl_cublas_load(int sim);
+const char *gl_cublas_load(void);
 
-/* The sim's table (sim_cublas.c). */
+/* The sim's table (sim_cublas.c), reached through gl_drv_ext.cublas_table; its path
+ * is "sim". */
 void gl_cublas_sim_table(gl_cublas *t);
 
 #endif

@@ -1,12 +1,13 @@
 /*
- * driver.c -- the process's driver table (filled once by the chosen backend)
- * and the names of its results.
+ * driver.c -- the process's driver table and extension table (filled once by
+ * the chosen backend) and the names of its results.
  */
 #include "driver.h"
+#include "driver_ext.h"
 
 gl_driver gl_drv;
+gl_driver_ext gl_drv_ext;
 const char *gl_backend_name;
-int gl_is_sim;
 
 const char *gl_error_name(CUresult r) {
   const char *s = NULL;

@@ -4,8 +4,10 @@
  * gl_drv (driver.c).
  *
  * Two backends fill it: driver_cuda.c (dlopen("libcuda.so.1") and
- * cuGetProcAddress) and the sim backend (sim_*.c: a software device in host
- * memory). Everything above this table is backend-agnostic. The driver is a
+ * cuGetProcAddress) and the sim backend (sim/: a software device in host
+ * memory). What a backend offers beyond this table is in its extension table,
+ * gl_drv_ext (driver_ext.h). Everything above the two tables is
+ * backend-agnostic: it tests an extension, never the backend. The driver is a
  * process-wide resource, so the table and the chosen backend are too: they
  * are filled once (core/options.c: gl_backend_choose) before any runtime.
  *
@@ -114,7 +116,6 @@ typedef struct gl_driver {
 
 extern gl_driver gl_drv;            /* the chosen backend's table */
 extern const char *gl_backend_name; /* "cuda" or "sim" once chosen, else NULL */
-extern int gl_is_sim;               /* the backend is sim */
 
 /* The driver's name and description of a result ("CUDA_ERROR_UNKNOWN" and
  * "unrecognised error code" when it cannot say). */
@@ -128,7 +129,15 @@ int gl_error_is_sticky(CUresult r);
  * library, no device, ...). */
 int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen);
 
-/* Fill `d` with the software device. Never fails. */
+/* The sim backend's setup, before gl_driver_sim_load: its GPULUA_SIM_*
+ * environment checked (-1 with why on a bad value); the timing model file at
+ * path read and checked (-1 with why: "FILE: field 'h2d_gbps' is missing"),
+ * and used from now on when `use` is set (path NULL: no model). */
+int gl_driver_sim_check(char *why, size_t whylen);
+int gl_driver_sim_model(const char *path, int use, char *why, size_t whylen);
+
+/* Fill `d` with the software device. Never fails. Its extensions:
+ * gl_driver_sim_load_ext (driver_ext.h). */
 void gl_driver_sim_load(gl_driver *d);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dl_search.h"
+#include "driver_ext.h"
 
 gl_nccl gl_nc;
 static int tried;
@@ -31,11 +32,10 @@ static int try_load(const char *path, char *why, size_t len) {
   return 1;
 }
 
-const char *gl_nccl_load(int sim) {
+const char *gl_nccl_load(void) {
   if (gl_nc.loaded) return NULL;
-  if (sim) {
-    gl_nccl_sim_table(&gl_nc);
-    snprintf(gl_nc.path, sizeof gl_nc.path, "sim");
+  if (gl_drv_ext.nccl_table) { /* the backend's own */
+    gl_drv_ext.nccl_table(&gl_nc);
     gl_nc.loaded = 1;
     return NULL;
   }

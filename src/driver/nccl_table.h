@@ -64,12 +64,13 @@ typedef struct gl_nccl {
 
 extern gl_nccl gl_nc;
 
-/* Load NCCL once (sim: the sim's table). NULL on success, else a message
+/* Load NCCL once (the backend's own where it has one: gl_drv_ext). NULL on success, else a message
  * naming what was tried: GPULUA_NCCL, else libnccl.so.2 on the loader's path
  * and in the usual CUDA folders. */
-const char *gl_nccl_load(int sim);
+const char *gl_nccl_load(void);
 
-/* The sim's table (sim_nccl.c). */
+/* The sim's table (sim_nccl.c), reached through gl_drv_ext.nccl_table; its path
+ * is "sim". */
 void gl_nccl_sim_table(gl_nccl *t);
 
 #endif

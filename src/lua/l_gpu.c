@@ -10,6 +10,7 @@
  */
 #include "bindings.h"
 #include "gpulua.h"
+#include "driver_ext.h"
 #include "graph.h"
 #include "options.h"
 
@@ -175,7 +176,7 @@ static int l_peer(lua_State *L) {
 
 /* gpu.sim_model(): the name of the sim's timing model in use, or nil */
 static int l_sim_model(lua_State *L) {
-  const char *name = gl_is_sim ? gl_sim_model_name() : NULL;
+  const char *name = gl_drv_ext.model_name ? gl_drv_ext.model_name() : NULL;
   if (name) lua_pushstring(L, name);
   else lua_pushnil(L);
   return 1;

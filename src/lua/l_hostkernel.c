@@ -5,7 +5,7 @@
  * A launch carries its own record (the function, its cfg, the arguments'
  * dtypes and counts) in the kernel's hidden last parameter, which the sim
  * copies at launch; the worker that reaches it asks the main (Lua) thread to
- * run it (driver/sim.h), where the record's function runs on the state's
+ * run it (driver_ext.h: on_main), where the record's function runs on the state's
  * host-kernel thread, in protected mode, with pointer arguments as host
  * views of the slices' memory that expire when it returns. So a kernel
  * object collected, or given another function, while its launches are
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "sim.h"
+#include "driver_ext.h"
 
 static const char thread_key = 'T';
 
@@ -55,7 +55,7 @@ typedef struct host_launch {
 /* The host function's call, in protected mode: making the argument views can
  * raise (out of memory), and an error must not unwind through the sim. */
 static int call_host_kernel(lua_State *L) {
-  const gl_sim_launch *l = lua_touserdata(L, 1);
+  const gl_host_launch *l = lua_touserdata(L, 1);
   host_launch *hl = lua_touserdata(L, 2);
   lua_settop(L, 0);
   luaL_checkstack(L, hl->nargs + 8, "too many kernel arguments");
@@ -82,7 +82,7 @@ static void drop(host_launch *hl) {
 }
 
 /* Runs on the main thread when a sim stream reaches the launch. */
-static int run_host_kernel(void *user, const gl_sim_launch *l) {
+static int run_host_kernel(void *user, const gl_host_launch *l) {
   (void)user;
   host_launch *hl = *(host_launch **)l->params[l->nparams - 1];
   lua_State *T = hl->T;
@@ -137,8 +137,8 @@ void gl_host_kernel_install(lua_State *L, kernel_ud *u) {
   size_t sizes[GL_MAX_PARAMS + 1];
   for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
   sizes[k->sig.n] = sizeof(void *); /* the launch's record */
-  gl_sim_set_main_thread();
-  CUresult r = gl_sim_func_set_host(k->f, run_host_kernel, NULL, 1, k->sig.n + 1, sizes);
+  gl_drv_ext.set_main_thread();
+  CUresult r = gl_drv_ext.func_set_host(k->f, run_host_kernel, NULL, 1, k->sig.n + 1, sizes);
   if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gl_raise(L, k->dev->rt);
 }
 

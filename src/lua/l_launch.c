@@ -7,6 +7,7 @@
  */
 #include "l_kernel.h"
 
+#include "driver_ext.h"
 #include "graph.h"
 #include "ops.h"
 
@@ -53,7 +54,7 @@ int gl_stream_launch(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   kernel_ud *u = gl_check_kernel(L, 2);
   double cost_us = 0;
-  if (u->has_cost && gl_is_sim && gl_sim_model_active()) { /* first: it runs Lua, which may do anything */
+  if (u->has_cost && gl_drv_ext.launch_costed) { /* first: it runs Lua, which may do anything */
     cost_us = launch_cost(L, u);
     s = gl_check_stream(L, 1);
   }
@@ -95,7 +96,7 @@ int gl_stream_launch(lua_State *L) {
                           gl_dtypes[p->dtype].name, why, gl_given(L, idx));
     }
   }
-  int host = u->has_host && gl_is_sim;
+  int host = u->has_host && gl_drv_ext.func_set_host;
   if (host) gl_host_kernel_prepare(L, u, 2, 3, args.slices);
   gl_site site = GL_SITE(L);
   if (gl_launch(s, k, cfg, &args, &site) != 0) {

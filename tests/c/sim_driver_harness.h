@@ -14,7 +14,7 @@
 #define GPULUA_TEST_SIM_DRIVER_HARNESS_H
 
 #include "driver.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -13,7 +13,7 @@
 #include "dtype.h"
 #include "kcache.h"
 #include "signature.h"
-#include "sim_ptx.h"
+#include "sim/sim_ptx.h"
 
 /* PTX input: "name\n" then the module text. */
 static void fuzz_ptx(const char *text) {

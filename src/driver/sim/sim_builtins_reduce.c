@@ -1,5 +1,5 @@
 /*
- * builtins_reduce.c -- the sim's C implementations of the built-in reductions
+ * sim_builtins_reduce.c -- the sim's C implementations of the built-in reductions
  * (sum, dot, min, max) for every dtype, in the order of operations of
  * kernels/builtins.cu for the launch's grid G and block B, so that a sim run
  * gives the GPU's bits:
@@ -19,7 +19,7 @@
  * Integer sums and dots wrap (unsigned arithmetic), so they are exact modulo
  * 2^bits whatever the order; the floats' order is what makes the bits agree.
  */
-#include "builtins.h"
+#include "sim_builtins.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -172,12 +172,12 @@ FLOAT_REDUCERS(f64, double, fma)
   REDUCER(dot_##N, uint16_t, float, 0, dot_step_##N, ADD, out_##N, 1)                                       \
   REDUCER(min_##N, uint16_t, uint32_t, INF, min_step_##N, min_join_##N, mout_##N, 0)                        \
   REDUCER(max_##N, uint16_t, uint32_t, INF | 0x8000u, max_step_##N, max_join_##N, mout_##N, 0)
-HALF_REDUCERS(f16, gl_f16_to_f32, gl_builtin_f16, 0x7c00u)
-HALF_REDUCERS(bf16, gl_bf16_to_f32, gl_builtin_bf16, 0x7f80u)
+HALF_REDUCERS(f16, gl_f16_to_f32, sim_store_f16, 0x7c00u)
+HALF_REDUCERS(bf16, gl_bf16_to_f32, sim_store_bf16, 0x7f80u)
 
 #define BY_DTYPE(K)                                                                                         \
-  const gl_sim_kernel_fn gl_##K##_host[GL_NDTYPES] = {K##_i8,  K##_u8,  K##_i16,  K##_u16, K##_i32, K##_u32, \
-                                                      K##_i64, K##_u64, K##_f16, K##_bf16, K##_f32, K##_f64};
+  const gl_sim_kernel_fn sim_##K##_host[SIM_NDTYPES] = {K##_i8,  K##_u8,  K##_i16, K##_u16,  K##_i32, K##_u32,  \
+                                                        K##_i64, K##_u64, K##_f16, K##_bf16, K##_f32, K##_f64};
 BY_DTYPE(sum)
 BY_DTYPE(dot)
 BY_DTYPE(min)

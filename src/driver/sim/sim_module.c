@@ -1,9 +1,9 @@
 /*
  * sim_module.c -- the sim's modules, functions and launches: loading images,
  * finding kernels (by name in PTX, with sim_ptx.c), their attributes and
- * parameters, cuLaunchKernel, and what sim.h offers the upper layer: host
- * implementations of kernels, the main thread, gl_sim_enqueue and
- * gl_sim_device_of.
+ * parameters, cuLaunchKernel (and gl_sim_launch_costed, with the timing
+ * model's cost), and what sim.h offers beyond: host implementations of
+ * kernels, the main thread, gl_sim_enqueue and gl_sim_device_of.
  */
 
 #include "sim_internal.h"
@@ -143,10 +143,9 @@ CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f) {
   return CUDA_SUCCESS;
 }
 
-CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                   unsigned by, unsigned bz, unsigned shared, CUstream st,
-                                   void **params, void **extra) {
-  sim_mwork mw = sim_model_launch(); /* first: the cost this thread gave is this launch's, queued or not */
+CUresult gl_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shared, CUstream st, void **params, void **extra,
+                              double mem_bytes, double us) {
   NEED_INIT();
   if (!f || extra) return CUDA_ERROR_INVALID_VALUE;
   if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
@@ -174,13 +173,19 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     l->params[i] = store;
     store += (f->sizes[i] + 7) / 8 * 8;
   }
-  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total, .mw = mw};
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total,
+               .mw = sim_model_launch(mem_bytes, us)};
   CUresult r = sim_enqueue(st, &op);
   if (r != CUDA_SUCCESS) free(l);
   return r;
 }
 
-CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st) {
+CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared, CUstream st, void **params, void **extra) {
+  return gl_sim_launch_costed(f, gx, gy, gz, bx, by, bz, shared, st, params, extra, 0, 0);
+}
+
+CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes) {
   gl_sim_launch *l = calloc(1, sizeof *l + bytes);
   if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
   l->grid[0] = l->grid[1] = l->grid[2] = 1;
@@ -188,7 +193,8 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
   l->nparams = 1;
   l->params[0] = l + 1;
   memcpy(l + 1, args, bytes);
-  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + bytes, .mw = sim_model_launch()};
+  sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + bytes,
+               .mw = sim_model_launch(mem_bytes, 0)};
   CUresult r = sim_enqueue(st, &op);
   if (r != CUDA_SUCCESS) free(l);
   return r;

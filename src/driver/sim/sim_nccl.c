@@ -25,6 +25,7 @@
 #include "sim_internal.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,7 +305,7 @@ static gl_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
   a.seq = c->q->issued[c->rank]++;
   c->q->refs++; /* held by the operation until it ran: a destroy meanwhile does not free the clique */
   pthread_mutex_unlock(&sim_S.mu);
-  CUresult r = sim_enqueue_host_call(&coll_func, &a, sizeof a, st);
+  CUresult r = sim_enqueue_host_call(&coll_func, &a, sizeof a, st, 0);
   if (r != CUDA_SUCCESS) {
     coll_leave(&a); /* the other ranks' parts of this call fail, none waits */
     return r == CUDA_ERROR_OUT_OF_MEMORY ? GL_NCCL_SYSTEM_ERROR : GL_NCCL_UNHANDLED_CUDA_ERROR;
@@ -499,6 +500,7 @@ static gl_ncclResult s_async_error(ncclComm_t c, gl_ncclResult *r) {
 
 void gl_nccl_sim_table(gl_nccl *t) {
   memset(t, 0, sizeof *t);
+  snprintf(t->path, sizeof t->path, "sim");
   t->ncclGetVersion = s_version;
   t->ncclGetUniqueId = s_unique_id;
   t->ncclCommInitAll = s_init_all;

@@ -58,11 +58,11 @@ extern const gl_sim_model *sim_model;
 
 /* The model's work of a copy of n bytes of the given class (MC_H2D, MC_D2H,
  * MC_PEER, or MC_MEM for a copy within a device), of a fill of n bytes, and
- * of a kernel launch (taking the cost this thread gave with
- * gl_sim_model_hint, and clearing it). */
+ * of a kernel launch that moves mem_bytes (at the model's mem_gbps) and
+ * takes us microseconds of its own (the cost its launcher gave). */
 sim_mwork sim_model_copy(enum sim_mclass cls, size_t n);
 sim_mwork sim_model_fill(size_t n);
-sim_mwork sim_model_launch(void);
+sim_mwork sim_model_launch(double mem_bytes, double us);
 
 /* A stream's model state, made with the stream; the stream's destruction
  * hands it to the model, which frees it once its nodes have run. */

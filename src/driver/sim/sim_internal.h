@@ -219,10 +219,11 @@ void sim_capture_stream_gone_locked(struct CUstream_st *st);
 
 /* Queue a call of f, a host function of the sim's own (its cuBLAS, its NCCL)
  * taking one parameter of `bytes`, on st with args copied now: an OP_KERNEL
- * of one thread, so captures and replays take it like any launch.
+ * of one thread, so captures and replays take it like any launch, moving
+ * mem_bytes for the timing model.
  * CUDA_ERROR_OUT_OF_MEMORY when the record cannot be made, else sim_enqueue's
  * result. sim_module.c. */
-CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st);
+CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
  * on_main function; non-zero when it failed. sim_module.c. */

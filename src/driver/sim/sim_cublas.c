@@ -10,6 +10,7 @@
 #include "halfprec.h"
 #include "sim_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,8 +158,8 @@ static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
   g.beta = f64 ? *(const double *)beta : *(const float *)beta;
   /* the timing model's cost: the bytes of A, B and C it moves (no flop rate in the model) */
   double es = f64 ? 8 : at == CUDA_R_32F ? 4 : 2;
-  gl_sim_model_hint(es * count * ((double)m * k + (double)k * n + (g.beta != 0 ? 2.0 : 1.0) * m * n), 0);
-  CUresult r = sim_enqueue_host_call(&gemm_func, &g, sizeof g, h->stream);
+  double bytes = es * count * ((double)m * k + (double)k * n + (g.beta != 0 ? 2.0 : 1.0) * m * n);
+  CUresult r = sim_enqueue_host_call(&gemm_func, &g, sizeof g, h->stream, bytes);
   return r == CUDA_SUCCESS ? CUBLAS_STATUS_SUCCESS
          : r == CUDA_ERROR_OUT_OF_MEMORY ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_EXECUTION_FAILED;
 }
@@ -182,6 +183,7 @@ static cublasStatus_t s_gemm_batched(cublasHandle_t h, cublasOperation_t ta, cub
 
 void gl_cublas_sim_table(gl_cublas *t) {
   memset(t, 0, sizeof *t);
+  snprintf(t->path, sizeof t->path, "sim");
   t->cublasCreate_v2 = s_create;
   t->cublasDestroy_v2 = s_destroy;
   t->cublasSetStream_v2 = s_set_stream;

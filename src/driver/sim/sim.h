@@ -1,10 +1,13 @@
 /*
- * sim.h -- what the sim backend offers beyond the CUDA-shaped driver table.
+ * sim.h -- what the sim backend offers beyond the CUDA-shaped driver table:
+ * the upper layer reaches it through the extension table (driver_ext.h,
+ * filled by sim_ext.c); the driver's own tests call it directly.
  */
 #ifndef GPULUA_SIM_H
 #define GPULUA_SIM_H
 
 #include "cuda_decls.h"
+#include "driver_ext.h"
 #include <stddef.h>
 
 /* A host operation for a sim stream, run in stream order on its worker
@@ -22,17 +25,11 @@ int gl_sim_device_of(CUstream stream);
  * queue holds), or -1 for no stream. */
 long gl_sim_stream_pending(CUstream stream);
 
-#define GL_SIM_MAX_PARAMS 64
-
-/* A launch as a host implementation sees it: parameters copied at launch. */
-typedef struct gl_sim_launch {
-  unsigned grid[3], block[3], shared;
-  int nparams;
-  void *params[GL_SIM_MAX_PARAMS];
-} gl_sim_launch;
-
-/* A kernel's host implementation; non-zero return = the launch failed. */
-typedef int (*gl_sim_kernel_fn)(void *user, const gl_sim_launch *launch);
+/* A launch as a host implementation sees it, and the implementation
+ * (driver_ext.h: the upper layer reaches them through gl_drv_ext). */
+#define GL_SIM_MAX_PARAMS GL_HOST_MAX_PARAMS
+typedef gl_host_launch gl_sim_launch;
+typedef gl_host_kernel_fn gl_sim_kernel_fn;
 
 /* Give a sim function (from cuModuleGetFunction) its host implementation,
  * run on the stream's worker, or on the main thread when on_main is set.
@@ -44,7 +41,8 @@ CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int
 void gl_sim_set_main_thread(void);
 
 /* The sim's cuMemHostAlloc gives zeroed memory (large sizes lazily, as fresh
- * pages), so the upper layer need not touch every page of a new buffer. */
+ * pages), so the upper layer need not touch every page of a new buffer
+ * (gl_drv_ext.host_alloc_zeroed). */
 
 /* The pinned host memory GPULUA_SIM_HOST_MEMORY allows: fills avail and
  * total and returns 1, or returns 0 when no limit is set. */
@@ -80,9 +78,11 @@ void gl_sim_model_use(const gl_sim_model *m);
 int gl_sim_model_active(void);
 /* The name of the model in use (its file's "name"), or NULL. */
 const char *gl_sim_model_name(void);
-/* The cost of the next kernel this thread launches on sim: bytes it moves
- * (at the model's mem_gbps) plus microseconds of its own. */
-void gl_sim_model_hint(double mem_bytes, double us);
+/* cuLaunchKernel with the kernel's cost for the model: bytes it moves (at
+ * the model's mem_gbps) plus microseconds of its own. */
+CUresult gl_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned shared, CUstream s, void **params, void **extra,
+                              double mem_bytes, double us);
 /* The virtual time of an event's last record, in seconds from the model's
  * start (it must have completed: the host has seen it); 0, or -1 when there
  * is no model or no such time. */
@@ -95,7 +95,7 @@ double gl_sim_model_host_time(void);
  * quiet query finds work done only when the model has it done by the host's
  * virtual clock, and moves nothing; a script's query that finds work done is
  * a host sync and moves the host's clock to it. Returns the previous
- * setting. Harmless on cuda. */
+ * setting. */
 int gl_sim_quiet(int on);
 
 #endif

@@ -66,8 +66,6 @@ static struct {
 
 const gl_sim_model *sim_model;
 static gl_sim_model model_store;
-static _Thread_local double hint_bytes, hint_us;
-static _Thread_local int hint_set;
 
 #define EPS 1e-9
 #define PENDING_MAX 4096 /* nodes queued and not ended before the host waits */
@@ -88,12 +86,6 @@ void gl_sim_model_use(const gl_sim_model *m) {
 int gl_sim_model_active(void) { return sim_model != NULL; }
 
 const char *gl_sim_model_name(void) { return sim_model ? sim_model->name : NULL; }
-
-void gl_sim_model_hint(double mem_bytes, double us) {
-  hint_bytes = mem_bytes > 0 ? mem_bytes : 0;
-  hint_us = us > 0 ? us : 0;
-  hint_set = 1;
-}
 
 /* gigabytes per second as bytes per microsecond */
 static double per_us(double gbps) { return gbps * 1e3; }
@@ -116,10 +108,10 @@ sim_mwork sim_model_fill(size_t n) {
   return w;
 }
 
-sim_mwork sim_model_launch(void) {
+sim_mwork sim_model_launch(double mem_bytes, double us) {
   sim_mwork w = {MC_NONE, 0, 0};
-  double bytes = hint_set ? hint_bytes : 0, us = hint_set ? hint_us : 0;
-  hint_set = 0;
+  double bytes = mem_bytes > 0 ? mem_bytes : 0;
+  if (us < 0) us = 0;
   if (!sim_model) return w;
   w.cls = MC_MEM;
   w.lat = sim_model->launch_us;

@@ -1,0 +1,100 @@
+/*
+ * driver_ext.h -- what a backend offers beyond the CUDA-shaped driver table:
+ * the extension table gl_drv_ext (driver.c), beside gl_drv.
+ *
+ * Every entry is optional. The cuda backend leaves them all NULL (0); the
+ * sim backend (sim/sim_ext.c) fills those it has. The layers above the
+ * driver test an entry (`if (gl_drv_ext.func_set_host)`), never the
+ * backend's name: what the sim alone does is reached through this table and
+ * nothing else (tests/layering_check.sh keeps it so).
+ */
+#ifndef GPULUA_DRIVER_EXT_H
+#define GPULUA_DRIVER_EXT_H
+
+#include "cuda_decls.h"
+#include <stddef.h>
+
+struct gl_cublas;
+struct gl_nccl;
+
+#define GL_HOST_MAX_PARAMS 64
+
+/* A launch as a kernel's host implementation sees it: parameters copied at
+ * launch. */
+typedef struct gl_host_launch {
+  unsigned grid[3], block[3], shared;
+  int nparams;
+  void *params[GL_HOST_MAX_PARAMS];
+} gl_host_launch;
+
+/* A kernel's host implementation; non-zero return = the launch failed. */
+typedef int (*gl_host_kernel_fn)(void *user, const gl_host_launch *launch);
+
+typedef struct gl_driver_ext {
+  /* ---- properties ---- */
+  /* The backend runs no device code: a kernel launches only with a host
+   * implementation (func_set_host, func_set_builtin), and NVRTC need only
+   * give it PTX, which it reads for the kernels' names and parameters. */
+  int host_only;
+  /* cuMemHostAlloc gives zeroed memory (large sizes lazily, as fresh pages),
+   * so the upper layer need not touch every page of a new buffer. */
+  int host_alloc_zeroed;
+  /* A query that finds work pending yields and serves host kernels itself:
+   * a caller polling it need not sleep between queries. */
+  int query_yields;
+  /* The bytes of the workspace a cuBLAS handle gets; 0: cuBLAS's
+   * recommendation for the device. */
+  size_t blas_workspace;
+
+  /* ---- calls ---- */
+  /* Queries this thread makes while on (1) are quiet: gpulua's own, for
+   * display and bookkeeping, not the script's; they move no virtual clock.
+   * Returns the previous setting. Use gl_drv_quiet, which is harmless where
+   * this is NULL. */
+  int (*quiet)(int on);
+  /* Give a function (from cuModuleGetFunction) its host implementation, run
+   * on the stream's worker, or on the main thread when on_main is set.
+   * sizes: the bytes of each parameter, to copy them at launch. */
+  CUresult (*func_set_host)(CUfunction f, gl_host_kernel_fn fn, void *user, int on_main, int nparams,
+                            const size_t *sizes);
+  /* The thread that runs on_main host implementations (the Lua thread). */
+  void (*set_main_thread)(void);
+  /* Give a built-in kernel's function (kernels/builtins.cu: `kernel` for the
+   * dtype named `dtype`, "f32") the backend's own host implementation;
+   * CUDA_ERROR_NOT_FOUND when it has none. */
+  CUresult (*func_set_builtin)(CUfunction f, const char *kernel, const char *dtype, int nparams,
+                               const size_t *sizes);
+  /* The pinned host memory the backend allows: fills avail and total and
+   * returns 1, or returns 0 when it sets no limit of its own. */
+  int (*host_memory)(size_t *avail, size_t *total);
+  /* The backend's own cuBLAS and NCCL, used instead of loading the
+   * libraries: fill t. Its NCCL's communicators are between the devices of
+   * one process (no NCCL id across processes). */
+  void (*cublas_table)(struct gl_cublas *t);
+  void (*nccl_table)(struct gl_nccl *t);
+
+  /* ---- the timing model: filled only while one is in use ---- */
+  /* The name of the model (its file's "name"). */
+  const char *(*model_name)(void);
+  /* cuLaunchKernel with the kernel's cost for the model: the bytes it moves
+   * (at the model's memory rate) and microseconds of its own. */
+  CUresult (*launch_costed)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared, CUstream s, void **params, void **extra,
+                            double mem_bytes, double us);
+  /* The virtual time of an event's last record, in seconds from the model's
+   * start (it must have completed); 0, or -1 when there is no such time. */
+  int (*model_event_time)(CUevent e, double *seconds);
+  /* The host's virtual clock, in seconds from the model's start. */
+  double (*model_host_time)(void);
+} gl_driver_ext;
+
+extern gl_driver_ext gl_drv_ext; /* the chosen backend's extensions */
+
+/* gl_drv_ext.quiet where the backend has it: the previous setting, else 0. */
+static inline int gl_drv_quiet(int on) { return gl_drv_ext.quiet ? gl_drv_ext.quiet(on) : 0; }
+
+/* Fill x with the sim's extensions (after gl_driver_sim_load, and after
+ * gl_driver_sim_model chose the timing model). */
+void gl_driver_sim_load_ext(gl_driver_ext *x);
+
+#endif
