@@ -206,6 +206,17 @@ CUresult sim_enqueue_locked(struct CUstream_st *st, const sim_op *op);
 /* Wake every stream's worker that has queued work (sim_S.mu held). */
 void sim_kick_all_locked(void);
 
+/* What sim_event.c shares of sim_stream.c (sim_S.mu held where _locked):
+ * queue a record or a wait of event ev (else as sim_enqueue); drop a
+ * reference to a mark; on the main thread, run the host kernels' requests
+ * (1 when one ran), or wait for progress while serving them; and whether
+ * this thread's queries are quiet (gl_sim_quiet). */
+CUresult sim_enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev);
+void sim_mark_unref_locked(sim_mark *m);
+int sim_service_locked(void);
+void sim_host_wait_locked(void);
+int sim_quiet_now(void);
+
 /* Stream capture (sim_graph.c), with sim_S.mu held: op (a node of its own,
  * which the caller frees after) on stream st that is capturing, or a wait
  * on an event recorded in a capture; the graph takes op's launch record on

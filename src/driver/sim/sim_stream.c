@@ -1,8 +1,8 @@
 /*
- * sim_stream.c -- the sim's streams and events: each stream's worker thread
- * and the operations it runs, streams, events (one mark per record), the
- * requests of host kernels that must run on the main thread, and the calls
- * that wait for or query streams, events and the context.
+ * sim_stream.c -- the sim's streams: each stream's ring and worker thread
+ * and the operations it runs, the requests of host kernels that must run on
+ * the main thread, and the calls that wait for or query streams and the
+ * context. Events are sim_event.c's.
  */
 
 #include "sim_internal.h"
@@ -31,6 +31,8 @@ static int is_main(void) { return sim_main_thread_set && pthread_equal(pthread_s
 
 static _Thread_local int quiet; /* gl_sim_quiet */
 
+int sim_quiet_now(void) { return quiet; }
+
 int gl_sim_quiet(int on) {
   int was = quiet;
   quiet = on;
@@ -38,7 +40,7 @@ int gl_sim_quiet(int on) {
 }
 
 /* Run queued main-thread requests; called with sim_S.mu held, returns with it held. */
-static int service_locked(void) {
+int sim_service_locked(void) {
   int ran = 0;
   while (is_main() && main_head) {
     main_req *r = main_head;
@@ -56,8 +58,8 @@ static int service_locked(void) {
 }
 
 /* Wait on the sim's condition; on the main thread, serve requests meanwhile. */
-static void host_wait_locked(void) {
-  if (service_locked()) return; /* state may have changed: let the caller re-check */
+void sim_host_wait_locked(void) {
+  if (sim_service_locked()) return; /* state may have changed: let the caller re-check */
   sim_wait_locked();
 }
 
@@ -147,7 +149,7 @@ static CUresult ring_room_locked(struct CUstream_st *st) {
       return CUDA_SUCCESS;
     }
     st->host_blocked++;
-    while (st->enq - st->done > SIM_RING_LOW && !st->blocked) host_wait_locked();
+    while (st->enq - st->done > SIM_RING_LOW && !st->blocked) sim_host_wait_locked();
     st->host_blocked--;
   }
   return CUDA_SUCCESS;
@@ -163,7 +165,7 @@ static CUresult ring_push_locked(struct CUstream_st *st, const sim_op *op) {
   return CUDA_SUCCESS;
 }
 
-static void mark_unref_locked(sim_mark *m) {
+void sim_mark_unref_locked(sim_mark *m) {
   if (m && --m->refs == 0) {
     sim_model_node_unref(m->mn);
     free(m);
@@ -289,7 +291,7 @@ static void *worker(void *arg) {
         batch[i].mark->t_ms = now_ms();
         announce = 1;
       }
-      mark_unref_locked(batch[i].mark);
+      sim_mark_unref_locked(batch[i].mark);
     }
     st->done += (uint64_t)n;
     /* wake the waiters only where one may be waiting for this */
@@ -366,7 +368,7 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
 
 /* Queue `op` (a template copied into the ring) on stream `st`. For a
  * record or a wait, `ev` is the event. */
-static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev) {
+CUresult sim_enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev) {
   if (!st) return CUDA_ERROR_INVALID_HANDLE; /* the sim has no NULL stream */
   sim_op op = *tmpl;
   op.mark = NULL;
@@ -398,7 +400,7 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
     if (fresh) fresh->mn = mn; /* the mark holds the caller's reference */
   }
   if (op.kind == OP_RECORD) { /* the event now stands for this record */
-    mark_unref_locked(ev->latest);
+    sim_mark_unref_locked(ev->latest);
     fresh->refs = 2;
     ev->latest = fresh;
     ev->ctx = st->ctx;
@@ -417,7 +419,7 @@ static CUresult enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CU
   return r;
 }
 
-CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl) { return enqueue_ev(st, tmpl, NULL); }
+CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl) { return sim_enqueue_ev(st, tmpl, NULL); }
 
 CUresult sim_enqueue_locked(struct CUstream_st *st, const sim_op *op) { return ring_push_locked(st, op); }
 
@@ -443,7 +445,7 @@ CUresult sim_cuStreamWaitEvent(CUstream st, CUevent ev, unsigned flags) {
   NEED_INIT();
   if (!ev || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   sim_op op = {.kind = OP_WAIT};
-  return enqueue_ev(st, &op, ev);
+  return sim_enqueue_ev(st, &op, ev);
 }
 
 CUresult sim_cuStreamSynchronize(CUstream st) {
@@ -457,7 +459,7 @@ CUresult sim_cuStreamSynchronize(CUstream st) {
   }
   uint64_t target = st->enq;
   if (st->want < target) st->want = target; /* the worker announces reaching it */
-  while (st->done < target) host_wait_locked();
+  while (st->done < target) sim_host_wait_locked();
   sim_model_observe_stream(st->ms);
   CUresult r = st->error ? st->error : st->ctx->sticky;
   pthread_mutex_unlock(&sim_S.mu);
@@ -473,7 +475,7 @@ CUresult sim_cuStreamQuery(CUstream st) {
     pthread_mutex_unlock(&sim_S.mu);
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  service_locked();
+  sim_service_locked();
   CUresult r = st->error         ? st->error
                : st->ctx->sticky ? st->ctx->sticky
                : st->done == st->enq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -505,7 +507,7 @@ CUresult sim_cuCtxSynchronize(void) {
     for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
       if (st->done < st->enq) busy = 1;
     if (!busy) break;
-    host_wait_locked();
+    sim_host_wait_locked();
   }
   for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx) sim_model_observe_stream(st->ms);
   for (struct CUstream_st *st = sim_cur_ctx->streams; st; st = st->next_in_ctx)
@@ -513,102 +515,4 @@ CUresult sim_cuCtxSynchronize(void) {
   if (sim_cur_ctx->sticky) r = sim_cur_ctx->sticky;
   pthread_mutex_unlock(&sim_S.mu);
   return r;
-}
-
-/* ---- events ---------------------------------------------------------- */
-
-CUresult sim_cuEventCreate(CUevent *ph, unsigned flags) {
-  NEED_CTX();
-  if (!ph || (flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING)))
-    return CUDA_ERROR_INVALID_VALUE;
-  struct CUevent_st *e = calloc(1, sizeof *e);
-  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
-  e->flags = flags;
-  *ph = e;
-  return CUDA_SUCCESS;
-}
-
-CUresult sim_cuEventDestroy(CUevent e) {
-  NEED_INIT();
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&sim_S.mu);
-  mark_unref_locked(e->latest); /* queued records and waits keep their marks */
-  pthread_mutex_unlock(&sim_S.mu);
-  free(e);
-  return CUDA_SUCCESS;
-}
-
-CUresult sim_cuEventRecord(CUevent e, CUstream st) {
-  NEED_INIT();
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  sim_op op = {.kind = OP_RECORD};
-  return enqueue_ev(st, &op, e);
-}
-
-CUresult sim_cuEventSynchronize(CUevent e) {
-  NEED_INIT();
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&sim_S.mu);
-  sim_mark *m = e->latest;
-  if (m) {
-    m->refs++;
-    while (!m->done) host_wait_locked();
-    sim_model_observe_node(m->mn);
-    mark_unref_locked(m);
-  }
-  CUresult r = e->ctx ? e->ctx->sticky : CUDA_SUCCESS;
-  pthread_mutex_unlock(&sim_S.mu);
-  return r;
-}
-
-CUresult sim_cuEventQuery(CUevent e) {
-  NEED_INIT();
-  if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  pthread_mutex_lock(&sim_S.mu);
-  service_locked();
-  CUresult r = e->ctx && e->ctx->sticky            ? e->ctx->sticky
-               : !e->latest || e->latest->done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
-  if (r == CUDA_SUCCESS && e->latest && e->latest->mn) {
-    if (!quiet) sim_model_observe_node(e->latest->mn);
-    else if (!sim_model_node_done_by_host(e->latest->mn)) r = CUDA_ERROR_NOT_READY;
-  }
-  if (r == CUDA_ERROR_NOT_READY) sim_kick_all_locked(); /* unfinished: let the workers run it */
-  pthread_mutex_unlock(&sim_S.mu);
-  if (r == CUDA_ERROR_NOT_READY) sched_yield(); /* a loop of queries must let the workers run */
-  return r;
-}
-
-CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
-  NEED_INIT();
-  if (!ms || !a || !b) return CUDA_ERROR_INVALID_HANDLE;
-  CUresult r = CUDA_SUCCESS;
-  pthread_mutex_lock(&sim_S.mu);
-  if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
-  else if (!a->latest || !b->latest) r = CUDA_ERROR_INVALID_HANDLE;
-  else if (a->ctx != b->ctx) r = CUDA_ERROR_INVALID_HANDLE; /* as CUDA: events of two contexts */
-  else if (a->ctx && a->ctx->sticky) r = a->ctx->sticky;
-  else if (!a->latest->done || !b->latest->done) r = CUDA_ERROR_NOT_READY;
-  else if (sim_model && a->latest->mn && b->latest->mn) /* virtual times */
-    *ms = (float)((sim_model_observe_node(b->latest->mn) - sim_model_observe_node(a->latest->mn)) / 1e3);
-  else *ms = (float)(b->latest->t_ms - a->latest->t_ms);
-  pthread_mutex_unlock(&sim_S.mu);
-  return r;
-}
-
-int gl_sim_model_event_time(CUevent e, double *seconds) {
-  int rc = -1;
-  pthread_mutex_lock(&sim_S.mu);
-  if (sim_model && e && e->latest && e->latest->done && e->latest->mn) {
-    *seconds = sim_model_observe_node(e->latest->mn) / 1e6;
-    rc = 0;
-  }
-  pthread_mutex_unlock(&sim_S.mu);
-  return rc;
-}
-
-double gl_sim_model_host_time(void) {
-  pthread_mutex_lock(&sim_S.mu);
-  double t = sim_model_host_clock() / 1e6;
-  pthread_mutex_unlock(&sim_S.mu);
-  return t;
 }
