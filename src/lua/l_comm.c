@@ -282,8 +282,15 @@ static const luaL_Reg comm_methods[] = {{"all_reduce", c_all_reduce}, {"broadcas
                                         {"reduce_scatter", c_reduce_scatter}, {NULL, NULL}};
 static const luaL_Reg comm_meta[] = {{"__tostring", c_tostring}, {NULL, NULL}};
 
-const gl_type gl_comm_type = {"gpulua.Comm", comm_methods, comm_meta, c_field, c_release, "close", "size, devices",
-                              NULL, 0};
+const gl_type gl_comm_type = {
+  .name = "gpulua.Comm",
+  .methods = comm_methods,
+  .meta = comm_meta,
+  .field = c_field,
+  .release = c_release,
+  .release_method = "close",
+  .fields = "size, devices",
+};
 
 void gl_comm_functions(lua_State *L) {
   lua_pushcfunction(L, l_comm);

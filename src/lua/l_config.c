@@ -178,8 +178,12 @@ static int config_tostring(lua_State *L) {
 
 static const luaL_Reg config_meta[] = {{"__newindex", config_newindex}, {"__tostring", config_tostring}, {NULL, NULL}};
 
-const gl_type gl_config_type = {"gpulua.Config", NULL, config_meta, config_field, NULL, NULL, "grid, block, shared",
-                                NULL, 0};
+const gl_type gl_config_type = {
+  .name = "gpulua.Config",
+  .meta = config_meta,
+  .field = config_field,
+  .fields = "grid, block, shared",
+};
 
 void gl_config_functions(lua_State *L) {
   lua_pushcfunction(L, l_config);

@@ -67,5 +67,10 @@ static const luaL_Reg device_methods[] = {
 
 static const luaL_Reg device_meta[] = {{"__tostring", d_tostring}, {NULL, NULL}};
 
-const gl_type gl_device_type = {"gpulua.Device", device_methods, device_meta, d_field, NULL, NULL,
-                                "ordinal, name, memory, cc, sms, copy_engines, main", NULL, 0};
+const gl_type gl_device_type = {
+  .name = "gpulua.Device",
+  .methods = device_methods,
+  .meta = device_meta,
+  .field = d_field,
+  .fields = "ordinal, name, memory, cc, sms, copy_engines, main",
+};

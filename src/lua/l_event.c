@@ -93,4 +93,9 @@ static int e_tostring(lua_State *L) {
 static const luaL_Reg event_methods[] = {{"sync", e_sync}, {"query", e_query}, {"elapsed", e_elapsed}, {NULL, NULL}};
 static const luaL_Reg event_meta[] = {{"__gc", e_gc}, {"__tostring", e_tostring}, {NULL, NULL}};
 
-const gl_type gl_event_type = {"gpulua.Event", event_methods, event_meta, NULL, NULL, NULL, "", NULL, 0};
+const gl_type gl_event_type = {
+  .name = "gpulua.Event",
+  .methods = event_methods,
+  .meta = event_meta,
+  .fields = "",
+};

@@ -165,5 +165,13 @@ static int g_tostring(lua_State *L) {
 static const luaL_Reg graph_methods[] = {{"launch", g_launch}, {"update", g_update}, {NULL, NULL}};
 static const luaL_Reg graph_meta[] = {{"__tostring", g_tostring}, {NULL, NULL}};
 
-const gl_type gl_graph_type = {"gpulua.Graph", graph_methods, graph_meta, g_field, g_release, "close",
-                               "name, nodes, device, launches", NULL, 1};
+const gl_type gl_graph_type = {
+  .name = "gpulua.Graph",
+  .methods = graph_methods,
+  .meta = graph_meta,
+  .field = g_field,
+  .release = g_release,
+  .release_method = "close",
+  .fields = "name, nodes, device, launches",
+  .own_methods = 1,
+};

@@ -271,5 +271,12 @@ static const luaL_Reg host_methods[] = {{"totable", h_totable}, {"fill", h_fill}
 static const luaL_Reg host_meta[] = {
   {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
 
-const gl_type gl_host_type = {"gpulua.HostBuffer", host_methods, host_meta, h_field, h_release, "free",
-                              "dtype, bytes, pinned", NULL, 0};
+const gl_type gl_host_type = {
+  .name = "gpulua.HostBuffer",
+  .methods = host_methods,
+  .meta = host_meta,
+  .field = h_field,
+  .release = h_release,
+  .release_method = "free",
+  .fields = "dtype, bytes, pinned",
+};

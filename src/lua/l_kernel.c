@@ -144,5 +144,10 @@ void gl_push_builtins(lua_State *L) {
 static const luaL_Reg kernel_methods[] = {{"host", k_host}, {"cost", k_cost}, {NULL, NULL}};
 static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
 
-const gl_type gl_kernel_type = {"gpulua.Kernel", kernel_methods, kernel_meta, k_field, NULL, NULL,
-                                "name, signature, doc", NULL, 0};
+const gl_type gl_kernel_type = {
+  .name = "gpulua.Kernel",
+  .methods = kernel_methods,
+  .meta = kernel_meta,
+  .field = k_field,
+  .fields = "name, signature, doc",
+};

@@ -197,8 +197,13 @@ static int m_tostring(lua_State *L) {
 static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, NULL}};
 static const luaL_Reg module_meta[] = {{"__gc", m_gc}, {"__tostring", m_tostring}, {NULL, NULL}};
 
-const gl_type gl_module_type = {"gpulua.Module", module_methods, module_meta, m_field, NULL, NULL, "name, device",
-                                NULL, 0};
+const gl_type gl_module_type = {
+  .name = "gpulua.Module",
+  .methods = module_methods,
+  .meta = module_meta,
+  .field = m_field,
+  .fields = "name, device",
+};
 
 /* compile, load and kernels into the gpu table on the stack top */
 void gl_kernel_functions(lua_State *L) {

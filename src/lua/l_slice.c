@@ -167,7 +167,14 @@ static int x_tostring(lua_State *L) {
 static const luaL_Reg slice_methods[] = {{"view", x_view}, {"split", x_split}, {"read", x_read}, {NULL, NULL}};
 static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostring}, {NULL, NULL}};
 
-const gl_type gl_slice_type = {"gpulua.Slice", slice_methods, slice_meta, x_field, x_release, "free",
-                               "dtype, bytes, device",
-                               "a slice's elements are in device memory: read them into a host buffer with "
-                               "x:read() (x:read()[1]), or copy them with s:copy(h, x)", 0};
+const gl_type gl_slice_type = {
+  .name = "gpulua.Slice",
+  .methods = slice_methods,
+  .meta = slice_meta,
+  .field = x_field,
+  .release = x_release,
+  .release_method = "free",
+  .fields = "dtype, bytes, device",
+  .hint = "a slice's elements are in device memory: read them into a host buffer with "
+          "x:read() (x:read()[1]), or copy them with s:copy(h, x)",
+};

@@ -205,5 +205,13 @@ static const luaL_Reg stream_methods[] = {
 
 static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
 
-const gl_type gl_stream_type = {"gpulua.Stream", stream_methods, stream_meta, s_field, s_release, "close",
-                                "name, device", NULL, 1};
+const gl_type gl_stream_type = {
+  .name = "gpulua.Stream",
+  .methods = stream_methods,
+  .meta = stream_meta,
+  .field = s_field,
+  .release = s_release,
+  .release_method = "close",
+  .fields = "name, device",
+  .own_methods = 1,
+};
