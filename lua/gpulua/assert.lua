@@ -75,7 +75,7 @@ local function operand(v, level, fname, name)
     return {desc = desc, n = #h, dtype = h.dtype, at = function(i) return h[i] end}
   end
   if type(v) ~= "table" or name == "x" then
-    local what = name == "x" and "#1 (x): expected a gpulua slice or host buffer"
+    local what = name == "x" and "#1 (x): expected a gpulua.Slice or gpulua.HostBuffer"
       or "#2 (expected): expected a table of numbers, a host buffer or a slice"
     error(("%s: bad argument %s, got %s"):format(fname, what, given(v)), level)
   end

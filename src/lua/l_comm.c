@@ -17,7 +17,7 @@ typedef struct comm_ud {
 
 static gl_comm *check_comm(lua_State *L) {
   comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
-  if (!u->c) luaL_error(L, "gpulua communicator has been released");
+  if (!u->c) luaL_error(L, "gpulua.Comm has been released");
   GL_NOT_IN_HOST_KERNEL(L, "comm:");
   return u->c;
 }

@@ -28,7 +28,7 @@ int gl_stream_fill(lua_State *L) {
   gl_slice *x = gl_test_slice(L, 2);
   if (!x) {
     if (gl_test_hostbuf(L, 2)) return luaL_error(L, "s:fill: argument #1 is a host buffer; fill it with h:fill(value)");
-    return luaL_typeerror(L, 2, "gpulua slice");
+    return luaL_typeerror(L, 2, "gpulua.Slice");
   }
   gl_check_slice_alive(L, x, 1);
   luaL_checkany(L, 3);

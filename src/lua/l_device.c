@@ -11,7 +11,7 @@ int gl_dev_stream(lua_State *L); /* l_stream.c */
 
 static gl_device *to_device(lua_State *L, int idx) {
   gl_device **ud = gl_testudata(L, idx, &gl_device_type);
-  if (!ud) luaL_typeerror(L, idx, "gpulua device");
+  if (!ud) luaL_typeerror(L, idx, "gpulua.Device");
   if (!(*ud)->opened) luaL_error(L, "gpulua has been shut down");
   return *ud;
 }

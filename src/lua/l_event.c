@@ -41,10 +41,10 @@ int gl_stream_record(lua_State *L) {
 
 static gl_event *check_event(lua_State *L, int idx) {
   gl_event *e = gl_testudata(L, idx, &gl_event_type);
-  if (!e) luaL_typeerror(L, idx, "gpulua event");
+  if (!e) luaL_typeerror(L, idx, "gpulua.Event");
   if (e->s) GL_NOT_IN_HOST_KERNEL(L, "e:");
   int rc = gl_event_check(e);
-  if (rc == -2) luaL_error(L, "gpulua event has been released");
+  if (rc == -2) luaL_error(L, "gpulua.Event has been released");
   if (rc != 0) gl_raise(L, e->s->dev->rt);
   return e;
 }

@@ -14,7 +14,7 @@ gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx,
 
 gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
   gl_hostbuf *h = gl_test_hostbuf(L, idx);
-  if (!h) luaL_typeerror(L, idx, "gpulua host buffer");
+  if (!h) luaL_typeerror(L, idx, "gpulua.HostBuffer");
   gl_runtime *rt = h->m ? h->m->rt : gl_rt(L); /* the hot path needs no registry lookup */
   if (gl_hostbuf_check(rt, h) != 0) gl_raise(L, rt);
   if (gl_in_host_kernel() && !h->m->borrowed)
@@ -159,7 +159,7 @@ static int h_view(lua_State *L) {
 /* h[i] and the fields (the methods were looked up first) */
 static int h_field(lua_State *L) {
   gl_hostbuf *h = gl_test_hostbuf(L, 1);
-  if (!h) return luaL_typeerror(L, 1, "gpulua host buffer");
+  if (!h) return luaL_typeerror(L, 1, "gpulua.HostBuffer");
   if (lua_type(L, 2) != LUA_TSTRING) gl_check_hostbuf(L, 1); /* fields stay reachable once freed */
   if (lua_type(L, 2) == LUA_TNUMBER) {
     size_t i = check_index(L, h, 2);
@@ -203,7 +203,7 @@ static int h_newindex(lua_State *L) {
 
 static int h_len(lua_State *L) { /* answers for a freed buffer too, like the fields */
   gl_hostbuf *h = gl_test_hostbuf(L, 1);
-  if (!h) return luaL_typeerror(L, 1, "gpulua host buffer");
+  if (!h) return luaL_typeerror(L, 1, "gpulua.HostBuffer");
   if (h->expired || (h->m && h->m->borrowed && !h->m->ptr)) gl_check_hostbuf(L, 1); /* a host kernel's, after it */
   lua_pushinteger(L, (lua_Integer)h->count);
   return 1;

@@ -45,7 +45,7 @@ static int i_isatty(lua_State *L) {
 
 static int i_peek(lua_State *L) {
   gl_event *e = gl_testudata(L, 1, &gl_event_type);
-  if (!e) return luaL_typeerror(L, 1, "gpulua event");
+  if (!e) return luaL_typeerror(L, 1, "gpulua.Event");
   lua_pushboolean(L, gl_event_peek(e));
   return 1;
 }
@@ -103,7 +103,7 @@ static int i_contents(lua_State *L) {
   if (!x) {
     const char *given = gl_given(L, 1);
     luaL_where(L, level);
-    lua_pushfstring(L, "%s expected a gpulua slice or host buffer, got %s", who, given);
+    lua_pushfstring(L, "%s expected a gpulua.Slice or gpulua.HostBuffer, got %s", who, given);
     lua_concat(L, 2);
     return lua_error(L);
   }

@@ -12,7 +12,7 @@
 
 kernel_ud *gl_check_kernel(lua_State *L, int idx) {
   kernel_ud *u = gl_testudata(L, idx, &gl_kernel_type);
-  if (!u) luaL_typeerror(L, idx, "gpulua kernel");
+  if (!u) luaL_typeerror(L, idx, "gpulua.Kernel");
   return u;
 }
 

@@ -17,8 +17,8 @@
 
 gl_module *gl_check_module(lua_State *L, int idx) {
   gl_module **u = gl_testudata(L, idx, &gl_module_type);
-  if (!u) luaL_typeerror(L, idx, "gpulua module");
-  if (!*u) luaL_error(L, "gpulua module has been unloaded");
+  if (!u) luaL_typeerror(L, idx, "gpulua.Module");
+  if (!*u) luaL_error(L, "gpulua.Module has been unloaded");
   GL_NOT_IN_HOST_KERNEL(L, "m:");
   return *u;
 }

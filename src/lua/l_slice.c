@@ -17,7 +17,7 @@ void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
 
 gl_slice *gl_check_slice(lua_State *L, int idx) {
   gl_slice *x = gl_test_slice(L, idx);
-  if (!x) luaL_typeerror(L, idx, "gpulua slice");
+  if (!x) luaL_typeerror(L, idx, "gpulua.Slice");
   if (x->a) GL_NOT_IN_HOST_KERNEL(L, "x:");
   gl_check_slice_alive(L, x, idx);
   return x;

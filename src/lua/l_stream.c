@@ -24,8 +24,8 @@ void gl_push_stream(lua_State *L, gl_stream *s) {
 
 static gl_stream *to_stream(lua_State *L, int idx) {
   stream_ud *u = gl_testudata(L, idx, &gl_stream_type);
-  if (!u) luaL_typeerror(L, idx, "gpulua stream");
-  if (!u->s) luaL_error(L, "gpulua stream has been released (its finalizer ran)");
+  if (!u) luaL_typeerror(L, idx, "gpulua.Stream");
+  if (!u->s) luaL_error(L, "gpulua.Stream has been released (its finalizer ran)");
   return u->s;
 }
 
@@ -44,7 +44,7 @@ gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char 
     return dev->main;
   }
   if (!gl_testudata(L, -1, &gl_stream_type))
-    luaL_error(L, "%s: option 'stream' expected a gpulua stream, got %s", fname, gl_given(L, -1));
+    luaL_error(L, "%s: option 'stream' expected a gpulua.Stream, got %s", fname, gl_given(L, -1));
   gl_stream *s = gl_check_stream(L, -1);
   lua_pop(L, 1);
   return s;
@@ -106,7 +106,7 @@ static int s_fork(lua_State *L) {
 static int s_wait(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_event *e = gl_testudata(L, 2, &gl_event_type);
-  if (!e) return luaL_typeerror(L, 2, "gpulua event");
+  if (!e) return luaL_typeerror(L, 2, "gpulua.Event");
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
   if (gl_stream_wait_event(s, e, &site) != 0) return gl_raise(L, s->dev->rt);

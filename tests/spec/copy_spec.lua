@@ -146,7 +146,7 @@ describe("copies and fills", function()
               function() return main:copy(x) end)
       H.fails("s:copy: src %(argument #2%) expected a slice or a host buffer, got gpulua%.Stream",
               function() return main:copy(x, main) end)
-      H.fails("gpulua stream expected, got gpulua%.Slice", function() return main.copy(x, x, x) end)
+      H.fails("gpulua%.Stream expected, got gpulua%.Slice", function() return main.copy(x, x, x) end)
     end)
 
     it("rejects a closed stream", function()
@@ -251,8 +251,8 @@ describe("copies and fills", function()
     end)
 
     it("rejects what is not a slice, a freed slice and a closed stream", function()
-      H.fails("gpulua slice expected, got number", function() return main:fill(5, 1) end)
-      H.fails("gpulua slice expected, got no value", function() return main:fill() end)
+      H.fails("gpulua%.Slice expected, got number", function() return main:fill(5, 1) end)
+      H.fails("gpulua%.Slice expected, got no value", function() return main:fill() end)
       local x = dev:zeros("f32", 4)
       local s = dev:stream{name = "shut"}
       s:close()
@@ -303,7 +303,7 @@ describe("copies and fills", function()
 
     it("rejects a bad stream option", function()
       local x = dev:zeros("f32", 4)
-      H.fails("x:read: option 'stream' expected a gpulua stream, got string$",
+      H.fails("x:read: option 'stream' expected a gpulua%.Stream, got string$",
         function() return x:read{stream = "main"} end)
       H.fails("table expected, got number", function() return x:read(5) end)
     end)

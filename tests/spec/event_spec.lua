@@ -204,8 +204,8 @@ describe("events", function()
 
     it("rejects a later event that is not an event", function()
       local t = dev.main:record{timing = true}
-      H.fails("gpulua event expected, got number", function() return t:elapsed(5) end)
-      H.fails("gpulua event expected, got no value", function() return t:elapsed() end)
+      H.fails("gpulua%.Event expected, got number", function() return t:elapsed(5) end)
+      H.fails("gpulua%.Event expected, got no value", function() return t:elapsed() end)
     end)
   end)
 
@@ -217,7 +217,7 @@ describe("events", function()
 
   it("rejects event methods called on something else", function()
     local e = dev.main:record()
-    H.fails("gpulua event expected, got number", e.sync, 1)
-    H.fails("gpulua event expected, got gpulua%.Stream", e.query, dev.main)
+    H.fails("gpulua%.Event expected, got number", e.sync, 1)
+    H.fails("gpulua%.Event expected, got gpulua%.Stream", e.query, dev.main)
   end)
 end)

@@ -82,13 +82,13 @@ describe("fields", function()
 
   it("a method called as a plain function is named in its argument errors", function()
     local s = dev.main
-    H.fails(H.lit("bad argument #1 to 'gpulua.Stream.sync' (gpulua stream expected, got no value)"), pcall_error,
+    H.fails(H.lit("bad argument #1 to 'gpulua.Stream.sync' (gpulua.Stream expected, got no value)"), pcall_error,
             s.sync)
     H.fails(H.lit("bad argument #3 to 'gpulua.Device.alloc' (element count must be positive, got -1)"), pcall_error,
             dev.alloc, dev, "f32", -1)
     H.fails(H.lit("to 'gpulua.Slice.view'"), pcall_error, dev:zeros("f32", 4).view)
     H.fails(H.lit("to 'gpulua.HostBuffer.view'"), pcall_error, gpu.host("f32", 4).view)
     -- called through a field, they are named by it as before
-    H.fails(H.lit("bad argument #1 to 'sync' (gpulua stream expected, got number)"), function() return s.sync(1) end)
+    H.fails(H.lit("bad argument #1 to 'sync' (gpulua.Stream expected, got number)"), function() return s.sync(1) end)
   end)
 end)

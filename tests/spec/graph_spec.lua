@@ -81,7 +81,7 @@ describe("graphs", function()
         .. "in g:update(function(cs) ... end[, {stream =}]), got table") .. "$", err)
       line = H.here() + 1
       err = H.fails("g:update", function() g:update(function() end, {stream = 5}) end)
-      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": g:update: option 'stream' expected a gpulua stream, got "
+      assert.matches("^[^:]*graph_spec%.lua:" .. line .. ": g:update: option 'stream' expected a gpulua%.Stream, got "
         .. "number 5$", err)
       g:close()
     end)

@@ -137,7 +137,7 @@ describe("kernels", function()
     end)
 
     it("rejects a device option that is not a device, naming the option", function()
-      -- regression (once broken): gives "bad argument #-1 to 'gpulua.compile' (gpulua device expected, got string)":
+      -- regression (once broken): gives "bad argument #-1 to 'gpulua.compile' (gpulua%.Device expected, got string)":
       -- no such argument; the message should name the option 'device'
       local err = H.fails("device", gpu.compile, TWICE_SRC, {device = "gpu0"})
       assert.matches("gpu%.compile", err)
@@ -474,7 +474,7 @@ print("after", x:read()[4])
     it("rejects arguments of the wrong type", function()
       H.fails("string expected, got no value", m.kernel, m, "twice")
       H.fails("string expected, got nil", m.kernel, m, nil, TWICE_SIG)
-      H.fails("gpulua module expected, got table", m.kernel, {}, "twice", TWICE_SIG)
+      H.fails("gpulua%.Module expected, got table", m.kernel, {}, "twice", TWICE_SIG)
     end)
 
     it("rejects a name the module does not have, naming it and saying to declare it extern \"C\"", function()

@@ -235,8 +235,8 @@ describe("kernels", function()
     end)
 
     it("checks the kernel and the cfg table", function()
-      H.fails("gpulua kernel expected, got string", main.launch, main, "twice", CFG, x, y, 64)
-      H.fails("gpulua kernel expected, got no value", main.launch, main)
+      H.fails("gpulua%.Kernel expected, got string", main.launch, main, "twice", CFG, x, y, 64)
+      H.fails("gpulua%.Kernel expected, got no value", main.launch, main)
       H.fails("s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got number 1", main.launch,
         main, k, 1, x, y, 64)
     end)
@@ -286,11 +286,11 @@ describe("kernels", function()
       for _, u in ipairs(others) do
         H.fails("argument 1 expected a slice %(const f32%*%), got ", launch, CFG, u, y, 64)
       end
-      H.fails("bad argument #1 to 'gpulua.Stream.launch' %(gpulua stream expected, got ", main.launch, io.stdout, k,
+      H.fails("bad argument #1 to 'gpulua.Stream.launch' %(gpulua%.Stream expected, got ", main.launch, io.stdout, k,
         CFG, x, y, 64)
-      H.fails("bad argument #1 to 'gpulua.Stream.launch' %(gpulua stream expected, got ", main.launch, x, k, CFG, x,
+      H.fails("bad argument #1 to 'gpulua.Stream.launch' %(gpulua%.Stream expected, got ", main.launch, x, k, CFG, x,
         y, 64)
-      H.fails("bad argument #2 to 'gpulua.Stream.launch' %(gpulua kernel expected, got ", main.launch, main, x, CFG,
+      H.fails("bad argument #2 to 'gpulua.Stream.launch' %(gpulua%.Kernel expected, got ", main.launch, main, x, CFG,
         x, y, 64)
       H.fails("cfg", main.launch, main, k, io.stdout, x, y, 64)
       H.fails("cfg", main.launch, main, k, x, x, y, 64)
