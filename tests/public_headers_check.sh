@@ -2,8 +2,9 @@
 # ctest: each library's folder is private to it (cmake/public_headers.cmake).
 # With the include folders a target that links the library gets (its
 # INTERFACE_INCLUDE_DIRECTORIES, ':'-separated), every header of the
-# library's folder that gpulua_public_headers names is found, and every other
-# one is not: an internal header cannot be included from the layer above.
+# library's folder (or a folder within it) that gpulua_public_headers names is
+# found, and every other one is not: an internal header cannot be included
+# from the layer above.
 #   tests/public_headers_check.sh SRC_DIR LAYER=DIR:DIR... [LAYER=...]
 #   e.g. core=/build/include/gpulua_core:/build/include/gpulua_driver
 set -uo pipefail
@@ -23,8 +24,7 @@ for arg in "$@"; do
     case $d in */include/gpulua_"$layer") public=$d ;; esac
   done
   n=0
-  for h in "$src/$layer"/*.h; do
-    [ -e "$h" ] || continue
+  while read -r h; do
     name=$(basename "$h")
     n=$((n + 1))
     # preprocessed from a folder of its own: no header is found beside the file
@@ -40,13 +40,13 @@ for arg in "$@"; do
     else
       failed=$((failed + 1))
       if [ "$want" = found ]; then
-        echo "FAILED: src/$layer/$name is public, but a target linking gpulua_$layer cannot include it:"
+        echo "FAILED: src/${h#"$src"/} is public, but a target linking gpulua_$layer cannot include it:"
         head -n 5 "$tmp/err"
       else
-        echo "FAILED: src/$layer/$name is internal, but a target linking gpulua_$layer can include it"
+        echo "FAILED: src/${h#"$src"/} is internal, but a target linking gpulua_$layer can include it"
       fi
     fi
-  done
+  done < <(find "$src/$layer" -name '*.h' | sort)
   if [ "$n" -eq 0 ]; then
     echo "FAILED: no header in $src/$layer"
     failed=$((failed + 1))
