@@ -23,6 +23,10 @@ for arg in "$@"; do
   for d in "${dirs[@]}"; do
     case $d in */include/gpulua_"$layer") public=$d ;; esac
   done
+  if [ -z "$public" ]; then
+    echo "FAILED: gpulua_$layer has no public include folder (.../include/gpulua_$layer) among ${arg#*=}"
+    failed=$((failed + 1))
+  fi
   n=0
   while read -r h; do
     name=$(basename "$h")
