@@ -302,11 +302,12 @@ describe("gpulua.assert", function()
     end
 
     it("x must be a slice or a host buffer", function()
-      refused("assert%.slice_equal: bad argument #1 %(x%): expected a gpulua%.Slice or gpulua%.HostBuffer, got table$",
+      local expected = "bad argument #1 %(x%): expected a gpulua%.Slice or gpulua%.HostBuffer, got "
+      refused("assert%.slice_equal: " .. expected .. "table$",
         function() assert.slice_equal({1}, {1}) end)
-      refused("assert%.slice_near: bad argument #1 %(x%): expected a gpulua%.Slice or gpulua%.HostBuffer, got number 3$",
+      refused("assert%.slice_near: " .. expected .. "number 3$",
         function() assert.slice_near(3, {1}, 0) end)
-      refused("assert%.slice_equal: bad argument #1 %(x%): expected a gpulua%.Slice or gpulua%.HostBuffer, got gpulua%.Stream$",
+      refused("assert%.slice_equal: " .. expected .. "gpulua%.Stream$",
         function() assert.slice_equal(dev.main, {1}) end)
     end)
 
