@@ -5,7 +5,7 @@
 # a process's threads one at a time, so two lanes use CI's two cores). Any
 # memcheck error or definite leak, in any process, fails the run; so does a
 # failing test or a lane that runs past its time limit.
-#   scripts/test-valgrind.sh        (VALGRIND_TIMEOUT: seconds for the spec lane, default 900)
+#   scripts/test-valgrind.sh        (VALGRIND_TIMEOUT: seconds for the spec lane, default 1800)
 #
 # Child processes are traced (--trace-children=yes): the fault, teardown, oom,
 # interrupt and other specs run gpulua scripts in child processes (H.run_child:
@@ -25,7 +25,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib-sanitize.sh
 . "$root/scripts/lib-sanitize.sh"
 build=$root/build-valgrind
-limit=${VALGRIND_TIMEOUT:-900}
+limit=${VALGRIND_TIMEOUT:-1800}
 busted=$(command -v busted)
 configure_and_build "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 logs=$build/valgrind
