@@ -9,4 +9,4 @@ build=${1:-$root/build}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"
-ctest --output-on-failure -j"$(nproc)"
+ctest --output-on-failure --no-label-summary -j"$(nproc)"
