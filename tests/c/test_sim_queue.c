@@ -11,12 +11,6 @@
 
 enum { RING = 1024, LOW = 256, BATCH = 64 };
 
-/* Yield long enough for an awake worker to run what it has (a bound, never
- * an assertion of time: used only to check that something has NOT run). */
-static void let_workers_run(void) {
-  for (int i = 0; i < 20000; i++) sched_yield();
-}
-
 typedef struct {
   CUstream s;
   gate *g1, *g2;       /* queued first, and as the (RING - LOW)-th operation */
@@ -59,14 +53,14 @@ void test_queue_bounded(void) {
   CHECK(pthread_create(&th, NULL, produce, &pr) == 0);
   /* the ring fills: the gates and RING - 2 memsets, and no more */
   while (gl_sim_stream_pending(s) < RING && !atomic_load(&pr.finished)) sched_yield();
-  let_workers_run();
+  short_wait(); /* the harness's: only to see that nothing more happens */
   CHECK(gl_sim_stream_pending(s) == RING);
   CHECK(atomic_load(&pr.queued) == RING - 2);
   CHECK(!atomic_load(&pr.finished));
   /* the worker runs up to the second gate: LOW + 1 remain, still too many */
   latch_set(&g1.open);
   latch_wait(&g2.entered);
-  let_workers_run();
+  short_wait();
   CHECK(gl_sim_stream_pending(s) > LOW); /* the gate, and at least LOW behind it */
   CHECK(atomic_load(&pr.queued) == RING - 2);
   latch_set(&g2.open);
@@ -95,7 +89,7 @@ void test_queue_wakes_in_batches(void) {
   OK(d.cuLaunchHostFunc(s, flag_fn, &first)); /* a new worker may start on its own */
   OK(d.cuStreamSynchronize(s));              /* after a synchronize, it sleeps */
   OK(d.cuLaunchHostFunc(s, flag_fn, &ran));
-  let_workers_run();
+  short_wait();
   CHECK(atomic_load(&ran) == 0); /* one operation: not started on its own */
   CHECK(gl_sim_stream_pending(s) == 1);
   (void)d.cuStreamQuery(s); /* asking starts it */
