@@ -54,9 +54,11 @@ typedef struct gl_driver_ext {
   int (*quiet)(int on);
   /* Give a function (from cuModuleGetFunction) its host implementation, run
    * on the stream's worker, or on the main thread when on_main is set.
+   * skipped (may be NULL) runs where fn would, for a launch that a fault on
+   * its context skips: it releases what the launch's parameters hold.
    * sizes: the bytes of each parameter, to copy them at launch. */
-  CUresult (*func_set_host)(CUfunction f, gl_host_kernel_fn fn, void *user, int on_main, int nparams,
-                            const size_t *sizes);
+  CUresult (*func_set_host)(CUfunction f, gl_host_kernel_fn fn, gl_host_kernel_fn skipped, void *user, int on_main,
+                            int nparams, const size_t *sizes);
   /* The thread that runs on_main host implementations (the Lua thread). */
   void (*set_main_thread)(void);
   /* Give a built-in kernel's function (kernels/builtins.cu: `kernel` for the

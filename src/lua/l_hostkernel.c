@@ -118,6 +118,15 @@ static int run_host_kernel(void *user, const gl_host_launch *l) {
   return rc;
 }
 
+/* Runs on the main thread for a launch that a fault on its context skipped:
+ * the record is released as if it had run. */
+static int skip_host_kernel(void *user, const gl_host_launch *l) {
+  (void)user;
+  host_launch *hl = *(host_launch **)l->params[l->nparams - 1];
+  if (!hl->kept) drop(hl);
+  return 0;
+}
+
 /* The state's host-kernel thread, made at the first k:host. */
 static lua_State *host_thread(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &thread_key) == LUA_TTHREAD) {
@@ -138,7 +147,7 @@ void gl_host_kernel_install(lua_State *L, kernel_ud *u) {
   for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
   sizes[k->sig.n] = sizeof(void *); /* the launch's record */
   gl_drv_ext.set_main_thread();
-  CUresult r = gl_drv_ext.func_set_host(k->f, run_host_kernel, NULL, 1, k->sig.n + 1, sizes);
+  CUresult r = gl_drv_ext.func_set_host(k->f, run_host_kernel, skip_host_kernel, NULL, 1, k->sig.n + 1, sizes);
   if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gl_raise(L, k->dev->rt);
 }
 

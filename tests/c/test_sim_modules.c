@@ -1,9 +1,9 @@
 /*
  * test_sim_modules.c -- tests of what runs on the sim's streams and how it
- * fails: a faulting sim function's sticky CUDA_ERROR_LAUNCH_FAILED, the
- * error names and strings, modules and kernel launches through host
- * implementations, setting a host implementation while a launch is queued,
- * and PTX parameter lists as NVRTC writes them.
+ * fails: a faulting sim function's sticky CUDA_ERROR_LAUNCH_FAILED (and the
+ * launches it skips), the error names and strings, modules and kernel
+ * launches through host implementations, setting a host implementation
+ * while a launch is queued, and PTX parameter lists as NVRTC writes them.
  */
 #include "sim_driver_harness.h"
 #include "sim_driver_tests.h"
@@ -21,6 +21,16 @@ static int fail_fn(void *p) {
   return 1;
 }
 
+/* A kernel's host implementation and its `skipped`, counting into the
+ * atomic_int its one parameter points to. */
+static int count_launch(void *user, const gl_sim_launch *l) {
+  (void)user;
+  unsigned long long p;
+  memcpy(&p, l->params[0], sizeof p);
+  atomic_fetch_add((atomic_int *)(uintptr_t)p, 1);
+  return 0;
+}
+
 /* On device 1, so that its sticky per-stream error cannot leak into the
  * cuCtxSynchronize tests of device 0. */
 void test_launch_failed(void) {
@@ -32,6 +42,19 @@ void test_launch_failed(void) {
   host_out = 0xAAAAAAAA;
   atomic_int before = 0, fails = 0, after_sim = 0, after_host = 0;
   OK(d.cuMemAllocAsync(&p, 4, s));
+  /* a kernel launch the fault skips: its `skipped` runs instead of it, so
+   * that what its parameters hold is released (a sim host kernel's record) */
+  static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry kern(\n"
+                            ".param .u64 kern_param_0\n)\n{\nret;\n}\n";
+  CUmodule m = NULL;
+  CUfunction kf = NULL;
+  OK(d.cuModuleLoadData(&m, ptx));
+  OK(d.cuModuleGetFunction(&kf, m, "kern"));
+  size_t sizes[] = {8};
+  atomic_int ran = 0, skipped = 0;
+  OK(gl_sim_func_set_host(kf, count_launch, count_launch, NULL, 0, 1, sizes));
+  unsigned long long ran_p = (unsigned long long)(uintptr_t)&ran, skipped_p = (unsigned long long)(uintptr_t)&skipped;
+  void *ran_params[] = {&ran_p}, *skipped_params[] = {&skipped_p};
   /* held until everything is queued: once the fault has run, later calls on
    * the context report it, so queueing after it would race the worker */
   gate hold;
@@ -39,8 +62,10 @@ void test_launch_failed(void) {
   OK(d.cuLaunchHostFunc(s, gate_fn, &hold));
   OK(d.cuMemcpyHtoDAsync(p, &one, 4, s));
   OK(gl_sim_enqueue(s, count_fn, &before));
+  OK(d.cuLaunchKernel(kf, 1, 1, 1, 1, 1, 1, 0, s, ran_params, NULL));
   OK(gl_sim_enqueue(s, fail_fn, &fails)); /* a faulting "kernel" */
   OK(gl_sim_enqueue(s, count_fn, &after_sim));
+  OK(d.cuLaunchKernel(kf, 1, 1, 1, 1, 1, 1, 0, s, skipped_params, NULL));
   OK(d.cuLaunchHostFunc(s, flag_fn, &after_host));
   OK(d.cuMemcpyHtoDAsync(p, &two, 4, s));
   OK(d.cuMemcpyDtoHAsync(&host_out, p, 4, s));
@@ -53,6 +78,7 @@ void test_launch_failed(void) {
   CHECK(atomic_load(&fails) == 1);
   CHECK(atomic_load(&after_sim) == 0);
   CHECK(atomic_load(&after_host) == 0);
+  CHECK(atomic_load(&ran) == 1 && atomic_load(&skipped) == 1);
   CHECK(host_out == 0xAAAAAAAA); /* the copy back was skipped */
   /* as on a GPU, the fault ends the whole context: records still complete,
    * so nobody waits forever, but every wait and every later call on the
@@ -87,6 +113,7 @@ void test_launch_failed(void) {
   OK(d.cuEventDestroy(e));
   OK(d.cuStreamDestroy(s));
   OK(d.cuStreamDestroy(ok_s));
+  OK(d.cuModuleUnload(m));
   gate_destroy(&hold);
   use_ctx(0);
 }
@@ -165,7 +192,7 @@ void test_modules(void) {
   void *params[] = {&outp, &arg};
   CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_ERROR_NOT_SUPPORTED);
   size_t sizes[] = {8, 4};
-  OK(gl_sim_func_set_host(f, add_host, NULL, 0, 2, sizes));
+  OK(gl_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
   CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL));
   arg = 0; /* parameters were copied at launch */
@@ -193,7 +220,7 @@ void test_set_host_while_queued(void) {
   OK(d.cuModuleLoadData(&m, ptx));
   OK(d.cuModuleGetFunction(&f, m, "kern"));
   size_t sizes[] = {8, 4};
-  OK(gl_sim_func_set_host(f, slow_add_host, NULL, 0, 2, sizes));
+  OK(gl_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
   gate g;
   gate_init(&g);
   OK(d.cuLaunchHostFunc(s, gate_fn, &g));
@@ -205,7 +232,7 @@ void test_set_host_while_queued(void) {
   latch_wait(&g.entered);
   latch_set(&g.open);
   while (d.cuStreamQuery(s) == CUDA_ERROR_NOT_READY)
-    OK(gl_sim_func_set_host(f, slow_add_host, NULL, 0, 2, sizes));
+    OK(gl_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
   OK(d.cuStreamSynchronize(s));
   CHECK(out == 1 + 1 + 1);
   gate_destroy(&g);

@@ -57,6 +57,31 @@ describe("device faults #fault", function()
     assert.matches("\nend\n", out)
   end)
 
+  -- A launch queued behind the fault never runs; what it holds is released
+  -- all the same (on sim, a host kernel's record keeps its function: a
+  -- skipped launch once kept it for the life of the process)
+  it("release what the launches they skip hold", function()
+    local out, status = H.run_child(PRELUDE .. [[
+      local weak = setmetatable({}, {__mode = "v"})
+      local later = m:kernel("trap", "f32*")
+      do
+        local fn = function() end
+        weak[1] = fn
+        later:host(fn)
+      end
+      dev.main:launch(bad, {grid = 1, block = 32}, y, 64)
+      local queued = pcall(dev.main.launch, dev.main, later, {grid = 1, block = 32}, y)
+      print("sync:", pcall(dev.main.sync, dev.main))
+      later:host(function() end)
+      collectgarbage()
+      collectgarbage()
+      print("queued:", queued, "released:", weak[1] == nil)
+    ]])
+    assert.are.equal(0, status, "the child failed:\n" .. out)
+    assert.matches("sync:\tfalse\t[^\n]*poisoned by a fault", out)
+    assert.matches("released:\ttrue", out)
+  end)
+
   -- After a fault, no wait returns what the faulted stream should have
   -- produced: each wait below is the first one after the fault (its own
   -- child), and it must raise the fault.

@@ -33,9 +33,11 @@ typedef gl_host_kernel_fn gl_sim_kernel_fn;
 
 /* Give a sim function (from cuModuleGetFunction) its host implementation,
  * run on the stream's worker, or on the main thread when on_main is set.
+ * skipped (may be NULL) runs where fn would for a launch that a fault on its
+ * context skips, to release what the launch's parameters hold.
  * sizes: the bytes of each parameter, to copy them at launch. */
-CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int on_main, int nparams,
-                              const size_t *sizes);
+CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, gl_sim_kernel_fn skipped, void *user, int on_main,
+                              int nparams, const size_t *sizes);
 
 /* The thread that runs on_main host kernels (the Lua thread). */
 void gl_sim_set_main_thread(void);

@@ -24,7 +24,7 @@ static CUresult func_set_builtin(CUfunction f, const char *kernel, const char *d
                                  const size_t *sizes) {
   gl_sim_kernel_fn fn = sim_builtin_host(kernel, dtype);
   if (!fn) return CUDA_ERROR_NOT_FOUND;
-  return gl_sim_func_set_host(f, fn, NULL, 0, nparams, sizes);
+  return gl_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes);
 }
 
 void gl_driver_sim_load_ext(gl_driver_ext *x) {

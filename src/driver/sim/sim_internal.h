@@ -182,7 +182,7 @@ struct CUfunc_st {
   struct CUmod_st *mod;
   char name[256];
   gl_sim_kernel_fn host;
-  gl_sim_kernel_fn skipped; /* the sim's own: called (without the lock) for a launch a fault skips */
+  gl_sim_kernel_fn skipped; /* called (where `host` is) for a launch a fault skips: it releases what the launch holds */
   void *user;
   int on_main;
   int nparams;
@@ -237,8 +237,10 @@ void sim_capture_stream_gone_locked(struct CUstream_st *st);
 CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
- * on_main function; non-zero when it failed. sim_module.c. */
-int sim_run_kernel(sim_op *op);
+ * on_main function; non-zero when it failed. With skip, the function's
+ * `skipped` instead (a fault skips the launch), where it has one.
+ * sim_module.c. */
+int sim_run_kernel(sim_op *op, int skip);
 
 /* Register the fork handlers, once per process (before the first worker
  * starts); sim_device.c. */

@@ -23,12 +23,16 @@
 
 static struct CUfunc_st *all_funcs; /* guarded by sim_S.mu */
 
-int sim_run_kernel(sim_op *op) {
+int sim_run_kernel(sim_op *op, int skip) {
   struct CUfunc_st *f = op->func;
   /* read under the lock: gl_sim_func_set_host (k:host again) may write these
    * while this launch is on its way (a data race, ThreadSanitizer found) */
   pthread_mutex_lock(&sim_S.mu);
-  main_req r = {NULL, f->host, f->user, op->launch, 0, 0};
+  main_req r = {NULL, skip ? f->skipped : f->host, f->user, op->launch, 0, 0};
+  if (!r.fn) { /* nothing to tell of a skipped launch */
+    pthread_mutex_unlock(&sim_S.mu);
+    return 0;
+  }
   if (!f->on_main) {
     pthread_mutex_unlock(&sim_S.mu);
     return r.fn(r.user, op->launch);
@@ -200,11 +204,12 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
   return r;
 }
 
-CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, void *user, int on_main, int nparams,
-                              const size_t *sizes) {
+CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, gl_sim_kernel_fn skipped, void *user, int on_main,
+                              int nparams, const size_t *sizes) {
   if (!f || nparams < 0 || nparams > GL_SIM_MAX_PARAMS) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&sim_S.mu);
   f->host = fn;
+  f->skipped = skipped;
   f->user = user;
   f->on_main = on_main;
   f->nparams = nparams;

@@ -209,7 +209,7 @@ static int run_op(sim_op *op) {
     op->hostfn(op->user);
     break;
   case OP_KERNEL:
-    return sim_run_kernel(op) != 0 ? -1 : 0;
+    return sim_run_kernel(op, 0) != 0 ? -1 : 0;
   case OP_SIMFN:
     return op->simfn(op->user) != 0 ? -1 : 0;
   case OP_FREE: {
@@ -278,8 +278,10 @@ static void *worker(void *arg) {
       if ((healthy || op->kind == OP_FREE) && run_op(op) != 0) {
         fault(st);
         healthy = 0;
-      } else if (!healthy && op->kind == OP_KERNEL && op->func->skipped) {
-        op->func->skipped(op->func->user, op->launch); /* a collective's part: its other ranks must not wait */
+      } else if (!healthy && op->kind == OP_KERNEL) {
+        /* a collective's part (its other ranks must not wait), a host
+         * kernel's record (freed on the main thread) */
+        sim_run_kernel(op, 1);
       }
       free(op->launch);
     }
