@@ -23,8 +23,6 @@
 #include "trace.h"
 
 static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
-static const char *const coll_names[] = {"comm:all_reduce", "comm:broadcast", "comm:reduce", "comm:all_gather",
-                                         "comm:reduce_scatter"};
 static const char *const nccl_calls[] = {"ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather",
                                          "ncclReduceScatter"};
 
@@ -107,13 +105,13 @@ static void destroy_all(gl_comm *c) {
     }
 }
 
-int gl_comm_new_local(gl_runtime *rt, int n, gl_device **devs, gl_site *site, gl_comm **out) {
+int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs, gl_site *site, gl_comm **out) {
   (void)site;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < i; j++)
       if (devs[i] == devs[j])
-        return gl_fail(rt, "gpu.comm: device %d is given twice (one rank per device)", devs[i]->ordinal);
-  if (load(rt, "gpu.comm") != 0) return -1;
+        return gl_fail(rt, "%s: device %d is given twice (one rank per device)", call, devs[i]->ordinal);
+  if (load(rt, call) != 0) return -1;
   gl_comm *c = comm_alloc(rt, n);
   int *ords = malloc((size_t)n * sizeof *ords);
   if (!c || !ords) {
@@ -128,7 +126,7 @@ int gl_comm_new_local(gl_runtime *rt, int n, gl_device **devs, gl_site *site, gl
   free(ords);
   if (r != GL_NCCL_SUCCESS) {
     comm_free(c);
-    return gl_fail(rt, "gpu.comm: ncclCommInitAll over %d device%s failed: %s", n, n == 1 ? "" : "s", nccl_text(r));
+    return gl_fail(rt, "%s: ncclCommInitAll over %d device%s failed: %s", call, n, n == 1 ? "" : "s", nccl_text(r));
   }
   comm_link(c);
   *out = c;
@@ -136,23 +134,23 @@ int gl_comm_new_local(gl_runtime *rt, int n, gl_device **devs, gl_site *site, gl
 }
 
 /* rank 0: a new id into id_file, through a temporary file renamed over it */
-static int write_id(gl_runtime *rt, const char *path, const gl_ncclUniqueId *id) {
+static int write_id(gl_runtime *rt, const char *call, const char *path, const gl_ncclUniqueId *id) {
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-    return gl_fail(rt, "gpu.comm: id_file path is too long");
+    return gl_fail(rt, "%s: id_file path is too long", call);
   FILE *f = fopen(tmp, "wb");
-  if (!f) return gl_fail(rt, "gpu.comm: cannot write id_file '%s': %s", tmp, strerror(errno));
+  if (!f) return gl_fail(rt, "%s: cannot write id_file '%s': %s", call, tmp, strerror(errno));
   size_t w = fwrite(id, 1, sizeof *id, f);
   if (fclose(f) != 0 || w != sizeof *id || rename(tmp, path) != 0) {
     int e = errno;
     remove(tmp);
-    return gl_fail(rt, "gpu.comm: cannot write id_file '%s': %s", path, strerror(e));
+    return gl_fail(rt, "%s: cannot write id_file '%s': %s", call, path, strerror(e));
   }
   return 0;
 }
 
 /* the other ranks: wait for a whole id in id_file */
-static int read_id(gl_runtime *rt, const char *path, double timeout_s, gl_ncclUniqueId *id) {
+static int read_id(gl_runtime *rt, const char *call, const char *path, double timeout_s, gl_ncclUniqueId *id) {
   struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
@@ -164,26 +162,28 @@ static int read_id(gl_runtime *rt, const char *path, double timeout_s, gl_ncclUn
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
     if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9 > timeout_s)
-      return gl_fail(rt, "gpu.comm: no NCCL id in id_file '%s' after %g seconds (is rank 0 running?)", path, timeout_s);
+      return gl_fail(rt, "%s: no NCCL id in id_file '%s' after %g seconds (is rank 0 running?)", call, path,
+                     timeout_s);
     nanosleep(&nap, NULL);
   }
 }
 
-int gl_comm_new_rank(gl_runtime *rt, int rank, int size, const char *id_file, double timeout_s, gl_device *dev,
-                     gl_site *site, gl_comm **out) {
+int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const char *id_file, double timeout_s,
+                     gl_device *dev, gl_site *site, gl_comm **out) {
   (void)site;
   if (gl_drv_ext.nccl_table) /* the backend's own NCCL: between the devices of one process */
-    return gl_fail(rt, "gpu.comm: id_file communicators need the cuda backend: the sim's collectives are between "
-                       "the devices of one process (gpu.comm{devices = ...})");
-  if (load(rt, "gpu.comm") != 0) return -1;
+    return gl_fail(rt, "%s: id_file communicators need the cuda backend: the sim's collectives are between "
+                       "the devices of one process (%s{devices = ...})",
+                   call, call);
+  if (load(rt, call) != 0) return -1;
   gl_ncclUniqueId id;
   memset(&id, 0, sizeof id);
   gl_set_ctx(dev);
   if (rank == 0) {
     gl_ncclResult r = gl_nc.ncclGetUniqueId(&id);
-    if (r != GL_NCCL_SUCCESS) return gl_fail(rt, "gpu.comm: ncclGetUniqueId failed: %s", nccl_text(r));
-    if (write_id(rt, id_file, &id) != 0) return -1;
-  } else if (read_id(rt, id_file, timeout_s, &id) != 0) {
+    if (r != GL_NCCL_SUCCESS) return gl_fail(rt, "%s: ncclGetUniqueId failed: %s", call, nccl_text(r));
+    if (write_id(rt, call, id_file, &id) != 0) return -1;
+  } else if (read_id(rt, call, id_file, timeout_s, &id) != 0) {
     return -1;
   }
   gl_comm *c = comm_alloc(rt, 1);
@@ -194,7 +194,7 @@ int gl_comm_new_rank(gl_runtime *rt, int rank, int size, const char *id_file, do
   gl_ncclResult r = gl_nc.ncclCommInitRank(&c->nc[0], size, id, rank);
   if (r != GL_NCCL_SUCCESS) {
     comm_free(c);
-    return gl_fail(rt, "gpu.comm: rank %d of %d: ncclCommInitRank failed: %s", rank, size, nccl_text(r));
+    return gl_fail(rt, "%s: rank %d of %d: ncclCommInitRank failed: %s", call, rank, size, nccl_text(r));
   }
   comm_link(c);
   *out = c;
@@ -246,7 +246,7 @@ static int check_slice(gl_comm *c, const char *what, const char *role, int i, co
  * defines it: the same elements (all_reduce, broadcast, reduce), send at the
  * rank's part of recv (all_gather), recv at the rank's part of send
  * (reduce_scatter). NCCL leaves every other overlap undefined. */
-static int check_apart(gl_comm *c, const gl_coll *k, int i, const char *what) {
+static int check_apart(gl_comm *c, const gl_coll_req *k, int i, const char *what) {
   const gl_slice *sx = k->send[i], *rx = k->recv[i];
   if (!gl_ranges_overlap(rx, rx->lo, rx->hi, sx, sx->lo, sx->hi)) return 0;
   int rank = c->first_rank + i;
@@ -276,7 +276,7 @@ static int check_apart(gl_comm *c, const gl_coll *k, int i, const char *what) {
 
 /* After a collective of several local ranks: each rank's `done` event
  * recorded after it (created at the first), for gl_comm_settle. */
-static int mark_inflight(gl_comm *c, const gl_coll *k) {
+static int mark_inflight(gl_comm *c, const gl_coll_req *k) {
   if (c->n < 2) return 0; /* one rank here: its others are in other processes, which NCCL watches */
   if (!c->done && !(c->done = calloc((size_t)c->n, sizeof *c->done))) return gl_fail_nomem(c->rt, NULL);
   for (int i = 0; i < c->n; i++) {
@@ -289,9 +289,11 @@ static int mark_inflight(gl_comm *c, const gl_coll *k) {
   return 0;
 }
 
-int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site) {
+int gl_comm_collective(const gl_coll_req *k) {
+  gl_comm *c = k->comm;
   gl_runtime *rt = c->rt;
-  const char *what = coll_names[k->kind];
+  gl_site *site = k->site;
+  const char *what = k->call;
   if (usable(c, what) != 0) return -1;
   if (rt->capture)
     return gl_fail(rt, "%s: collectives cannot be captured into a graph yet (graph '%s', s:capture at %s)", what,
@@ -465,9 +467,9 @@ int gl_comm_poll(gl_runtime *rt, gl_device *d, gl_site *site) { return rt->comms
 
 /* ---- lifetime ----------------------------------------------------------- */
 
-int gl_comm_close(gl_comm *c, int loc) {
+int gl_comm_close(gl_comm *c, const char *call, int loc) {
   if (c->closed)
-    return gl_fail(c->rt, "comm:close: the communicator was closed already (at %s)", gl_loc_text(c->rt, c->closed_at));
+    return gl_fail(c->rt, "%s: the communicator was closed already (at %s)", call, gl_loc_text(c->rt, c->closed_at));
   c->closed = 1;
   c->closed_at = loc;
   settle(c->rt, c->devs[0], 1, NULL); /* a destroy waits for the queued collectives: they must be able to complete */

@@ -35,25 +35,35 @@ typedef struct gl_comm {
   struct gl_comm *next_live, **prev_live;
 } gl_comm;
 
+/* In these calls, `call` is the script's name for the call ("gpu.comm",
+ * "comm:all_reduce", "comm:close"): every message begins with it. */
+
 /* One rank per device of `devs` (n of them, distinct), in this process. */
-int gl_comm_new_local(gl_runtime *rt, int n, gl_device **devs, gl_site *site, gl_comm **out);
+int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs, gl_site *site, gl_comm **out);
 /* Rank `rank` of `size` ranks across processes, on dev: rank 0 writes a new
  * NCCL unique id to id_file (atomically: a temporary file renamed), the
  * others wait for it, at most timeout_s seconds. cuda only. */
-int gl_comm_new_rank(gl_runtime *rt, int rank, int size, const char *id_file, double timeout_s, gl_device *dev,
-                     gl_site *site, gl_comm **out);
+int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const char *id_file, double timeout_s,
+                     gl_device *dev, gl_site *site, gl_comm **out);
 
-/* A collective: per local rank i, send[i] and recv[i] (recv[i] == send[i]:
- * in place) on streams[i]; op a reduction (GL_NCCL_SUM ..), root a rank. The
- * caller checked the lists' lengths; this checks the rest (devices, dtypes,
- * sizes against the collective, the stream, the capture) first. */
-typedef struct gl_coll {
+/* One collective, as the binding fills it: per local rank i (comm->n of
+ * them), send[i] and recv[i] (recv[i] == send[i]: in place) on streams[i];
+ * op a reduction (GL_NCCL_SUM ..), root a rank. */
+typedef struct gl_coll_req {
+  const char *call;
+  gl_comm *comm;
   gl_coll_kind kind;
   int op, root;
   gl_slice **send, **recv;
   gl_stream **streams;
-} gl_coll;
-int gl_comm_collective(gl_comm *c, const gl_coll *k, gl_site *site);
+  gl_site *site;          /* the script's line */
+} gl_coll_req;
+/* Check everything in order (the communicator, the capture, root, then per
+ * rank its slices, stream, dtypes and sizes; the sizes against the
+ * collective; recv apart from send or in place), admit every rank's
+ * accesses, then one NCCL group over the ranks. 0, or -1 with the runtime's
+ * error (an NCCL error also poisons the communicator). */
+int gl_comm_collective(const gl_coll_req *r);
 
 /* Before a wait on device d (NULL: any), which a collective that cannot
  * complete would make endless: every communicator of several local ranks,
@@ -70,7 +80,7 @@ void gl_comm_fault(gl_runtime *rt, gl_device *d, CUresult r, const char *call, g
 int gl_comm_poll(gl_runtime *rt, gl_device *d, gl_site *site);
 
 /* comm:close: destroy the NCCL communicators now. 0, or -1 (closed before). */
-int gl_comm_close(gl_comm *c, int loc);
+int gl_comm_close(gl_comm *c, const char *call, int loc);
 /* The finalizer: closed, destroyed at teardown (never waits). */
 void gl_comm_release(gl_comm *c);
 /* Teardown: every communicator destroyed, the devices' work finished first. */

@@ -39,7 +39,7 @@ static int capture_new(gl_stream *s, const char *name, gl_site *site, gl_graph *
                    rt->capture->name, gl_loc_text(rt, rt->capture->capture_loc));
   if (gl_stream_check(s) != 0) return -1;
   gl_graph_reap(rt, 0);
-  if (gl_blas_capture_prepare(s, site) != 0) return -1; /* spares for gemms on streams forked inside */
+  if (gl_blas_capture_prepare(s, "s:capture", site) != 0) return -1; /* spares for gemms on streams forked inside */
   if (gl_scratch_capture_prepare(s, site) != 0) return -1; /* and for reductions */
   gl_graph *g = calloc(1, sizeof *g);
   if (!g) return gl_fail_nomem(rt, "s:capture");

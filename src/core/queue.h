@@ -100,6 +100,7 @@ typedef struct gl_op {
       void *c;
       double alpha, beta;
       int status;           /* the cublasStatus_t of a failed call */
+      const char *call;     /* the script's call ("s:gemm"), for that error's message */
     } gemm;
     struct {              /* GL_OP_LAUNCH */
       gl_kernel *k;

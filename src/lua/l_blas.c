@@ -1,7 +1,7 @@
 /*
- * l_blas.c -- s:gemm{...}: the table read into a gl_gemm_args (every key
- * known, each value of its kind), then the core's checks and queue
- * (core/blas.c).
+ * l_blas.c -- s:gemm{...}: the table read into a gl_gemm_req on the stack
+ * (every key known, each value of its kind), then one core call that checks
+ * the rest and queues it (core/blas.c).
  */
 #include "bindings.h"
 
@@ -67,7 +67,8 @@ int gl_stream_gemm(lua_State *L) {
                       gl_given(L, 2));
   gl_check_options(L, 2, "s:gemm", gemm_keys);
   lua_settop(L, 2);
-  gl_gemm_args g;
+  gl_site site = GL_SITE(L);
+  gl_gemm_req g = {.call = "s:gemm", .s = s, .site = &site};
   g.a = slice_field(L, "a");
   g.b = slice_field(L, "b");
   g.c = slice_field(L, "c");
@@ -92,8 +93,7 @@ int gl_stream_gemm(lua_State *L) {
         return luaL_error(L, "s:gemm: option '%s' needs 'count' (a strided batched gemm)", strides[i]);
       else lua_pop(L, 1);
   }
-  gl_site site = GL_SITE(L);
-  if (gl_gemm(s, &g, &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_gemm(&g) != 0) return gl_raise(L, s->dev->rt);
   lua_pushvalue(L, 1);
   return 1;
 }

@@ -75,7 +75,7 @@ static int l_comm(lua_State *L) {
       gl_push_device(L, devs[i]);
       lua_rawseti(L, 4, i + 1);
     }
-    if (gl_comm_new_local(rt, n, devs, &site, &u->c) != 0) return gl_raise(L, rt);
+    if (gl_comm_new_local(rt, "gpu.comm", n, devs, &site, &u->c) != 0) return gl_raise(L, rt);
   } else {
     static const char *const need[] = {"rank", "size", "id_file", "device"};
     for (int i = 0; i < 4; i++)
@@ -104,7 +104,7 @@ static int l_comm(lua_State *L) {
     gl_push_device(L, dev);
     lua_rawseti(L, -2, 1);
     lua_insert(L, 4); /* comm.devices at 4 */
-    if (gl_comm_new_rank(rt, (int)rank, (int)size, lua_tostring(L, 7), timeout, dev, &site, &u->c) != 0)
+    if (gl_comm_new_rank(rt, "gpu.comm", (int)rank, (int)size, lua_tostring(L, 7), timeout, dev, &site, &u->c) != 0)
       return gl_raise(L, rt);
   }
   lua_pushvalue(L, 4);
@@ -183,7 +183,9 @@ static int root_option(lua_State *L, int opts, const char *what) {
   return r < -1 || r > 1 << 20 ? -1 : (int)r;
 }
 
-/* The shared body: args at 2 (and 3 for all_gather/reduce_scatter), options last. */
+/* The shared body: args at 2 (and 3 for all_gather/reduce_scatter), options
+ * last; read into a gl_coll_req, then one core call checks the rest and
+ * queues it. */
 static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two_lists,
                       const char *const *keys) {
   gl_comm *c = check_comm(L);
@@ -203,9 +205,11 @@ static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two
     memcpy(recv, send, sizeof(gl_slice *) * (size_t)c->n); /* in place */
   }
   stream_list(L, opts, what, c, streams);
-  gl_coll k = {kind, op_option(L, opts, what), root_option(L, opts, what), send, recv, streams};
   gl_site site = GL_SITE(L);
-  if (gl_comm_collective(c, &k, &site) != 0) return gl_raise(L, c->rt);
+  gl_coll_req k = {.call = what, .comm = c, .kind = kind, .send = send, .recv = recv, .streams = streams, .site = &site};
+  k.op = op_option(L, opts, what);
+  k.root = root_option(L, opts, what);
+  if (gl_comm_collective(&k) != 0) return gl_raise(L, c->rt);
   lua_pushvalue(L, 1);
   return 1;
 }
@@ -249,7 +253,7 @@ static int c_release(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "comm:");
   if (how == GL_RELEASE_CLOSE && c->closed) return 0;
   gl_site site = GL_SITE(L);
-  if (gl_comm_close(c, gl_site_loc(c->rt, &site)) != 0) return gl_raise(L, c->rt);
+  if (gl_comm_close(c, "comm:close", gl_site_loc(c->rt, &site)) != 0) return gl_raise(L, c->rt);
   return 0;
 }
 
