@@ -105,15 +105,23 @@ static void hostmem_destroy(gl_hostmem *m) {
   free(m);
 }
 
+static void hostmem_unref(gl_hostmem *m);
+
+/* The retire list's reference goes once the copies have finished. */
+static void retired(void *obj) {
+  gl_hostmem *m = obj;
+  hostmem_release(m);
+  hostmem_unref(m);
+}
+
 static void defer(gl_hostmem *m) {
   m->refs++;
-  m->next = m->rt->deferred; /* the link is free: a buffer of our own is never borrowed */
-  m->rt->deferred = m;
+  gl_retire(m->rt, &m->retire, m, &m->acc, retired);
 }
 
 /* The last reference often goes in a finalizer: what the host knows
  * decides, without asking the driver (which on sim would run queued host
- * kernels from inside the finalizer); gl_hostmem_reap asks later. */
+ * kernels from inside the finalizer); the retire list's reap asks later. */
 static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
   if (m->ptr && !m->borrowed && !gl_access_known_finished(&m->acc)) {
@@ -124,20 +132,6 @@ static void hostmem_unref(gl_hostmem *m) {
   hostmem_destroy(m);
 }
 
-void gl_hostmem_reap(gl_runtime *rt, int wait) {
-  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs (graph.h) */
-  for (gl_hostmem **pp = &rt->deferred; *pp;) {
-    gl_hostmem *m = *pp;
-    if (wait) gl_access_wait_all(&m->acc, 0, NULL);
-    if (wait || gl_access_finished(&m->acc)) {
-      *pp = m->next;
-      hostmem_release(m);
-      hostmem_unref(m);
-    } else {
-      pp = &m->next;
-    }
-  }
-}
 
 /* The host's memory: available (MemAvailable) and total bytes; for pinned
  * memory on sim with GPULUA_SIM_HOST_MEMORY, that limit's. */
@@ -225,7 +219,7 @@ static void init_handle(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count)
 }
 
 int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h) {
-  if (rt->deferred) gl_hostmem_reap(rt, 0);
+  if (gl_retire_pending(rt)) gl_retire_reap(rt, 0);
   gl_hostmem *m = calloc(1, sizeof *m);
   if (!m) return gl_fail_nomem(rt, "gpu.host");
   m->rt = rt;

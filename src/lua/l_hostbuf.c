@@ -34,7 +34,7 @@ gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned,
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) == 0) return h;
   if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L)) gl_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
-  gl_hostmem_reap(rt, 0);
+  gl_retire_reap(rt, 0);
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) != 0) gl_raise(L, rt);
   return h;
 }
