@@ -251,37 +251,51 @@ void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v) 
   v->released_at = GL_LOC_NONE;
 }
 
+void gl_hostbuf_collect(gl_hostbuf *h) {
+  gl_hostmem *m = h->m;
+  if (!m) return;
+  if (m->borrowed && m->borrower == h) m->borrower = NULL; /* the borrow list owns it */
+  else hostmem_unref(m);
+  h->m = NULL;
+}
+
+int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why) {
+  const gl_hostmem *m = h->m;
+  const char *dt = gl_dtypes[h->dtype].name;
+  if (!m && h->released) gl_buf_printf(why, "host buffer %s[%zu] is already freed (at %s)", dt, h->count,
+                                       gl_loc_text(rt, h->released_at));
+  else if (m && m->freed)
+    gl_buf_printf(why, "host buffer %s[%zu] (a view) is already freed: its buffer was freed at %s", dt, h->count,
+                  gl_loc_text(rt, m->freed_at));
+  else if (!m && h->expired) gl_buf_printf(why, "host buffer %s[%zu] is released", dt, h->count);
+  else return 0;
+  return 1;
+}
+
 /* Freeing the buffer that allocated the memory gives it back as soon as the
  * copies queued on it have finished (never earlier), and its views become
- * unusable; freeing a view releases only that view, like slices. */
-int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site) {
+ * unusable; freeing a view releases only that view, like slices. A host
+ * kernel's view is not freed: its <close> ends it (the handle expires). */
+int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site) {
   gl_hostmem *m = h->m;
   const char *dt = gl_dtypes[h->dtype].name;
-  if (m && m->borrowed && how != GL_RELEASE_METHOD) {
+  if (m && m->borrowed && block) {
     if (m->borrower == h) { /* the borrow list owns it */
-      if (how == GL_RELEASE_GC) m->borrower = NULL;
-      else h->expired = 1;
+      h->expired = 1;
     } else { /* a view made from it holds a reference of its own */
-      if (how == GL_RELEASE_CLOSE) {
-        h->released = 1;
-        h->released_at = gl_site_loc(rt, site);
-      }
+      h->released = 1;
+      h->released_at = gl_site_loc(rt, site);
       hostmem_unref(m);
     }
     h->m = NULL;
     return 0;
   }
-  if (how == GL_RELEASE_GC || (how == GL_RELEASE_CLOSE && (!m || m->freed))) {
-    if (m) hostmem_unref(m);
-    h->m = NULL;
-    return 0;
+  gl_buf why = GL_BUF_INIT;
+  if (gl_hostbuf_released(rt, h, &why)) {
+    gl_fail(rt, "h:free: %s", gl_buf_str(&why));
+    gl_buf_free(&why);
+    return -1;
   }
-  if (!m && h->released)
-    return gl_fail(rt, "h:free: host buffer %s[%zu] is already freed (at %s)", dt, h->count,
-                   gl_loc_text(rt, h->released_at));
-  if (m && m->freed)
-    return gl_fail(rt, "h:free: host buffer %s[%zu] (a view) is already freed: its buffer was freed at %s", dt,
-                   h->count, gl_loc_text(rt, m->freed_at));
   if (!m) return gl_fail(rt, "h:free: host buffer %s[%zu] is released", dt, h->count);
   if (m->borrowed)
     return gl_fail(rt, "h:free: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", dt,

@@ -61,8 +61,15 @@ int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int ze
 void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v);
 /* 0 when h may be used: not freed, not released, not an expired view. */
 int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h);
-/* h:free(), __close and __gc. */
-int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site);
+/* The handle's release by its owner (h:free(), a <close> variable; block:
+ * the latter, which ends a host kernel's view rather than refusing it).
+ * Freeing a released handle fails (gl_hostbuf_released tells beforehand). */
+int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site);
+/* Whether h was released already (freed, its buffer freed, or a host
+ * kernel's view ended): 1, with what to say in why; else 0. */
+int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why);
+/* The handle's end (a finalizer): never fails; h holds nothing after. */
+void gl_hostbuf_collect(gl_hostbuf *h);
 /* Lua is about to read (write = 0) or write elements [first, first + n). */
 int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site);
 /* Whether Lua may read elements [0, n) now with no wait and no error (for
