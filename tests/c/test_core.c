@@ -3,7 +3,8 @@
  * and gpulua_driver only): a runtime on sim, streams, allocations, accesses
  * recorded by queued fills and copies, a conflict record from the checker,
  * ordering, auto's waits, frees ordered after the work, an error found in a
- * finalizer kept on its device, and two runtimes that do not share state.
+ * finalizer kept on its device, the retire list reaped where host memory is
+ * allocated, and two runtimes that do not share state.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "memory.h"
 #include "ops.h"
 #include "options.h"
+#include "retire.h"
 #include "runtime.h"
 #include "stream.h"
 
@@ -227,6 +229,27 @@ static void test_two_runtimes(gl_runtime *rt) {
   CHECK(rt->devs[1].opened == 0 || rt->devs[1].rt == rt, "the first runtime's devices are its own");
 }
 
+/* Host memory whose copy is still queued when its last handle goes waits on
+ * the runtime's retire list (a finalizer never blocks); the next host
+ * allocation reaps it once the copy has finished. */
+static void test_retire_list(gl_runtime *rt, gl_device *dev) {
+  gl_slice x;
+  CHECK(gl_slice_alloc(dev->main, GL_F32, 256, 1, NULL, &x) == 0, "%s", gl_error_message(rt));
+  size_t before = rt->pinned_held;
+  gl_hostbuf h, r;
+  CHECK(gl_hostbuf_new(rt, GL_F32, 256, 1, 0, &h) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_copy(dev->main, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
+  gl_hostbuf_collect(&h);
+  CHECK(gl_retire_pending(rt) && rt->pinned_held > before, "memory whose copy is queued waits on the retire list");
+  CHECK(gl_stream_sync(dev->main, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 4, 0, 0, &r) == 0, "%s", gl_error_message(rt)); /* pageable */
+  CHECK(!gl_retire_pending(rt) && rt->pinned_held == before,
+        "the next host allocation reaps it once the copy has finished: %zu bytes pinned, %zu before", rt->pinned_held,
+        before);
+  gl_hostbuf_collect(&r);
+  gl_slice_collect(&x);
+}
+
 int main(void) {
   setenv("GPULUA_BACKEND", "sim", 1);
   setenv("GPULUA_SIM_MEMORY", "64M", 1);
@@ -243,6 +266,7 @@ int main(void) {
   }
   test_conflicts_and_ordering(rt, dev);
   test_finalizer_error_is_kept(rt, dev);
+  test_retire_list(rt, dev);
   test_out_of_memory(rt, dev);
   test_out_of_host_memory(rt, dev);
   test_two_runtimes(rt);
