@@ -127,7 +127,7 @@ static int slot_of(gl_stream *s, const char *call, gl_site *site, gl_blas_slot *
 }
 
 static void slot_free(gl_device *d, gl_blas_slot *b) {
-  gl_slice_release(&b->ws, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
+  gl_slice_collect(&b->ws); /* freed after its uses (or with the graphs that hold it) */
   if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
   else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
   free(b);

@@ -14,6 +14,7 @@
 #include "hostmem.h"
 #include "memory.h"
 #include "module.h"
+#include "retire.h"
 #include "runtime.h"
 #include "scratch.h"
 #include "stream.h"
@@ -38,7 +39,7 @@ static int capture_new(gl_stream *s, const char *name, gl_site *site, gl_graph *
     return gl_fail(rt, "s:capture: graph '%s' is being captured already (s:capture at %s): captures do not nest",
                    rt->capture->name, gl_loc_text(rt, rt->capture->capture_loc));
   if (gl_stream_check(s) != 0) return -1;
-  gl_graph_reap(rt, 0);
+  gl_retire_reap(rt, 0);
   if (gl_blas_capture_prepare(s, "s:capture", site) != 0) return -1; /* spares for gemms on streams forked inside */
   if (gl_scratch_capture_prepare(s, site) != 0) return -1; /* and for reductions */
   gl_graph *g = calloc(1, sizeof *g);
@@ -266,8 +267,6 @@ static int capture_finish(gl_graph *g, int ok, gl_site *site) {
   return rc;
 }
 
-static void release_closed_in_capture(gl_runtime *rt);
-
 int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
   gl_graph *g = *pg;
   gl_runtime *rt = g->dev->rt;
@@ -278,7 +277,7 @@ int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
     *pg = NULL;
     rc = ok ? -1 : 0;
   }
-  release_closed_in_capture(rt);
+  gl_retire_reap(rt, 0); /* the graphs closed during the capture let their memory go */
   return rc;
 }
 
@@ -302,7 +301,7 @@ static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_sit
 int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
   int rc = end_update(g, fresh, ok, rebuilt, site);
-  release_closed_in_capture(rt);
+  gl_retire_reap(rt, 0);
   return rc;
 }
 
@@ -512,70 +511,41 @@ int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site) {
                  call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, c->capture_loc));
 }
 
+static void destroy_retired(void *obj) { destroy(obj); }
+
 /* The part of a close that may queue work: the memory let go (a free
  * ordered after the memory's last users, which may be a wait), and the
- * driver's objects destroyed now, or once the replays are known finished. */
-static void close_release(gl_graph *g) {
-  gl_runtime *rt = g->dev->rt;
+ * driver's objects destroyed now, or once the replays are known finished.
+ * A graph closed during a capture gets here from the retire list once that
+ * capture has ended. */
+static void close_release(void *obj) {
+  gl_graph *g = obj;
   release_uses(g);
   if (!g->dev->opened || gl_access_known_finished(&g->replays)) {
     destroy(g);
     return;
   }
-  g->next_deferred = rt->deferred_graphs;
-  rt->deferred_graphs = g;
-}
-
-/* Once no capture runs: the graphs closed during the last one let their
- * memory go. A release that fails is kept for the device's next call, as a
- * finalizer's is (gl_device_keep_error); the runtime's error stays the
- * caller's. */
-static void release_closed_in_capture(gl_runtime *rt) {
-  if (rt->capture || !rt->closed_in_capture) return;
-  gl_error saved = rt->err;
-  memset(&rt->err, 0, sizeof rt->err);
-  while (rt->closed_in_capture) {
-    gl_graph *g = rt->closed_in_capture;
-    rt->closed_in_capture = g->next_deferred;
-    g->next_deferred = NULL;
-    close_release(g);
-  }
-  gl_buf_free(&rt->err.msg);
-  rt->err = saved;
+  gl_retire(g->dev->rt, &g->retire, g, &g->replays, destroy_retired);
 }
 
 void gl_graph_close(gl_graph *g) {
   gl_runtime *rt = g->dev->rt;
+  int was_capture = g->origin != NULL;
   if (g->origin) join_all(g), end_capture(g); /* closed while capturing (an error unwinding): discarded */
   unlink_live(g);
   if (g->handle) *g->handle = NULL;
   g->handle = NULL;
   g->closed = 1;
   if (rt->capture) { /* a free that waits for another stream would be refused inside it */
-    g->next_deferred = rt->closed_in_capture;
-    rt->closed_in_capture = g;
+    gl_retire(rt, &g->retire, g, NULL, close_release);
     return;
   }
   close_release(g);
-  release_closed_in_capture(rt); /* g was the capture: those closed during it */
-}
-
-void gl_graph_reap(gl_runtime *rt, int wait) {
-  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs */
-  for (gl_graph **pp = &rt->deferred_graphs; *pp;) {
-    gl_graph *g = *pp;
-    if (wait) gl_access_wait_all(&g->replays, 0, NULL);
-    if (wait || !g->dev->opened || gl_access_finished(&g->replays)) {
-      *pp = g->next_deferred;
-      destroy(g);
-    } else {
-      pp = &g->next_deferred;
-    }
-  }
+  if (was_capture) gl_retire_reap(rt, 0); /* those closed during the capture g was */
 }
 
 void gl_graph_teardown(gl_runtime *rt) {
   if (rt->capture) gl_graph_close(rt->capture);
   while (rt->graphs) gl_graph_close(rt->graphs);
-  gl_graph_reap(rt, 1);
+  gl_retire_reap(rt, 1);
 }

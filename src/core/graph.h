@@ -41,6 +41,7 @@
 #include "checker.h"
 #include "driver.h"
 #include "queue.h"
+#include "retire.h"
 #include "types.h"
 
 #define GL_GRAPH_NAME_MAX 63
@@ -97,7 +98,7 @@ struct gl_graph {
   gl_graph **handle;      /* the script's handle to g, cleared when the runtime goes first */
   gl_graph *updates;      /* a capture made by g:update: the graph it updates */
   gl_graph *next_live, **prev_live; /* the runtime's graphs not yet closed */
-  gl_graph *next_deferred; /* rt->deferred_graphs, or rt->closed_in_capture */
+  gl_retiree retire;      /* on the runtime's retire list: closed, its replays or a capture to end */
 };
 
 /* Begin capturing s (rt->capture is the graph until it ends). */
@@ -146,13 +147,11 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site);
  * g:update (the update still captures into g), naming both lines. */
 int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site);
 /* g:close(), <close>, __gc: the memory is let go now; the driver's objects,
- * the modules and g itself once the replays have finished (at once, or at a
- * later reap). Inside a capture (of another graph) g is closed at once, but
+ * the modules and g itself once the replays have finished (at once, or from
+ * the retire list, retire.h). Inside a capture (of another graph) g is closed at once, but
  * its memory is let go when that capture ends: a free may have to wait for
  * another stream, which a capture refuses. g must not be used after. */
 void gl_graph_close(gl_graph *g);
-/* Destroy the closed graphs whose replays have finished (wait: all). */
-void gl_graph_reap(gl_runtime *rt, int wait);
 /* The runtime's end: a capture still running is discarded, every graph is
  * closed (its handle cleared) and destroyed once its replays finish. */
 void gl_graph_teardown(gl_runtime *rt);

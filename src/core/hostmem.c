@@ -105,15 +105,23 @@ static void hostmem_destroy(gl_hostmem *m) {
   free(m);
 }
 
+static void hostmem_unref(gl_hostmem *m);
+
+/* The retire list's reference goes once the copies have finished. */
+static void retired(void *obj) {
+  gl_hostmem *m = obj;
+  hostmem_release(m);
+  hostmem_unref(m);
+}
+
 static void defer(gl_hostmem *m) {
   m->refs++;
-  m->next = m->rt->deferred; /* the link is free: a buffer of our own is never borrowed */
-  m->rt->deferred = m;
+  gl_retire(m->rt, &m->retire, m, &m->acc, retired);
 }
 
 /* The last reference often goes in a finalizer: what the host knows
  * decides, without asking the driver (which on sim would run queued host
- * kernels from inside the finalizer); gl_hostmem_reap asks later. */
+ * kernels from inside the finalizer); the retire list's reap asks later. */
 static void hostmem_unref(gl_hostmem *m) {
   if (--m->refs > 0) return;
   if (m->ptr && !m->borrowed && !gl_access_known_finished(&m->acc)) {
@@ -124,20 +132,6 @@ static void hostmem_unref(gl_hostmem *m) {
   hostmem_destroy(m);
 }
 
-void gl_hostmem_reap(gl_runtime *rt, int wait) {
-  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs (graph.h) */
-  for (gl_hostmem **pp = &rt->deferred; *pp;) {
-    gl_hostmem *m = *pp;
-    if (wait) gl_access_wait_all(&m->acc, 0, NULL);
-    if (wait || gl_access_finished(&m->acc)) {
-      *pp = m->next;
-      hostmem_release(m);
-      hostmem_unref(m);
-    } else {
-      pp = &m->next;
-    }
-  }
-}
 
 /* The host's memory: available (MemAvailable) and total bytes; for pinned
  * memory on sim with GPULUA_SIM_HOST_MEMORY, that limit's. */
@@ -225,7 +219,7 @@ static void init_handle(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count)
 }
 
 int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h) {
-  if (rt->deferred) gl_hostmem_reap(rt, 0);
+  if (gl_retire_pending(rt)) gl_retire_reap(rt, 0);
   gl_hostmem *m = calloc(1, sizeof *m);
   if (!m) return gl_fail_nomem(rt, "gpu.host");
   m->rt = rt;
@@ -257,37 +251,51 @@ void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v) 
   v->released_at = GL_LOC_NONE;
 }
 
+void gl_hostbuf_collect(gl_hostbuf *h) {
+  gl_hostmem *m = h->m;
+  if (!m) return;
+  if (m->borrowed && m->borrower == h) m->borrower = NULL; /* the borrow list owns it */
+  else hostmem_unref(m);
+  h->m = NULL;
+}
+
+int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why) {
+  const gl_hostmem *m = h->m;
+  const char *dt = gl_dtypes[h->dtype].name;
+  if (!m && h->released) gl_buf_printf(why, "host buffer %s[%zu] is already freed (at %s)", dt, h->count,
+                                       gl_loc_text(rt, h->released_at));
+  else if (m && m->freed)
+    gl_buf_printf(why, "host buffer %s[%zu] (a view) is already freed: its buffer was freed at %s", dt, h->count,
+                  gl_loc_text(rt, m->freed_at));
+  else if (!m && h->expired) gl_buf_printf(why, "host buffer %s[%zu] is released", dt, h->count);
+  else return 0;
+  return 1;
+}
+
 /* Freeing the buffer that allocated the memory gives it back as soon as the
  * copies queued on it have finished (never earlier), and its views become
- * unusable; freeing a view releases only that view, like slices. */
-int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site) {
+ * unusable; freeing a view releases only that view, like slices. A host
+ * kernel's view is not freed: its <close> ends it (the handle expires). */
+int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site) {
   gl_hostmem *m = h->m;
   const char *dt = gl_dtypes[h->dtype].name;
-  if (m && m->borrowed && how != GL_RELEASE_METHOD) {
+  if (m && m->borrowed && block) {
     if (m->borrower == h) { /* the borrow list owns it */
-      if (how == GL_RELEASE_GC) m->borrower = NULL;
-      else h->expired = 1;
+      h->expired = 1;
     } else { /* a view made from it holds a reference of its own */
-      if (how == GL_RELEASE_CLOSE) {
-        h->released = 1;
-        h->released_at = gl_site_loc(rt, site);
-      }
+      h->released = 1;
+      h->released_at = gl_site_loc(rt, site);
       hostmem_unref(m);
     }
     h->m = NULL;
     return 0;
   }
-  if (how == GL_RELEASE_GC || (how == GL_RELEASE_CLOSE && (!m || m->freed))) {
-    if (m) hostmem_unref(m);
-    h->m = NULL;
-    return 0;
+  gl_buf why = GL_BUF_INIT;
+  if (gl_hostbuf_released(rt, h, &why)) {
+    gl_fail(rt, "h:free: %s", gl_buf_str(&why));
+    gl_buf_free(&why);
+    return -1;
   }
-  if (!m && h->released)
-    return gl_fail(rt, "h:free: host buffer %s[%zu] is already freed (at %s)", dt, h->count,
-                   gl_loc_text(rt, h->released_at));
-  if (m && m->freed)
-    return gl_fail(rt, "h:free: host buffer %s[%zu] (a view) is already freed: its buffer was freed at %s", dt,
-                   h->count, gl_loc_text(rt, m->freed_at));
   if (!m) return gl_fail(rt, "h:free: host buffer %s[%zu] is released", dt, h->count);
   if (m->borrowed)
     return gl_fail(rt, "h:free: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", dt,

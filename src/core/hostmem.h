@@ -6,11 +6,11 @@
  * Lua while such a copy may still run conflicts (strict: an error; auto:
  * the host waits for the copy; off: it races), and the memory is released
  * only after those copies have finished. A finalizer never blocks: memory
- * whose copies are still queued goes on the runtime's deferred list and is
- * released once they finish.
+ * whose copies are still queued goes on the runtime's retire list (retire.h)
+ * and is released once they finish.
  *
  * Ownership: the memory (gl_hostmem) is reference counted by its handles
- * (gl_hostbuf, a Lua userdata's contents), plus one while on the deferred
+ * (gl_hostbuf, a Lua userdata's contents), plus one while on the retire
  * list. A borrowed view (of sim device memory, lent to a host kernel) is
  * owned by the runtime's borrow list and expires when the kernel returns.
  */
@@ -20,11 +20,12 @@
 #include "checker.h"
 #include "dtype.h"
 #include "error.h"
+#include "retire.h"
 #include "types.h"
 
 struct gl_hostmem {
   gl_runtime *rt;
-  int refs;             /* handles, plus one while deferred; a borrowed view's: the borrow list */
+  int refs;             /* handles, plus one while retired; a borrowed view's: the borrow list */
   void *ptr;            /* NULL once a borrowed view has expired or the memory is released */
   size_t bytes;
   int pinned;
@@ -33,7 +34,8 @@ struct gl_hostmem {
   int readonly;         /* ... of a const T* argument: Lua may only read it */
   int freed;            /* h:free() on the buffer that allocated it ... */
   int freed_at;         /* ... there (a location) */
-  gl_hostmem *next;     /* on the deferred list or the borrow list */
+  gl_hostmem *next;     /* on the borrow list */
+  gl_retiree retire;    /* on the retire list */
   gl_hostbuf *borrower; /* a borrowed view's handle (not a reference), NULL once it is collected */
   gl_accesses acc;      /* copies that read or write it */
   int graph_uses;       /* live graphs that use it (graph.h): no free meanwhile */
@@ -53,14 +55,21 @@ struct gl_hostbuf {
 
 /* A buffer of count elements into the zeroed handle h; zero: its contents
  * read as zeros. Out of memory fails with the code CUDA_ERROR_OUT_OF_MEMORY
- * (the caller may collect garbage, gl_hostmem_reap, and try again). */
+ * (the caller may collect garbage, gl_retire_reap, and try again). */
 int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h);
 /* v (zeroed) becomes a view of count elements of h from offset. */
 void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v);
 /* 0 when h may be used: not freed, not released, not an expired view. */
 int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h);
-/* h:free(), __close and __gc. */
-int gl_hostbuf_release(gl_runtime *rt, gl_hostbuf *h, gl_release_how how, gl_site *site);
+/* The handle's release by its owner (h:free(), a <close> variable; block:
+ * the latter, which ends a host kernel's view rather than refusing it).
+ * Freeing a released handle fails (gl_hostbuf_released tells beforehand). */
+int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site);
+/* Whether h was released already (freed, its buffer freed, or a host
+ * kernel's view ended): 1, with what to say in why; else 0. */
+int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why);
+/* The handle's end (a finalizer): never fails; h holds nothing after. */
+void gl_hostbuf_collect(gl_hostbuf *h);
 /* Lua is about to read (write = 0) or write elements [first, first + n). */
 int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site);
 /* Whether Lua may read elements [0, n) now with no wait and no error (for
@@ -72,10 +81,6 @@ void gl_hostbuf_describe(const gl_hostbuf *h, gl_buf *b);
 static inline size_t gl_hostbuf_bytes(const gl_hostbuf *h) { return h->count * gl_dtypes[h->dtype].size; }
 static inline uint64_t gl_hostbuf_lo(const gl_hostbuf *h) { return (uint64_t)h->offset * gl_dtypes[h->dtype].size; }
 static inline void *gl_hostbuf_ptr(const gl_hostbuf *h) { return (char *)h->m->ptr + gl_hostbuf_lo(h); }
-
-/* Release deferred memory whose copies have finished (wait: all of it,
- * waiting for them). */
-void gl_hostmem_reap(gl_runtime *rt, int wait);
 
 /* A host view of count elements of (sim) device memory at ptr, into the
  * zeroed handle h (readonly: of a const T* argument): valid, with every view

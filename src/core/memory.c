@@ -172,28 +172,36 @@ static void alloc_unref(gl_alloc *a) {
   free(a);
 }
 
-int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site) {
+void gl_slice_collect(gl_slice *x) {
+  gl_alloc *a = x->a;
+  if (!a) return;
+  if (!x->released && alloc_release(a, gl_intern(a->dev->rt, "garbage collection"), NULL) != 0)
+    gl_device_keep_error(a->dev);
+  x->a = NULL;
+  alloc_unref(a);
+}
+
+int gl_slice_released(const gl_slice *x, gl_buf *why) {
+  gl_alloc *a = x->a;
+  if (!a || !(x->released || a->freed)) return 0;
+  gl_runtime *rt = a->dev->rt;
+  gl_slice_describe(x, why);
+  gl_buf_printf(why, " is already freed (at %s)", gl_loc_text(rt, x->released ? x->released_at : a->freed_at));
+  return 1;
+}
+
+int gl_slice_free(gl_slice *x, int block, gl_site *site) {
   gl_alloc *a = x->a;
   if (!a) return 0;
   gl_runtime *rt = a->dev->rt;
-  if (how == GL_RELEASE_GC) {
-    if (!x->released && alloc_release(a, gl_intern(rt, "garbage collection"), NULL) != 0)
-      gl_device_keep_error(a->dev);
-    x->a = NULL;
-    alloc_unref(a);
-    return 0;
-  }
-  if (x->released || a->freed) {
-    if (how == GL_RELEASE_CLOSE) return 0;
-    gl_buf d = GL_BUF_INIT;
-    gl_slice_describe(x, &d);
-    gl_fail(rt, "x:free: %s is already freed (at %s)", gl_buf_str(&d),
-            gl_loc_text(rt, x->released ? x->released_at : a->freed_at));
-    gl_buf_free(&d);
+  gl_buf why = GL_BUF_INIT;
+  if (gl_slice_released(x, &why)) {
+    gl_fail(rt, "x:free: %s", gl_buf_str(&why));
+    gl_buf_free(&why);
     return -1;
   }
   if (a->graph_uses && !x->is_view) {
-    if (how == GL_RELEASE_CLOSE) { /* a <close> variable: the memory goes with the graph */
+    if (block) { /* a <close> variable: the memory goes with the graph */
       x->released = 1;
       x->released_at = gl_site_loc(rt, site);
       return alloc_release(a, x->released_at, site);

@@ -64,8 +64,20 @@ void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g);
 void gl_alloc_graph_release(gl_alloc *a, const struct gl_graph *g);
 /* g:update moved the use from graph `from` to `to` (for messages). */
 void gl_alloc_graph_rename(gl_alloc *a, const struct gl_graph *from, const struct gl_graph *to);
-/* x:free(), __close and __gc. */
-int gl_slice_release(gl_slice *x, gl_release_how how, gl_site *site);
+/* The handle's release by its owner (x:free(), a <close> variable): on the
+ * slice that allocated the memory, the memory is freed; on a view, only the
+ * view is released. block: a <close> variable's release at its block's end,
+ * which lets the memory of a slice a live graph uses go with the graph
+ * rather than failing. Freeing a released slice fails (gl_slice_released
+ * tells beforehand). */
+int gl_slice_free(gl_slice *x, int block, gl_site *site);
+/* Whether x was released already (its own free, or its memory's): 1, with
+ * what to say in why ("slice f32[4] on device 0 is already freed (at
+ * job.lua:3)"); else 0. */
+int gl_slice_released(const gl_slice *x, gl_buf *why);
+/* The handle's end (a finalizer): never fails; a failing release is kept
+ * for the device's next call (gl_device_keep_error). x holds nothing after. */
+void gl_slice_collect(gl_slice *x);
 
 void gl_slice_describe(const gl_slice *x, gl_buf *b);
 /* Bytes [lo, hi) of x's allocation (hi > lo), in elements of x's dtype: "elements

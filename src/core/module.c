@@ -11,12 +11,13 @@
 #include "compile.h"
 #include "device.h"
 #include "nvrtc_table.h"
+#include "retire.h"
 #include "runtime.h"
 #include "driver_ext.h"
 
 int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out) {
   gl_runtime *rt = dev->rt;
-  gl_module_reap(rt, 0);
+  gl_retire_reap(rt, 0);
   gl_module *m = calloc(1, sizeof *m);
   char *copy = strdup(name);
   if (!m || !copy) {
@@ -40,7 +41,8 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
 
 void gl_module_ref(gl_module *m) { m->refs++; }
 
-static void unload(gl_module *m) {
+static void unload(void *obj) {
+  gl_module *m = obj;
   if (m->dev->opened) {
     gl_set_ctx(m->dev);
     gl_drv.cuModuleUnload(m->mod);
@@ -59,23 +61,7 @@ void gl_module_unref(gl_module *m) {
     unload(m);
     return;
   }
-  gl_runtime *rt = m->dev->rt; /* launches are queued: unload once they finish */
-  m->next_deferred = rt->deferred_modules;
-  rt->deferred_modules = m;
-}
-
-void gl_module_reap(gl_runtime *rt, int wait) {
-  if (rt->capture && !wait) return; /* nothing that may sync while a capture runs (graph.h) */
-  for (gl_module **pp = &rt->deferred_modules; *pp;) {
-    gl_module *m = *pp;
-    if (wait) gl_access_wait_all(&m->uses, 0, NULL);
-    if (wait || gl_access_finished(&m->uses)) {
-      *pp = m->next_deferred;
-      unload(m);
-    } else {
-      pp = &m->next_deferred;
-    }
-  }
+  gl_retire(m->dev->rt, &m->retire, m, &m->uses, unload); /* launches are queued: unload once they finish */
 }
 
 /* The kernel's parameters as the driver reports them, against the

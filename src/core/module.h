@@ -5,8 +5,8 @@
  * Ownership: a module is reference counted by its handle (a Lua userdata)
  * and its kernels. At the last reference it is unloaded once every launch of
  * its kernels is known to have finished: a finalizer never waits, so a
- * module whose launches are still queued goes on the runtime's deferred list
- * (reaped as new modules load, and at teardown). A kernel is reference
+ * module whose launches are still queued goes on the runtime's retire list
+ * (retire.h). A kernel is reference
  * counted by its handle; a device owns its built-in kernels and their
  * module, released with the device.
  */
@@ -17,6 +17,7 @@
 #include "checker.h"
 #include "driver.h"
 #include "dtype.h"
+#include "retire.h"
 #include "signature.h"
 #include "types.h"
 
@@ -29,7 +30,7 @@ struct gl_module {
   char *name;           /* the source's name or path */
   int permanent;        /* a device's built-ins: released with the device */
   gl_accesses uses;     /* the streams and positions of its launches (queue.c) */
-  gl_module *next_deferred;
+  gl_retiree retire;    /* on the runtime's retire list */
 };
 
 struct gl_kernel {
@@ -56,10 +57,6 @@ struct gl_kernel {
 int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out);
 void gl_module_ref(gl_module *m);
 void gl_module_unref(gl_module *m);
-/* Unload deferred modules whose launches have finished (wait: all, after
- * waiting for them). */
-void gl_module_reap(gl_runtime *rt, int wait);
-
 /* m:kernel(name, signature): the kernel, checked against the driver's
  * parameter info where it offers it. */
 int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, gl_site *site);

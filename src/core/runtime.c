@@ -14,6 +14,7 @@
 #include "device.h"
 #include "hostmem.h"
 #include "module.h"
+#include "retire.h"
 #include "options.h"
 #include "trace.h"
 
@@ -128,10 +129,10 @@ void gl_runtime_teardown(gl_runtime *rt) {
   gl_trace_finish(rt); /* also after an error: the trace is written */
   gl_graph_teardown(rt);
   gl_comm_teardown(rt); /* before the devices close: NCCL's communicators use their contexts */
-  gl_hostmem_reap(rt, 1);
+  gl_retire_reap(rt, 1);
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened) gl_device_close(&rt->devs[i]);
-  gl_module_reap(rt, 1);
+  gl_retire_reap(rt, 1); /* what closing the devices let go */
   for (int i = 0; i < rt->ndev; i++) {
     gl_device *d = &rt->devs[i];
     if (!d->opened) continue;

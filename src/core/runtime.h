@@ -1,7 +1,7 @@
 /*
  * runtime.h -- one runtime per Lua state (or per C user of the core): the
  * devices, the policy, the stream ids of the vector clocks, the interned
- * locations, the trace, the host memory waiting to be released, the last
+ * locations, the trace, the objects waiting to be released, the last
  * error. Everything the core keeps lives here, never in process globals, so
  * two runtimes in one process are independent. (Process-wide by nature: the
  * driver table and the chosen backend, driver.h; the options the host sets
@@ -35,13 +35,10 @@ struct gl_runtime {
   gl_locations locs;
   gl_error err;
   gl_trace *trace;       /* NULL unless tracing */
-  gl_hostmem *deferred;  /* host memory released once its copies finish (hostmem.c) */
+  struct gl_retiree *retired; /* released once their fences pass (retire.h) */
   gl_hostmem *borrows;   /* host views of device memory lent to a sim host kernel */
-  gl_module *deferred_modules; /* modules unloaded once their launches finish */
   struct gl_graph *capture;    /* the graph being captured (graph.h), or NULL */
   unsigned captures;           /* captures begun so far: each one's id */
-  struct gl_graph *deferred_graphs; /* closed graphs destroyed once their replays finish */
-  struct gl_graph *closed_in_capture; /* graphs closed during a capture: let go when it ends */
   struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
   struct gl_comm *comms;       /* live NCCL communicators (comm.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */

@@ -34,7 +34,7 @@ static int scratch_new(gl_stream *on, const char *what, gl_site *site, gl_scratc
   op.u.fill.p = gl_slice_ptr(&c->mem);
   op.u.fill.size = 1;
   if (gl_queue_op(on, &op, site) != 0) {
-    gl_slice_release(&c->mem, GL_RELEASE_GC, NULL);
+    gl_slice_collect(&c->mem);
     free(c);
     return -1;
   }
@@ -43,7 +43,7 @@ static int scratch_new(gl_stream *on, const char *what, gl_site *site, gl_scratc
 }
 
 static void scratch_free(gl_scratch *c) {
-  gl_slice_release(&c->mem, GL_RELEASE_GC, NULL); /* freed after its uses (or with the graphs that hold it) */
+  gl_slice_collect(&c->mem); /* freed after its uses (or with the graphs that hold it) */
   free(c);
 }
 

@@ -29,12 +29,6 @@ typedef struct gl_trace gl_trace;
 
 typedef enum { GL_POLICY_STRICT, GL_POLICY_AUTO, GL_POLICY_OFF } gl_policy;
 
-/* How a handle is released: its finalizer ran (never raises: an error is
- * kept on the device, device.h), its method was called (x:free(), h:free(),
- * s:close(): misuse is an error), or a <close> variable went out of scope
- * (like the method, but quiet after an explicit release). */
-typedef enum { GL_RELEASE_GC, GL_RELEASE_METHOD, GL_RELEASE_CLOSE } gl_release_how;
-
 /* The kinds of queued operation (queue.h), as the trace shows them; a
  * graph's replay (graph.h) is traced as one operation of its own kind. */
 typedef enum { GL_OP_H2D, GL_OP_D2H, GL_OP_D2D, GL_OP_PEER, GL_OP_FILL, GL_OP_LAUNCH, GL_OP_GRAPH, GL_OP_GEMM, GL_OP_COLL } gl_op_kind;

@@ -97,8 +97,43 @@ static inline void *gl_testudata(lua_State *L, int idx, const gl_type *t) {
   memcpy(&tag, block, sizeof tag);
   return tag == ((uintptr_t)block ^ (uintptr_t)t ^ gl_tag_key) ? block + GL_TAG_SIZE : NULL;
 }
-/* In a release function: which of its three uses called it. */
+/* ---- releases (l_release.c) --------------------------------------------- */
+
+/* How a handle is released: its finalizer ran (__gc: never raises, an error
+ * is kept on the device, device.h), its method was called (x:free(),
+ * s:close(): misuse is an error), or a <close> variable went out of scope
+ * (like the method, but quiet after a release). */
+typedef enum { GL_RELEASE_GC, GL_RELEASE_METHOD, GL_RELEASE_CLOSE } gl_release_how;
+/* In a type's release function (gl_type.release): which of its three uses called it. */
 #define gl_release_how(L) ((gl_release_how)lua_tointeger((L), lua_upvalueindex(1)))
+
+/* Where a type's method and <close> may run (gl_release_ops.allowed). */
+enum { GL_RELEASE_IN_CAPTURE = 1, GL_RELEASE_IN_HOST_KERNEL = 2 };
+
+/* What a type's release needs of the type; the checks common to every type
+ * are gl_release's. */
+typedef struct gl_release_ops {
+  const gl_type *type;
+  const char *call;       /* the method, in messages: "x:free" */
+  const char *collected;  /* the method after the finalizer: "the slice is freed already" */
+  const char *block;      /* a <close> variable's release, refused in a capture: "freeing a slice (<close>)" */
+  int allowed;            /* GL_RELEASE_IN_*: where the method and <close> are not refused */
+  gl_runtime *(*held)(void *o);            /* the runtime of what o holds; NULL: nothing (collected) */
+  int (*released)(lua_State *L, void *o);  /* released by its method or a <close>: pushes what to say
+                                              ("stream 'a' of device 0 is already closed (at ...)"), 1;
+                                              also asked when o holds nothing */
+  int (*close)(lua_State *L, void *o, int block); /* the method's or (block) a <close>'s release: may raise */
+  void (*collect)(lua_State *L, void *o);  /* the finalizer's: never raises, never blocks */
+} gl_release_ops;
+
+/* The one prologue of every type's __gc, __close and method (x:free(),
+ * s:close(), ...). The finalizer: nothing when o holds nothing; kept until
+ * a running capture ends (gl_gc_defer); else the type's collect. The method
+ * and <close>: a released handle (by the method, a <close> or the
+ * finalizer) is an error for the method naming the object and where it was
+ * released, and nothing for a <close>; then the refusals inside a host
+ * kernel and a capture; then the type's close. */
+int gl_release(lua_State *L, const gl_release_ops *t, gl_release_how how);
 
 /* ---- arguments and errors (l_args.c) ------------------------------------ */
 

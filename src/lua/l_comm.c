@@ -235,27 +235,48 @@ static int c_reduce_scatter(lua_State *L) {
   return collective(L, GL_COLL_REDUCE_SCATTER, "comm:reduce_scatter", 1, keys);
 }
 
-/* comm:close(), __close and __gc */
-static int c_release(lua_State *L) {
-  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
-  gl_comm *c = u->c;
-  gl_release_how how = gl_release_how(L);
-  if (!c) /* its finalizer ran: closing again is an error, as after comm:close (a <close> is not) */
-    return how == GL_RELEASE_METHOD ? luaL_error(L, "comm:close: the communicator is closed already: its finalizer "
-                                                    "(__gc) released it")
-                                    : 0;
-  if (how == GL_RELEASE_GC) {
-    if (gl_gc_defer(L, c->rt)) return 0;
-    u->c = NULL;
-    gl_comm_release(c);
-    return 0;
-  }
-  GL_NOT_IN_HOST_KERNEL(L, "comm:");
-  if (how == GL_RELEASE_CLOSE && c->closed) return 0;
+/* comm:close(), __close and __gc, through gl_release */
+static gl_runtime *c_held(void *o) {
+  comm_ud *u = o;
+  return u->c ? u->c->rt : NULL;
+}
+
+static int c_released(lua_State *L, void *o) {
+  gl_comm *c = ((comm_ud *)o)->c;
+  if (!c || !c->closed) return 0;
+  lua_pushfstring(L, "the communicator was closed already (at %s)", gl_loc_text(c->rt, c->closed_at));
+  return 1;
+}
+
+static int c_close(lua_State *L, void *o, int block) {
+  (void)block;
+  gl_comm *c = ((comm_ud *)o)->c;
   gl_site site = GL_SITE(L);
   if (gl_comm_close(c, "comm:close", gl_site_loc(c->rt, &site)) != 0) return gl_raise(L, c->rt);
   return 0;
 }
+
+static void c_collect(lua_State *L, void *o) {
+  (void)L;
+  comm_ud *u = o;
+  gl_comm *c = u->c;
+  u->c = NULL;
+  gl_comm_release(c);
+}
+
+static const gl_release_ops comm_release = {
+  .type = &gl_comm_type,
+  .call = "comm:close",
+  .collected = "the communicator is closed already",
+  .block = "closing a communicator (<close>)",
+  .allowed = GL_RELEASE_IN_CAPTURE,
+  .held = c_held,
+  .released = c_released,
+  .close = c_close,
+  .collect = c_collect,
+};
+
+static int c_release(lua_State *L) { return gl_release(L, &comm_release, gl_release_how(L)); }
 
 static int c_field(lua_State *L) {
   comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);

@@ -77,10 +77,20 @@ static int e_elapsed(lua_State *L) {
   return 1;
 }
 
-static int e_gc(lua_State *L) {
-  gl_event_release(gl_checkudata(L, 1, &gl_event_type));
-  return 0;
+/* __gc, through gl_release (an event has no method of its own to release it) */
+static gl_runtime *e_held(void *o) {
+  gl_event *e = o;
+  return e->s ? e->s->dev->rt : NULL;
 }
+
+static void e_collect(lua_State *L, void *o) {
+  (void)L;
+  gl_event_release(o);
+}
+
+static const gl_release_ops event_release = {.type = &gl_event_type, .held = e_held, .collect = e_collect};
+
+static int e_gc(lua_State *L) { return gl_release(L, &event_release, GL_RELEASE_GC); }
 
 static int e_tostring(lua_State *L) {
   gl_event *e = gl_checkudata(L, 1, &gl_event_type);

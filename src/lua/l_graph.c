@@ -11,12 +11,16 @@
  */
 #include "bindings.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "graph.h"
 
 typedef struct graph_ud {
   gl_graph *g;            /* NULL once closed (or the runtime went first) */
+  int closed;             /* by g:close() or a <close> variable ... */
+  int closed_at;          /* ... there (a location) */
+  char name[GL_GRAPH_NAME_MAX + 1]; /* the graph's, for messages once it is closed */
 } graph_ud;
 
 static gl_graph *check_graph(lua_State *L, int idx) {
@@ -119,24 +123,56 @@ static int g_update(lua_State *L) {
   return 2;
 }
 
-/* g:close(), __close and __gc. Inside a capture the graph is closed at
- * once and its memory let go when the capture ends (gl_graph_close); inside
- * its own g:update, closing it is refused. */
-static int g_release(lua_State *L) {
-  graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
+/* g:close(), __close and __gc, through gl_release. Inside a capture the
+ * graph is closed at once and its memory let go when the capture ends
+ * (gl_graph_close); inside its own g:update, closing it is refused. */
+static gl_runtime *g_held(void *o) {
+  graph_ud *u = o;
+  return u->g ? u->g->dev->rt : NULL;
+}
+
+static int g_released(lua_State *L, void *o) {
+  graph_ud *u = o;
+  if (!u->closed) return 0;
+  lua_pushfstring(L, "graph '%s' is already closed (at %s)", u->name, gl_loc_text(gl_rt(L), u->closed_at));
+  return 1;
+}
+
+static int g_close(lua_State *L, void *o, int block) {
+  graph_ud *u = o;
   gl_graph *g = u->g;
-  if (!g) return 0;
-  if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, g->dev->rt)) return 0;
-  if (gl_release_how(L) != GL_RELEASE_GC) {
-    GL_NOT_IN_HOST_KERNEL(L, "g:");
-    gl_site site = GL_SITE(L);
-    const char *call = gl_release_how(L) == GL_RELEASE_CLOSE ? "closing a graph (<close>)" : "g:close";
-    if (gl_graph_check_close(g, call, &site) != 0) return gl_raise(L, g->dev->rt);
-  }
+  gl_runtime *rt = g->dev->rt;
+  gl_site site = GL_SITE(L);
+  if (gl_graph_check_close(g, block ? "closing a graph (<close>)" : "g:close", &site) != 0) return gl_raise(L, rt);
+  u->closed = 1;
+  u->closed_at = gl_site_loc(rt, &site);
+  snprintf(u->name, sizeof u->name, "%s", g->name);
   u->g = NULL;
   gl_graph_close(g); /* waits for nothing: destroyed once its replays finish */
   return 0;
 }
+
+static void g_collect(lua_State *L, void *o) {
+  (void)L;
+  graph_ud *u = o;
+  gl_graph *g = u->g;
+  u->g = NULL;
+  gl_graph_close(g);
+}
+
+static const gl_release_ops graph_release = {
+  .type = &gl_graph_type,
+  .call = "g:close",
+  .collected = "the graph is closed already",
+  .block = "closing a graph (<close>)",
+  .allowed = GL_RELEASE_IN_CAPTURE,
+  .held = g_held,
+  .released = g_released,
+  .close = g_close,
+  .collect = g_collect,
+};
+
+static int g_release(lua_State *L) { return gl_release(L, &graph_release, gl_release_how(L)); }
 
 static int g_field(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);

@@ -34,7 +34,7 @@ gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned,
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) == 0) return h;
   if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L)) gl_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
-  gl_hostmem_reap(rt, 0);
+  gl_retire_reap(rt, 0);
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) != 0) gl_raise(L, rt);
   return h;
 }
@@ -209,18 +209,49 @@ static int h_len(lua_State *L) { /* answers for a freed buffer too, like the fie
   return 1;
 }
 
-/* h:free(), __close and __gc */
-static int h_release(lua_State *L) {
-  gl_hostbuf *h = gl_checkudata(L, 1, &gl_host_type);
-  gl_release_how how = gl_release_how(L);
-  /* a finalizer of a released handle needs no runtime (it may already be gone) */
-  gl_runtime *rt = h->m ? h->m->rt : how == GL_RELEASE_METHOD ? gl_rt(L) : NULL;
-  if (how == GL_RELEASE_GC && h->m && gl_gc_defer(L, rt)) return 0;
-  if (rt && how != GL_RELEASE_GC && h->m) GL_NOT_IN_CAPTURE(L, rt, "h:free");
+/* h:free(), __close and __gc, through gl_release. A finalizer of a released
+ * handle needs no runtime (it may already be gone). A host kernel's views
+ * are ended by their <close> inside the kernel. */
+static gl_runtime *h_held(void *o) {
+  gl_hostbuf *h = o;
+  return h->m ? h->m->rt : NULL;
+}
+
+static int h_released(lua_State *L, void *o) {
+  gl_hostbuf *h = o;
+  gl_buf why = GL_BUF_INIT;
+  int released = gl_hostbuf_released(h->m ? h->m->rt : gl_rt(L), h, &why);
+  if (released) lua_pushstring(L, gl_buf_str(&why));
+  gl_buf_free(&why);
+  return released;
+}
+
+static int h_close(lua_State *L, void *o, int block) {
+  gl_hostbuf *h = o;
+  gl_runtime *rt = h->m->rt;
   gl_site site = GL_SITE(L);
-  if (gl_hostbuf_release(rt, h, how, &site) != 0) return gl_raise(L, rt);
+  if (gl_hostbuf_free(rt, h, block, &site) != 0) return gl_raise(L, rt);
   return 0;
 }
+
+static void h_collect(lua_State *L, void *o) {
+  (void)L;
+  gl_hostbuf_collect(o);
+}
+
+static const gl_release_ops host_release = {
+  .type = &gl_host_type,
+  .call = "h:free",
+  .collected = "the host buffer is freed already",
+  .block = "h:free",
+  .allowed = GL_RELEASE_IN_HOST_KERNEL,
+  .held = h_held,
+  .released = h_released,
+  .close = h_close,
+  .collect = h_collect,
+};
+
+static int h_release(lua_State *L) { return gl_release(L, &host_release, gl_release_how(L)); }
 
 static int h_tostring(lua_State *L) {
   gl_hostbuf *h = gl_checkudata(L, 1, &gl_host_type);

@@ -82,13 +82,22 @@ static int k_cost(lua_State *L) {
   return 1;
 }
 
-static int k_gc(lua_State *L) {
-  kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
-  if (u->k && gl_gc_defer(L, u->k->dev->rt)) return 0;
+/* __gc, through gl_release (a kernel has no method of its own to release it) */
+static gl_runtime *k_held(void *o) {
+  kernel_ud *u = o;
+  return u->k ? u->k->dev->rt : NULL;
+}
+
+static void k_collect(lua_State *L, void *o) {
+  (void)L;
+  kernel_ud *u = o;
   gl_kernel_unref(u->k); /* queued host launches hold what they need (l_hostkernel.c) */
   u->k = NULL;
-  return 0;
 }
+
+static const gl_release_ops kernel_release = {.type = &gl_kernel_type, .held = k_held, .collect = k_collect};
+
+static int k_gc(lua_State *L) { return gl_release(L, &kernel_release, GL_RELEASE_GC); }
 
 static void push_signature(lua_State *L, const kernel_ud *u) {
   if (u->family) {

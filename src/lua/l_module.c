@@ -168,13 +168,22 @@ static int l_load(lua_State *L) {
   return 1;
 }
 
-static int m_gc(lua_State *L) {
-  gl_module **u = gl_checkudata(L, 1, &gl_module_type);
-  if (*u && gl_gc_defer(L, (*u)->dev->rt)) return 0;
+/* __gc, through gl_release (a module has no method of its own to release it) */
+static gl_runtime *m_held(void *o) {
+  gl_module **u = o;
+  return *u ? (*u)->dev->rt : NULL;
+}
+
+static void m_collect(lua_State *L, void *o) {
+  (void)L;
+  gl_module **u = o;
   gl_module_unref(*u); /* never waits: unloaded once its launches finish */
   *u = NULL;
-  return 0;
 }
+
+static const gl_release_ops module_release = {.type = &gl_module_type, .held = m_held, .collect = m_collect};
+
+static int m_gc(lua_State *L) { return gl_release(L, &module_release, GL_RELEASE_GC); }
 
 static int m_field(lua_State *L) {
   gl_module **u = gl_checkudata(L, 1, &gl_module_type);

@@ -114,23 +114,45 @@ static int x_read(lua_State *L) {
   return 1;
 }
 
-/* x:free(), __close and __gc */
-static int x_release(lua_State *L) {
-  gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
-  if (!x->a) /* its finalizer ran: freeing again is an error, as after x:free (a <close> is not) */
-    return gl_release_how(L) == GL_RELEASE_METHOD
-               ? luaL_error(L, "x:free: the slice is freed already: its finalizer (__gc) released it")
-               : 0;
+/* x:free(), __close and __gc, through gl_release */
+static gl_runtime *x_held(void *o) {
+  gl_slice *x = o;
+  return x->a ? x->a->dev->rt : NULL;
+}
+
+static int x_released(lua_State *L, void *o) {
+  gl_buf why = GL_BUF_INIT;
+  int released = gl_slice_released(o, &why);
+  if (released) lua_pushstring(L, gl_buf_str(&why));
+  gl_buf_free(&why);
+  return released;
+}
+
+static int x_close(lua_State *L, void *o, int block) {
+  gl_slice *x = o;
   gl_runtime *rt = x->a->dev->rt;
-  if (gl_release_how(L) == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
-  if (gl_release_how(L) != GL_RELEASE_GC) {
-    GL_NOT_IN_HOST_KERNEL(L, "x:");
-    GL_NOT_IN_CAPTURE(L, rt, gl_release_how(L) == GL_RELEASE_CLOSE ? "freeing a slice (<close>)" : "x:free");
-  }
   gl_site site = GL_SITE(L);
-  if (gl_slice_release(x, gl_release_how(L), &site) != 0) return gl_raise(L, rt);
+  if (gl_slice_free(x, block, &site) != 0) return gl_raise(L, rt);
   return 0;
 }
+
+static void x_collect(lua_State *L, void *o) {
+  (void)L;
+  gl_slice_collect(o);
+}
+
+static const gl_release_ops slice_release = {
+  .type = &gl_slice_type,
+  .call = "x:free",
+  .collected = "the slice is freed already",
+  .block = "freeing a slice (<close>)",
+  .held = x_held,
+  .released = x_released,
+  .close = x_close,
+  .collect = x_collect,
+};
+
+static int x_release(lua_State *L) { return gl_release(L, &slice_release, gl_release_how(L)); }
 
 static int x_field(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);

@@ -141,37 +141,55 @@ static int s_query(lua_State *L) {
   return 1;
 }
 
-/* s:close(), __close and __gc */
-static int s_release(lua_State *L) {
-  stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
-  gl_release_how how = gl_release_how(L);
-  gl_stream *s = u->s;
-  if (!s) /* its finalizer ran: closing again is an error, as after s:close (a <close> is not) */
-    return how == GL_RELEASE_METHOD ? luaL_error(L, "s:close: the stream is closed already: its finalizer (__gc) "
-                                                    "released it")
-                                    : 0;
+/* s:close(), __close and __gc, through gl_release */
+static gl_runtime *s_held(void *o) {
+  stream_ud *u = o;
+  return u->s ? u->s->dev->rt : NULL;
+}
+
+static int s_released(lua_State *L, void *o) {
+  gl_stream *s = ((stream_ud *)o)->s;
+  if (!s || s->cu || s->is_main) return 0;
+  lua_pushfstring(L, "stream '%s' of device %d is already closed (closed at %s)", s->name, s->dev->ordinal,
+                  gl_loc_text(s->dev->rt, s->closed_at));
+  return 1;
+}
+
+static int s_close(lua_State *L, void *o, int block) {
+  (void)block;
+  gl_stream *s = ((stream_ud *)o)->s;
   gl_runtime *rt = s->dev->rt;
-  if (how != GL_RELEASE_GC) GL_NOT_IN_HOST_KERNEL(L, "s:");
-  if (how == GL_RELEASE_GC && gl_gc_defer(L, rt)) return 0;
-  if (how == GL_RELEASE_GC) { /* close if still open, then drop the reference */
-    if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection"), 0) != 0)
-      gl_device_keep_error(s->dev);
-    u->s = NULL;
-    gl_stream_unref(s);
-    return 0;
-  }
   if (s->is_main)
     return luaL_error(L, "stream 'main' of device %d cannot be closed: it lives as long as the device",
                       s->dev->ordinal);
-  if (!s->cu) {
-    if (how == GL_RELEASE_CLOSE) return 0; /* a <close> after an explicit close */
-    return luaL_error(L, "stream '%s' of device %d is already closed (closed at %s)", s->name, s->dev->ordinal,
-                      gl_loc_text(rt, s->closed_at));
-  }
-  GL_NOT_IN_CAPTURE(L, rt, how == GL_RELEASE_CLOSE ? "closing a stream (<close>)" : "s:close");
   if (gl_stream_close(s, gl_lua_loc(rt, L), 1) != 0) return gl_raise(L, rt);
   return 0;
 }
+
+/* close if still open, then drop the reference */
+static void s_collect(lua_State *L, void *o) {
+  (void)L;
+  stream_ud *u = o;
+  gl_stream *s = u->s;
+  gl_runtime *rt = s->dev->rt;
+  if (s->cu && !s->is_main && s->dev->opened && gl_stream_close(s, gl_intern(rt, "garbage collection"), 0) != 0)
+    gl_device_keep_error(s->dev);
+  u->s = NULL;
+  gl_stream_unref(s);
+}
+
+static const gl_release_ops stream_release = {
+  .type = &gl_stream_type,
+  .call = "s:close",
+  .collected = "the stream is closed already",
+  .block = "closing a stream (<close>)",
+  .held = s_held,
+  .released = s_released,
+  .close = s_close,
+  .collect = s_collect,
+};
+
+static int s_release(lua_State *L) { return gl_release(L, &stream_release, gl_release_how(L)); }
 
 static int s_tostring(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);

@@ -544,7 +544,7 @@ static void run(int seed, int steps) {
   for (int k = 0; k < NGRAPH; k++)
     if (F.G[k].g) gl_graph_close(F.G[k].g);
   gl_device_sync(F.dev, NULL);
-  for (int m = 0; m < MEMS; m++) gl_slice_release(&F.mem[m], GL_RELEASE_GC, NULL);
+  for (int m = 0; m < MEMS; m++) gl_slice_collect(&F.mem[m]);
   for (int j = 0; j < F.ns; j++) {
     if (F.S[j].open && F.S[j].own) gl_stream_close(F.S[j].s, GL_LOC_NONE, 0);
     if (F.S[j].own) gl_stream_unref(F.S[j].s);

@@ -3,7 +3,8 @@
  * and gpulua_driver only): a runtime on sim, streams, allocations, accesses
  * recorded by queued fills and copies, a conflict record from the checker,
  * ordering, auto's waits, frees ordered after the work, an error found in a
- * finalizer kept on its device, and two runtimes that do not share state.
+ * finalizer kept on its device, the retire list reaped where host memory is
+ * allocated, and two runtimes that do not share state.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "memory.h"
 #include "ops.h"
 #include "options.h"
+#include "retire.h"
 #include "runtime.h"
 #include "stream.h"
 
@@ -109,20 +111,29 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   /* frees: ordered after every access; the memory comes back */
   size_t after, total;
   gl_site at_free = SITE("test_core.c:free");
-  CHECK(gl_slice_release(&lo_half, GL_RELEASE_GC, NULL) == 0, "a view's finalizer");
-  CHECK(gl_slice_release(&hi_half, GL_RELEASE_METHOD, &at_free) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_slice_release(&x, GL_RELEASE_METHOD, &at_free) == 0, "%s", gl_error_message(rt));
+  gl_slice_collect(&lo_half);
+  CHECK(lo_half.a == NULL, "a view's finalizer drops its handle");
+  CHECK(gl_slice_free(&hi_half, 0, &at_free) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_free(&x, 0, &at_free) == 0, "%s", gl_error_message(rt));
   CHECK(gl_slice_check(&x, NULL, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
         "use after free names where: %s", gl_error_message(rt));
-  CHECK(gl_slice_release(&x, GL_RELEASE_METHOD, &at_free) == -1, "a second free is an error");
-  CHECK(gl_slice_release(&x, GL_RELEASE_CLOSE, NULL) == 0, "a <close> after a free is not");
-  CHECK(gl_slice_release(&x, GL_RELEASE_GC, NULL) == 0 && x.a == NULL, "the finalizer drops the handle");
-  gl_slice_release(&hi_half, GL_RELEASE_GC, NULL); /* every handle is finally collected */
+  CHECK(gl_slice_free(&x, 0, &at_free) == -1, "a second free is an error");
+  gl_buf why = GL_BUF_INIT;
+  CHECK(gl_slice_released(&x, &why) && strstr(gl_buf_str(&why), "is already freed (at test_core.c:free)"),
+        "a released slice says so beforehand: %s", gl_buf_str(&why));
+  gl_buf_free(&why);
+  gl_slice_collect(&x);
+  CHECK(x.a == NULL, "the finalizer drops the handle");
+  gl_slice_collect(&hi_half); /* every handle is finally collected */
   CHECK(gl_device_sync(dev, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_device_free_memory(dev, &after, &total) == 0 && after == total, "all memory is back: %zu of %zu", after,
         total);
-  CHECK(gl_hostbuf_release(rt, &h, GL_RELEASE_METHOD, NULL) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_hostbuf_release(rt, &r, GL_RELEASE_GC, NULL) == 0, "a buffer's finalizer");
+  CHECK(gl_hostbuf_free(rt, &h, 0, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_released(rt, &h, &why) && strstr(gl_buf_str(&why), "is already freed"), "%s", gl_buf_str(&why));
+  gl_buf_free(&why);
+  CHECK(gl_hostbuf_free(rt, &h, 0, NULL) == -1, "a second free is an error");
+  gl_hostbuf_collect(&r);
+  CHECK(r.m == NULL, "a buffer's finalizer drops its handle");
   CHECK(gl_stream_close(a, GL_LOC_NONE, 1) == 0 && gl_stream_close(b, GL_LOC_NONE, 1) == 0, "%s", gl_error_message(rt));
   CHECK(gl_stream_check(a) == -1 && strstr(gl_error_message(rt), "is closed"), "%s", gl_error_message(rt));
   gl_stream_unref(a);
@@ -141,7 +152,7 @@ static void test_finalizer_error_is_kept(gl_runtime *rt, gl_device *dev) {
   CHECK(gl_slice_alloc(dev->main, GL_U8, 64, 0, NULL, &x) == 0, "%s", gl_error_message(rt));
   real_free = gl_drv.cuMemFreeAsync;
   gl_drv.cuMemFreeAsync = failing_free;
-  CHECK(gl_slice_release(&x, GL_RELEASE_GC, NULL) == 0, "a finalizer never fails");
+  gl_slice_collect(&x); /* a finalizer never fails: it keeps the error */
   gl_drv.cuMemFreeAsync = real_free;
   CHECK(gl_device_check(dev) == -1, "the next call on the device reports it");
   CHECK(strstr(gl_error_message(rt), "cuMemFreeAsync failed: CUDA_ERROR_INVALID_VALUE") != NULL,
@@ -192,11 +203,11 @@ static void test_out_of_host_memory(gl_runtime *rt, gl_device *dev) {
       CHECK(strstr(gl_error_message(rt), "out of host memory") != NULL, "%s", gl_error_message(rt));
       CHECK(s[i]->seq == seq, "and nothing was queued");
     }
-    gl_slice_release(&v, GL_RELEASE_GC, NULL);
+    gl_slice_collect(&v);
   }
   CHECK(failed, "a record that cannot be kept fails the operation");
   CHECK(gl_device_sync(dev, NULL) == 0, "%s", gl_error_message(rt));
-  gl_slice_release(&x, GL_RELEASE_GC, NULL);
+  gl_slice_collect(&x);
   for (int i = 0; i < 8; i++) {
     gl_stream_close(s[i], GL_LOC_NONE, 1);
     gl_stream_unref(s[i]);
@@ -218,6 +229,27 @@ static void test_two_runtimes(gl_runtime *rt) {
   CHECK(rt->devs[1].opened == 0 || rt->devs[1].rt == rt, "the first runtime's devices are its own");
 }
 
+/* Host memory whose copy is still queued when its last handle goes waits on
+ * the runtime's retire list (a finalizer never blocks); the next host
+ * allocation reaps it once the copy has finished. */
+static void test_retire_list(gl_runtime *rt, gl_device *dev) {
+  gl_slice x;
+  CHECK(gl_slice_alloc(dev->main, GL_F32, 256, 1, NULL, &x) == 0, "%s", gl_error_message(rt));
+  size_t before = rt->pinned_held;
+  gl_hostbuf h, r;
+  CHECK(gl_hostbuf_new(rt, GL_F32, 256, 1, 0, &h) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_copy(dev->main, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
+  gl_hostbuf_collect(&h);
+  CHECK(gl_retire_pending(rt) && rt->pinned_held > before, "memory whose copy is queued waits on the retire list");
+  CHECK(gl_stream_sync(dev->main, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 4, 0, 0, &r) == 0, "%s", gl_error_message(rt)); /* pageable */
+  CHECK(!gl_retire_pending(rt) && rt->pinned_held == before,
+        "the next host allocation reaps it once the copy has finished: %zu bytes pinned, %zu before", rt->pinned_held,
+        before);
+  gl_hostbuf_collect(&r);
+  gl_slice_collect(&x);
+}
+
 int main(void) {
   setenv("GPULUA_BACKEND", "sim", 1);
   setenv("GPULUA_SIM_MEMORY", "64M", 1);
@@ -234,6 +266,7 @@ int main(void) {
   }
   test_conflicts_and_ordering(rt, dev);
   test_finalizer_error_is_kept(rt, dev);
+  test_retire_list(rt, dev);
   test_out_of_memory(rt, dev);
   test_out_of_host_memory(rt, dev);
   test_two_runtimes(rt);

@@ -112,7 +112,7 @@ static void test_gemm(gl_runtime *rt, gl_device *d0, gl_device *d1) {
         "c must not share memory with a or b");
   /* a freed slice */
   gl_slice gone = alloc_or_die(s, GL_F32, 6);
-  CHECK(gl_slice_release(&gone, GL_RELEASE_METHOD, &site) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_free(&gone, 0, &site) == 0, "%s", gl_error_message(rt));
   r = gemm_req(s, &site, &gone, &b, &c);
   FAILS(gl_gemm(&r), rt, "t:matmul: a: use of a freed slice f32[6] on device 0", "test_ops_req.c:gemm");
 
@@ -142,7 +142,7 @@ static void test_gemm(gl_runtime *rt, gl_device *d0, gl_device *d1) {
 
   CHECK(gl_device_sync(d0, NULL) == 0, "%s", gl_error_message(rt));
   gl_slice *all[] = {&a, &b, &c, &far, &ints, &wide, &big, &in_a, &in_c, &gone, &d};
-  for (size_t i = 0; i < sizeof all / sizeof *all; i++) gl_slice_release(all[i], GL_RELEASE_GC, NULL);
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) gl_slice_collect(all[i]);
 }
 
 static gl_coll_req coll_req(gl_comm *c, gl_coll_kind kind, gl_slice **send, gl_slice **recv, gl_stream **st,
@@ -216,7 +216,7 @@ static void test_collectives(gl_runtime *rt, gl_device *d0, gl_device *d1) {
   gl_comm_release(comm);
 
   gl_slice *all[] = {&x0, &x1, &y0, &y1, &h0, &h1, &s0, &r0, &s1, &r1};
-  for (size_t i = 0; i < sizeof all / sizeof *all; i++) gl_slice_release(all[i], GL_RELEASE_GC, NULL);
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) gl_slice_collect(all[i]);
 }
 
 int main(void) {

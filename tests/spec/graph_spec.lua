@@ -527,12 +527,14 @@ describe("graphs", function()
       end
     end)
 
-    it("close is idempotent, <close> closes, and a closed graph says so", function()
+    it("closing twice is an error, <close> closes, and a closed graph says so", function()
       local x, y = dev:zeros("f32", N, {stream = s}), dev:zeros("f32", N, {stream = s})
       local g = axpy_graph(x, y, 1, 1)
       g:launch(s)
       g:close() -- without waiting for the replay
-      g:close()
+      local line = H.here() - 1
+      H.fails("g:close: graph 'graph' is already closed %(at [^)]*" .. H.at("graph_spec.lua", line) .. "%)", g.close, g)
+      do local _ <close> = g end -- a <close> after a close is not an error
       assert.matches("closed", tostring(g))
       assert.is_nil(g.name)
       H.fails("graph is closed", g.launch, g, s)
