@@ -81,7 +81,7 @@ int gl_stream_capture(lua_State *L) {
 }
 
 /* g:launch(s) -> g */
-static int g_launch(lua_State *L) {
+int gl_graph_launch_lua(lua_State *L) {
   gl_graph *g = check_graph(L, 1);
   gl_stream *s = gl_check_stream(L, 2);
   gl_site site = GL_SITE(L);
@@ -92,7 +92,7 @@ static int g_launch(lua_State *L) {
 
 /* g:update(fn, opts) -> g, updated (true: in place; false: rebuilt). fn gets
  * the stream to capture on: opts.stream, or the device's main stream. */
-static int g_update(lua_State *L) {
+int gl_graph_update_lua(lua_State *L) {
   gl_graph *g = check_graph(L, 1);
   check_capture_fn(L, "g:update", "g:update(function(cs) ... end[, {stream =}])");
   static const char *const update_options[] = {"stream", NULL};
@@ -122,7 +122,7 @@ static int g_update(lua_State *L) {
 /* g:close(), __close and __gc. Inside a capture the graph is closed at
  * once and its memory let go when the capture ends (gl_graph_close); inside
  * its own g:update, closing it is refused. */
-static int g_release(lua_State *L) {
+int gl_graph_release_lua(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   gl_graph *g = u->g;
   if (!g) return 0;
@@ -138,7 +138,7 @@ static int g_release(lua_State *L) {
   return 0;
 }
 
-static int g_field(lua_State *L) {
+int gl_graph_field_lua(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   const char *k = lua_tostring(L, 2);
   if (!k) return 0;
@@ -154,24 +154,10 @@ static int g_field(lua_State *L) {
   return 1;
 }
 
-static int g_tostring(lua_State *L) {
+int gl_graph_tostring_lua(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   if (!u->g) lua_pushliteral(L, "gpulua.Graph (closed)");
   else lua_pushfstring(L, "gpulua.Graph('%s', %d nodes, device %d)", u->g->name, (int)u->g->nodes,
                        u->g->dev->ordinal);
   return 1;
 }
-
-static const luaL_Reg graph_methods[] = {{"launch", g_launch}, {"update", g_update}, {NULL, NULL}};
-static const luaL_Reg graph_meta[] = {{"__tostring", g_tostring}, {NULL, NULL}};
-
-const gl_type gl_graph_type = {
-  .name = "gpulua.Graph",
-  .methods = graph_methods,
-  .meta = graph_meta,
-  .field = g_field,
-  .release = g_release,
-  .release_method = "close",
-  .fields = "name, nodes, device, launches",
-  .own_methods = 1,
-};
