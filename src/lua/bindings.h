@@ -1,7 +1,8 @@
 /*
  * bindings.h -- what the Lua bindings (src/lua) share: the registration of
- * object types, checking and pushing each type, the options reader, script
- * locations, and raising the core's errors.
+ * object types (the types and their functions: surface.h), checking and
+ * pushing each type, the options reader, script locations, and raising the
+ * core's errors.
  *
  * The bindings are thin: each reads its Lua arguments at the edge (with the
  * argument's number and the function's name in the message), calls the core
@@ -34,42 +35,19 @@
 #include "runtime.h"
 #include "site.h"
 #include "stream.h"
+#include "surface.h"
 
 /* ---- types (l_types.c) ------------------------------------------------- */
 
-/* One object type, registered once per state (as liolib's createmeta):
- * the metatable (named `name`, found by the type's address), a methods
- * table as __index's upvalue, fields read by `field`, the metamethods. */
-typedef struct gl_type {
-  const char *name;          /* the metatable's __name: "gpulua.Stream" */
-  const luaL_Reg *methods;   /* NULL-terminated; may be NULL */
-  const luaL_Reg *meta;      /* metamethods other than __index; may be NULL */
-  int (*field)(lua_State *L); /* the field of the object at 1 named by the key at 2 (called from the
-                                type's __index, whose upvalue 1 is the methods table: gl_push_methods
-                                lists them): pushes it and
-                                returns 1 (nil for a released object), or returns 0: no such
-                                field, an error naming the key, the fields and the methods */
-  lua_CFunction release;     /* a closeable handle: its method, __gc and __close (gl_release_how as upvalue 1) */
-  const char *release_method;
-  const char *fields;        /* the fields' names, for that message ("name, device") */
-  const char *hint;          /* what to say of a number key (x[1]), or NULL */
-  int own_methods;           /* each object gets its own metatable whose __index is a table of the
-                                methods (streams, graphs: the receivers of the hot calls), so that
-                                s:launch is a table lookup rather than a call of a C __index; its
-                                fields still go through `field` (gl_newudata) */
-} gl_type;
-
-enum { GL_NTYPES = 10 };
-
-
-extern const gl_type gl_device_type, gl_stream_type, gl_event_type, gl_slice_type, gl_host_type,
-    gl_module_type, gl_kernel_type, gl_config_type, gl_graph_type, gl_comm_type;
-
-/* Make the metatables of the GL_NTYPES types and fill them; in a state
- * that has them, publish the methods again (package.loaded). */
 /* Inside a type's `field` function: the names of its methods, sorted, as a
  * string pushed onto the stack ("fill, free, totable, view"), for messages. */
 const char *gl_push_methods(lua_State *L);
+/* The names of t's fields (gl_type.fields), in order, as a string pushed
+ * onto the stack ("dtype, bytes, pinned"; "none"), for messages. */
+const char *gl_push_fields(lua_State *L, const gl_type *t);
+/* Make the metatables of the GL_NTYPES types (surface.h's gl_types) and
+ * fill them; in a state that has them, publish the methods again
+ * (package.loaded). */
 void gl_register_all(lua_State *L, const gl_type *const *types);
 /* In a finalizer (the object at 1) of a runtime with a capture running: the
  * object is kept until the capture ends, returns 1 (the finalizer then does
@@ -201,14 +179,6 @@ gl_stream *gl_check_stream(lua_State *L, int idx);     /* l_stream.c: open, devi
 /* opts.stream or dev.main; an error names the call `fname` ("x:read") */
 gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char *fname);
 void gl_push_stream(lua_State *L, gl_stream *s);       /* a new userdata holding a reference */
-int gl_stream_copy(lua_State *L);                      /* l_copy.c: s:copy(dst, src) */
-int gl_stream_fill(lua_State *L);                      /* l_copy.c: s:fill(x, value) */
-int gl_stream_launch(lua_State *L);                    /* l_launch.c: s:launch(k, cfg, ...) */
-int gl_stream_gemm(lua_State *L);                      /* l_blas.c: s:gemm{...} */
-int gl_stream_record(lua_State *L);                    /* l_event.c: s:record{timing =} */
-int gl_stream_capture(lua_State *L);                   /* l_graph.c: s:capture(fn, opts) */
-int gl_dev_alloc(lua_State *L);                        /* l_slice.c */
-int gl_dev_zeros(lua_State *L);
 
 static inline gl_slice *gl_test_slice(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_slice_type); }
 gl_slice *gl_check_slice(lua_State *L, int idx);       /* alive */
@@ -218,14 +188,9 @@ gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx);
 gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx);   /* usable */
 /* A new host buffer userdata (zero: its contents read as zeros). */
 gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned, int zero);
-int gl_host_new(lua_State *L);                         /* gpu.host(...) */
 
-void gl_kernel_functions(lua_State *L);               /* l_module.c: compile, load, kernels */
-void gl_comm_functions(lua_State *L);                 /* l_comm.c: gpu.comm */
-int gl_trace_lua(lua_State *L);                        /* l_trace.c: gpu.trace */
 /* l_internal.c: package.preload["gpulua.internal"], the C helpers of gpulua's own Lua modules */
 void gl_internal_functions(lua_State *L);
-int gl_timeline_lua(lua_State *L);                     /* l_trace.c: gpu.timeline */
 
 /* ---- dtypes (l_dtype.c) -------------------------------------------------- */
 gl_dtype gl_check_dtype(lua_State *L, int arg);        /* a dtype name, or an error listing them */

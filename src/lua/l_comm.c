@@ -41,7 +41,7 @@ static gl_device *device_value(lua_State *L, int idx, const char *what) {
 static const char *const comm_keys[] = {"devices", "rank", "size", "id_file", "device", "timeout", NULL};
 
 /* gpu.comm{devices = {...}} or gpu.comm{rank =, size =, id_file =, device =, timeout =} */
-static int l_comm(lua_State *L) {
+int gl_gpu_comm_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   if (lua_type(L, 1) != LUA_TTABLE) return luaL_error(L, "gpu.comm: expected a table of options, got %s", gl_given(L, 1));
@@ -214,23 +214,23 @@ static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two
   return 1;
 }
 
-static int c_all_reduce(lua_State *L) {
+int gl_comm_all_reduce_lua(lua_State *L) {
   static const char *const keys[] = {"op", "recv", "streams", NULL};
   return collective(L, GL_COLL_ALL_REDUCE, "comm:all_reduce", 0, keys);
 }
-static int c_broadcast(lua_State *L) {
+int gl_comm_broadcast_lua(lua_State *L) {
   static const char *const keys[] = {"root", "recv", "streams", NULL};
   return collective(L, GL_COLL_BROADCAST, "comm:broadcast", 0, keys);
 }
-static int c_reduce(lua_State *L) {
+int gl_comm_reduce_lua(lua_State *L) {
   static const char *const keys[] = {"root", "op", "recv", "streams", NULL};
   return collective(L, GL_COLL_REDUCE, "comm:reduce", 0, keys);
 }
-static int c_all_gather(lua_State *L) {
+int gl_comm_all_gather_lua(lua_State *L) {
   static const char *const keys[] = {"streams", NULL};
   return collective(L, GL_COLL_ALL_GATHER, "comm:all_gather", 1, keys);
 }
-static int c_reduce_scatter(lua_State *L) {
+int gl_comm_reduce_scatter_lua(lua_State *L) {
   static const char *const keys[] = {"op", "streams", NULL};
   return collective(L, GL_COLL_REDUCE_SCATTER, "comm:reduce_scatter", 1, keys);
 }
@@ -276,9 +276,9 @@ static const gl_release_ops comm_release = {
   .collect = c_collect,
 };
 
-static int c_release(lua_State *L) { return gl_release(L, &comm_release, gl_release_how(L)); }
+int gl_comm_release_lua(lua_State *L) { return gl_release(L, &comm_release, gl_release_how(L)); }
 
-static int c_field(lua_State *L) {
+int gl_comm_field_lua(lua_State *L) {
   comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
   const char *k = lua_tostring(L, 2);
   if (!k) return 0;
@@ -294,30 +294,10 @@ static int c_field(lua_State *L) {
   return 0;
 }
 
-static int c_tostring(lua_State *L) {
+int gl_comm_tostring_lua(lua_State *L) {
   comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
   if (!u->c) lua_pushliteral(L, "gpulua.Comm (released)");
   else lua_pushfstring(L, "gpulua.Comm(%d rank%s, %d here%s)", u->c->size, u->c->size == 1 ? "" : "s", u->c->n,
                        u->c->closed ? ", closed" : "");
   return 1;
-}
-
-static const luaL_Reg comm_methods[] = {{"all_reduce", c_all_reduce}, {"broadcast", c_broadcast},
-                                        {"reduce", c_reduce},         {"all_gather", c_all_gather},
-                                        {"reduce_scatter", c_reduce_scatter}, {NULL, NULL}};
-static const luaL_Reg comm_meta[] = {{"__tostring", c_tostring}, {NULL, NULL}};
-
-const gl_type gl_comm_type = {
-  .name = "gpulua.Comm",
-  .methods = comm_methods,
-  .meta = comm_meta,
-  .field = c_field,
-  .release = c_release,
-  .release_method = "close",
-  .fields = "size, devices",
-};
-
-void gl_comm_functions(lua_State *L) {
-  lua_pushcfunction(L, l_comm);
-  lua_setfield(L, -2, "comm");
 }

@@ -123,7 +123,7 @@ const gl_launch_cfg *gl_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *rea
 int gl_is_config(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_config_type) != NULL; }
 
 /* gpu.config{grid =, block =, shared =} */
-static int l_config(lua_State *L) {
+int gl_gpu_config_lua(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   config_ud *u = gl_newudata(L, sizeof *u, 0, &gl_config_type);
   read_cfg(L, 1, "gpu.config", &u->c, u->ndims);
@@ -148,7 +148,7 @@ static void push_dims(lua_State *L, const unsigned d[3], int n) {
 }
 
 /* the fields, as given (a new table for a dimension given as one) */
-static int config_field(lua_State *L) {
+int gl_config_field_lua(lua_State *L) {
   config_ud *u = gl_checkudata(L, 1, &gl_config_type);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   if (strcmp(k, "grid") == 0) push_dims(L, u->c.grid, u->ndims[0]);
@@ -158,12 +158,12 @@ static int config_field(lua_State *L) {
   return 1;
 }
 
-static int config_newindex(lua_State *L) {
+int gl_config_newindex_lua(lua_State *L) {
   return luaL_error(L, "gpulua.Config is immutable: make another with gpu.config{...} (cannot set '%s')",
                     luaL_tolstring(L, 2, NULL));
 }
 
-static int config_tostring(lua_State *L) {
+int gl_config_tostring_lua(lua_State *L) {
   config_ud *u = gl_checkudata(L, 1, &gl_config_type);
   const gl_launch_cfg *c = &u->c;
   if (c->grid[0] == 0)
@@ -174,18 +174,4 @@ static int config_tostring(lua_State *L) {
                     (lua_Integer)c->grid[1], (lua_Integer)c->grid[2], (lua_Integer)c->block[0],
                     (lua_Integer)c->block[1], (lua_Integer)c->block[2], (lua_Integer)c->shared);
   return 1;
-}
-
-static const luaL_Reg config_meta[] = {{"__newindex", config_newindex}, {"__tostring", config_tostring}, {NULL, NULL}};
-
-const gl_type gl_config_type = {
-  .name = "gpulua.Config",
-  .meta = config_meta,
-  .field = config_field,
-  .fields = "grid, block, shared",
-};
-
-void gl_config_functions(lua_State *L) {
-  lua_pushcfunction(L, l_config);
-  lua_setfield(L, -2, "config");
 }

@@ -22,7 +22,7 @@ gl_device *gl_check_device(lua_State *L, int idx) {
   return d;
 }
 
-static int d_sync(lua_State *L) {
+int gl_device_sync_lua(lua_State *L) {
   gl_device *d = gl_check_device(L, 1);
   GL_NOT_IN_CAPTURE(L, d->rt, "dev:sync");
   gl_site site = GL_SITE(L);
@@ -31,7 +31,7 @@ static int d_sync(lua_State *L) {
   return 1;
 }
 
-static int d_free_memory(lua_State *L) {
+int gl_device_free_memory_lua(lua_State *L) {
   gl_device *d = gl_check_device(L, 1);
   size_t free_ = 0, total = 0;
   if (gl_device_free_memory(d, &free_, &total) != 0) return gl_raise(L, d->rt);
@@ -39,7 +39,7 @@ static int d_free_memory(lua_State *L) {
   return 1;
 }
 
-static int d_field(lua_State *L) {
+int gl_device_field_lua(lua_State *L) {
   gl_device *d = to_device(L, 1); /* fields may be read anywhere, a host kernel included */
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "ordinal") == 0) lua_pushinteger(L, d->ordinal);
@@ -53,24 +53,10 @@ static int d_field(lua_State *L) {
   return 1;
 }
 
-static int d_tostring(lua_State *L) {
+int gl_device_tostring_lua(lua_State *L) {
   gl_device **ud = gl_checkudata(L, 1, &gl_device_type);
   gl_device *d = *ud;
   if (!d->opened) lua_pushliteral(L, "gpulua.Device (shut down)");
   else lua_pushfstring(L, "gpulua.Device(%d: %s, cc %d.%d)", d->ordinal, d->name, d->cc_major, d->cc_minor);
   return 1;
 }
-
-static const luaL_Reg device_methods[] = {
-  {"stream", gl_dev_stream}, {"alloc", gl_dev_alloc}, {"zeros", gl_dev_zeros},
-  {"sync", d_sync},          {"free_memory", d_free_memory}, {NULL, NULL}};
-
-static const luaL_Reg device_meta[] = {{"__tostring", d_tostring}, {NULL, NULL}};
-
-const gl_type gl_device_type = {
-  .name = "gpulua.Device",
-  .methods = device_methods,
-  .meta = device_meta,
-  .field = d_field,
-  .fields = "ordinal, name, memory, cc, sms, copy_engines, main",
-};

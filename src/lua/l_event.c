@@ -49,7 +49,7 @@ static gl_event *check_event(lua_State *L, int idx) {
   return e;
 }
 
-static int e_sync(lua_State *L) {
+int gl_event_sync_lua(lua_State *L) {
   gl_event *e = check_event(L, 1);
   gl_site site = GL_SITE(L);
   if (gl_event_sync(e, &site) != 0) return gl_raise(L, e->s->dev->rt);
@@ -57,7 +57,7 @@ static int e_sync(lua_State *L) {
   return 1;
 }
 
-static int e_query(lua_State *L) {
+int gl_event_query_lua(lua_State *L) {
   gl_event *e = check_event(L, 1);
   gl_site site = GL_SITE(L);
   int done;
@@ -67,7 +67,7 @@ static int e_query(lua_State *L) {
 }
 
 /* e:elapsed(later) -> milliseconds from e to later; waits for both. */
-static int e_elapsed(lua_State *L) {
+int gl_event_elapsed_lua(lua_State *L) {
   gl_event *a = check_event(L, 1);
   gl_event *b = check_event(L, 2);
   gl_site site = GL_SITE(L);
@@ -90,22 +90,12 @@ static void e_collect(lua_State *L, void *o) {
 
 static const gl_release_ops event_release = {.type = &gl_event_type, .held = e_held, .collect = e_collect};
 
-static int e_gc(lua_State *L) { return gl_release(L, &event_release, GL_RELEASE_GC); }
+int gl_event_gc_lua(lua_State *L) { return gl_release(L, &event_release, GL_RELEASE_GC); }
 
-static int e_tostring(lua_State *L) {
+int gl_event_tostring_lua(lua_State *L) {
   gl_event *e = gl_checkudata(L, 1, &gl_event_type);
   if (!e->s) lua_pushliteral(L, "gpulua.Event (released)");
   else lua_pushfstring(L, "gpulua.Event(on '%s' of device %d%s)", e->s->name, e->s->dev->ordinal,
                        e->timing ? ", timing" : "");
   return 1;
 }
-
-static const luaL_Reg event_methods[] = {{"sync", e_sync}, {"query", e_query}, {"elapsed", e_elapsed}, {NULL, NULL}};
-static const luaL_Reg event_meta[] = {{"__gc", e_gc}, {"__tostring", e_tostring}, {NULL, NULL}};
-
-const gl_type gl_event_type = {
-  .name = "gpulua.Event",
-  .methods = event_methods,
-  .meta = event_meta,
-  .fields = "",
-};

@@ -12,6 +12,7 @@
 #include "gpulua.h"
 #include "driver_ext.h"
 #include "graph.h"
+#include "l_kernel.h"
 #include "options.h"
 
 #include <dlfcn.h>
@@ -103,12 +104,12 @@ static void create_runtime(lua_State *L) {
 
 /* ---- gpu.* -------------------------------------------------------------- */
 
-static int l_backend(lua_State *L) {
+int gl_gpu_backend_lua(lua_State *L) {
   lua_pushstring(L, gl_backend_name);
   return 1;
 }
 
-static int l_count(lua_State *L) {
+int gl_gpu_count_lua(lua_State *L) {
   lua_pushinteger(L, gl_rt(L)->ndev);
   return 1;
 }
@@ -118,7 +119,7 @@ static const char *range_message(lua_State *L, const char *fname, const char *wh
                          gl_backend_name, n, n == 1 ? "" : "s", n - 1);
 }
 
-static int l_device(lua_State *L) {
+int gl_gpu_device_lua(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   int isint;
   lua_Integer i = lua_tointegerx(L, 1, &isint);
@@ -130,7 +131,7 @@ static int l_device(lua_State *L) {
   return 1;
 }
 
-static int l_sync(lua_State *L) {
+int gl_gpu_sync_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   GL_NOT_IN_CAPTURE(L, rt, "gpu.sync");
@@ -141,14 +142,14 @@ static int l_sync(lua_State *L) {
 }
 
 /* gpu.clock(): seconds on a monotonic host clock (for timing from scripts) */
-static int l_clock(lua_State *L) {
+int gl_gpu_clock_lua(lua_State *L) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
   return 1;
 }
 
-static int l_policy(lua_State *L) {
+int gl_gpu_policy_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   lua_pushstring(L, gl_policy_name(rt->policy));
   if (!lua_isnoneornil(L, 1)) {
@@ -162,7 +163,7 @@ static int l_policy(lua_State *L) {
 }
 
 /* gpu.peer(a, b): let work on device b use memory of device a. */
-static int l_peer(lua_State *L) {
+int gl_gpu_peer_lua(lua_State *L) {
   gl_runtime *rt = gl_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   lua_Integer a = luaL_checkinteger(L, 1), b = luaL_checkinteger(L, 2);
@@ -175,7 +176,7 @@ static int l_peer(lua_State *L) {
 }
 
 /* gpu.sim_model(): the name of the sim's timing model in use, or nil */
-static int l_sim_model(lua_State *L) {
+int gl_gpu_sim_model_lua(lua_State *L) {
   const char *name = gl_drv_ext.model_name ? gl_drv_ext.model_name() : NULL;
   if (name) lua_pushstring(L, name);
   else lua_pushnil(L);
@@ -183,7 +184,7 @@ static int l_sim_model(lua_State *L) {
 }
 
 /* gpu.calibrate(file, opts): lua/gpulua/calibrate.lua's run */
-static int l_calibrate(lua_State *L) {
+int gl_gpu_calibrate_lua(lua_State *L) {
   int n = lua_gettop(L);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "gpulua.calibrate");
@@ -282,19 +283,9 @@ static void pin_library(void) {
     dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-/* Each type's metatable, made once per state (a later call publishes the
- * methods in package.loaded again: see gl_register_all). */
-static void register_types(lua_State *L) {
-  static const gl_type *const types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type,
-                                                  &gl_slice_type,  &gl_host_type,   &gl_module_type,
-                                                  &gl_kernel_type, &gl_config_type, &gl_graph_type,
-                                                  &gl_comm_type};
-  gl_register_all(L, types);
-}
-
 int luaopen_gpulua(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) { /* a second require, after an unload */
-    register_types(L);
+    gl_register_all(L, gl_types);
     gl_internal_functions(L);
     return 1;
   }
@@ -307,20 +298,17 @@ int luaopen_gpulua(lua_State *L) {
     return luaL_error(L, "%s", lua_tostring(L, -1));
   }
   create_runtime(L);
-  register_types(L);
+  gl_register_all(L, gl_types);
   gl_internal_functions(L);
   add_searcher(L);
 
-  static const luaL_Reg funcs[] = {
-    {"backend", l_backend}, {"count", l_count}, {"device", l_device}, {"sync", l_sync},
-    {"policy", l_policy},   {"host", gl_host_new}, {"peer", l_peer}, {"clock", l_clock},
-    {"trace", gl_trace_lua}, {"timeline", gl_timeline_lua}, {"calibrate", l_calibrate},
-    {"sim_model", l_sim_model}, {NULL, NULL}};
-  luaL_newlib(L, funcs);
+  /* the gpu table (l_surface.c), with its values in their places */
+  lua_createtable(L, 0, 24);
+  luaL_setfuncs(L, gl_gpu_lib, 0);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");
-  gl_kernel_functions(L);
-  gl_comm_functions(L);
+  gl_push_builtins(L);
+  lua_setfield(L, -2, "kernels");
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);
   return 1;

@@ -85,7 +85,7 @@ int gl_stream_capture(lua_State *L) {
 }
 
 /* g:launch(s) -> g */
-static int g_launch(lua_State *L) {
+int gl_graph_launch_lua(lua_State *L) {
   gl_graph *g = check_graph(L, 1);
   gl_stream *s = gl_check_stream(L, 2);
   gl_site site = GL_SITE(L);
@@ -96,7 +96,7 @@ static int g_launch(lua_State *L) {
 
 /* g:update(fn, opts) -> g, updated (true: in place; false: rebuilt). fn gets
  * the stream to capture on: opts.stream, or the device's main stream. */
-static int g_update(lua_State *L) {
+int gl_graph_update_lua(lua_State *L) {
   gl_graph *g = check_graph(L, 1);
   check_capture_fn(L, "g:update", "g:update(function(cs) ... end[, {stream =}])");
   static const char *const update_options[] = {"stream", NULL};
@@ -172,9 +172,9 @@ static const gl_release_ops graph_release = {
   .collect = g_collect,
 };
 
-static int g_release(lua_State *L) { return gl_release(L, &graph_release, gl_release_how(L)); }
+int gl_graph_release_lua(lua_State *L) { return gl_release(L, &graph_release, gl_release_how(L)); }
 
-static int g_field(lua_State *L) {
+int gl_graph_field_lua(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   const char *k = lua_tostring(L, 2);
   if (!k) return 0;
@@ -190,24 +190,10 @@ static int g_field(lua_State *L) {
   return 1;
 }
 
-static int g_tostring(lua_State *L) {
+int gl_graph_tostring_lua(lua_State *L) {
   graph_ud *u = gl_checkudata(L, 1, &gl_graph_type);
   if (!u->g) lua_pushliteral(L, "gpulua.Graph (closed)");
   else lua_pushfstring(L, "gpulua.Graph('%s', %d nodes, device %d)", u->g->name, (int)u->g->nodes,
                        u->g->dev->ordinal);
   return 1;
 }
-
-static const luaL_Reg graph_methods[] = {{"launch", g_launch}, {"update", g_update}, {NULL, NULL}};
-static const luaL_Reg graph_meta[] = {{"__tostring", g_tostring}, {NULL, NULL}};
-
-const gl_type gl_graph_type = {
-  .name = "gpulua.Graph",
-  .methods = graph_methods,
-  .meta = graph_meta,
-  .field = g_field,
-  .release = g_release,
-  .release_method = "close",
-  .fields = "name, nodes, device, launches",
-  .own_methods = 1,
-};

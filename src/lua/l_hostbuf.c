@@ -118,7 +118,7 @@ static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
   return (size_t)i - 1;
 }
 
-static int h_totable(lua_State *L) {
+int gl_hostbuf_totable_lua(lua_State *L) {
   gl_hostbuf *h = gl_check_hostbuf(L, 1);
   host_access(L, h, 0, h->count, 0);
   if (h->count > (size_t)INT32_MAX) return luaL_error(L, "h:totable: the buffer is too large for a table");
@@ -132,7 +132,7 @@ static int h_totable(lua_State *L) {
   return 1;
 }
 
-static int h_fill(lua_State *L) {
+int gl_hostbuf_fill_lua(lua_State *L) {
   gl_hostbuf *h = gl_check_hostbuf(L, 1);
   unsigned char v[8];
   luaL_checkany(L, 2);
@@ -148,7 +148,7 @@ static int h_fill(lua_State *L) {
 }
 
 /* h:view(offset, count): offset 0-based like device views. */
-static int h_view(lua_State *L) {
+int gl_hostbuf_view_lua(lua_State *L) {
   gl_hostbuf *h = gl_check_hostbuf(L, 1);
   size_t off, cnt;
   gl_check_view(L, h->count, "buffer", &off, &cnt);
@@ -157,7 +157,7 @@ static int h_view(lua_State *L) {
 }
 
 /* h[i] and the fields (the methods were looked up first) */
-static int h_field(lua_State *L) {
+int gl_hostbuf_field_lua(lua_State *L) {
   gl_hostbuf *h = gl_test_hostbuf(L, 1);
   if (!h) return luaL_typeerror(L, 1, "gpulua.HostBuffer");
   if (lua_type(L, 2) != LUA_TSTRING) gl_check_hostbuf(L, 1); /* fields stay reachable once freed */
@@ -177,15 +177,16 @@ static int h_field(lua_State *L) {
   }
 no_such_key: /* h["1"] or h.lenght: an error, not a silent nil */
   {
-    const char *key = luaL_tolstring(L, 2, NULL), *methods = gl_push_methods(L);
+    const char *key = luaL_tolstring(L, 2, NULL), *fields = gl_push_fields(L, &gl_host_type);
+    const char *methods = gl_push_methods(L);
     return luaL_error(L, "host buffer %s[%I]: no element or field %s %s (elements are h[1] to h[%I] with integer "
                          "indices; fields: %s; methods: %s)",
                       gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, luaL_typename(L, 2), key,
-                      (LUAI_UACINT)h->count, gl_host_type.fields, methods);
+                      (LUAI_UACINT)h->count, fields, methods);
   }
 }
 
-static int h_newindex(lua_State *L) {
+int gl_hostbuf_newindex_lua(lua_State *L) {
   gl_hostbuf *h = gl_check_hostbuf(L, 1);
   if (lua_type(L, 2) != LUA_TNUMBER)
     return luaL_error(L, "host buffer: cannot set field '%s' (only elements 1 to #h can be assigned)",
@@ -201,7 +202,7 @@ static int h_newindex(lua_State *L) {
   return 0;
 }
 
-static int h_len(lua_State *L) { /* answers for a freed buffer too, like the fields */
+int gl_hostbuf_len_lua(lua_State *L) { /* answers for a freed buffer too, like the fields */
   gl_hostbuf *h = gl_test_hostbuf(L, 1);
   if (!h) return luaL_typeerror(L, 1, "gpulua.HostBuffer");
   if (h->expired || (h->m && h->m->borrowed && !h->m->ptr)) gl_check_hostbuf(L, 1); /* a host kernel's, after it */
@@ -251,9 +252,9 @@ static const gl_release_ops host_release = {
   .collect = h_collect,
 };
 
-static int h_release(lua_State *L) { return gl_release(L, &host_release, gl_release_how(L)); }
+int gl_hostbuf_release_lua(lua_State *L) { return gl_release(L, &host_release, gl_release_how(L)); }
 
-static int h_tostring(lua_State *L) {
+int gl_hostbuf_tostring_lua(lua_State *L) {
   gl_hostbuf *h = gl_checkudata(L, 1, &gl_host_type);
   if (!h->m || h->m->freed) {
     lua_pushliteral(L, "gpulua.HostBuffer (freed)");
@@ -297,17 +298,3 @@ static int h_tostring(lua_State *L) {
   luaL_pushresult(&b);
   return 1;
 }
-
-static const luaL_Reg host_methods[] = {{"totable", h_totable}, {"fill", h_fill}, {"view", h_view}, {NULL, NULL}};
-static const luaL_Reg host_meta[] = {
-  {"__newindex", h_newindex}, {"__len", h_len}, {"__tostring", h_tostring}, {NULL, NULL}};
-
-const gl_type gl_host_type = {
-  .name = "gpulua.HostBuffer",
-  .methods = host_methods,
-  .meta = host_meta,
-  .field = h_field,
-  .release = h_release,
-  .release_method = "free",
-  .fields = "dtype, bytes, pinned",
-};

@@ -31,19 +31,19 @@
 #include "graph.h"
 #include "ops.h"
 
-static int i_given(lua_State *L) {
+int gl_internal_given_lua(lua_State *L) {
   luaL_checkany(L, 1);
   lua_pushstring(L, gl_given(L, 1));
   return 1;
 }
 
-static int i_isatty(lua_State *L) {
+int gl_internal_isatty_lua(lua_State *L) {
   lua_Integer fd = luaL_checkinteger(L, 1);
   lua_pushboolean(L, fd >= 0 && fd <= INT_MAX && isatty((int)fd));
   return 1;
 }
 
-static int i_peek(lua_State *L) {
+int gl_internal_peek_lua(lua_State *L) {
   gl_event *e = gl_testudata(L, 1, &gl_event_type);
   if (!e) return luaL_typeerror(L, 1, "gpulua.Event");
   lua_pushboolean(L, gl_event_peek(e));
@@ -71,7 +71,7 @@ static int raise_at(lua_State *L, gl_runtime *rt, int level, const char *fname, 
   return lua_error(L);
 }
 
-static int i_contents(lua_State *L) {
+int gl_internal_contents_lua(lua_State *L) {
   int level = (int)luaL_checkinteger(L, 2);
   const char *fname = luaL_checkstring(L, 3), *name = luaL_checkstring(L, 4);
   lua_settop(L, 4);
@@ -150,9 +150,8 @@ static int open_internal(lua_State *L) {
 void gl_internal_functions(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &internal_key) != LUA_TTABLE) {
     lua_pop(L, 1);
-    static const luaL_Reg funcs[] = {
-      {"given", i_given}, {"isatty", i_isatty}, {"peek", i_peek}, {"contents", i_contents}, {NULL, NULL}};
-    luaL_newlib(L, funcs);
+    lua_newtable(L);
+    luaL_setfuncs(L, gl_internal_lib, 0);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &internal_key);
   }

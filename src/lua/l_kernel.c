@@ -37,7 +37,7 @@ int gl_module_kernel(lua_State *L) {
 }
 
 /* k:host(fn) */
-static int k_host(lua_State *L) {
+int gl_kernel_host_lua(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
   GL_NOT_IN_HOST_KERNEL(L, "k:");
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -54,7 +54,7 @@ static int k_host(lua_State *L) {
 
 /* k:cost(us | function(cfg, ...) return us end | nil): the kernel's cost for
  * the sim's timing model (ignored elsewhere) */
-static int k_cost(lua_State *L) {
+int gl_kernel_cost_lua(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
   const gl_builtin *b = u->family ? u->family : u->k ? u->k->builtin : NULL;
   if (b)
@@ -97,7 +97,7 @@ static void k_collect(lua_State *L, void *o) {
 
 static const gl_release_ops kernel_release = {.type = &gl_kernel_type, .held = k_held, .collect = k_collect};
 
-static int k_gc(lua_State *L) { return gl_release(L, &kernel_release, GL_RELEASE_GC); }
+int gl_kernel_gc_lua(lua_State *L) { return gl_release(L, &kernel_release, GL_RELEASE_GC); }
 
 static void push_signature(lua_State *L, const kernel_ud *u) {
   if (u->family) {
@@ -109,7 +109,7 @@ static void push_signature(lua_State *L, const kernel_ud *u) {
   lua_pushstring(L, s);
 }
 
-static int k_field(lua_State *L) {
+int gl_kernel_field_lua(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   const gl_builtin *b = u->family ? u->family : u->k ? u->k->builtin : NULL;
@@ -123,7 +123,7 @@ static int k_field(lua_State *L) {
   return 1;
 }
 
-static int k_tostring(lua_State *L) {
+int gl_kernel_tostring_lua(lua_State *L) {
   kernel_ud *u = gl_checkudata(L, 1, &gl_kernel_type);
   if (!u->family && !u->k) {
     lua_pushliteral(L, "gpulua.Kernel (released)");
@@ -149,14 +149,3 @@ void gl_push_builtins(lua_State *L) {
     lua_setfield(L, -2, gl_builtins[i].name);
   }
 }
-
-static const luaL_Reg kernel_methods[] = {{"host", k_host}, {"cost", k_cost}, {NULL, NULL}};
-static const luaL_Reg kernel_meta[] = {{"__gc", k_gc}, {"__tostring", k_tostring}, {NULL, NULL}};
-
-const gl_type gl_kernel_type = {
-  .name = "gpulua.Kernel",
-  .methods = kernel_methods,
-  .meta = kernel_meta,
-  .field = k_field,
-  .fields = "name, signature, doc",
-};

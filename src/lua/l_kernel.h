@@ -28,7 +28,6 @@ kernel_ud *gl_check_kernel(lua_State *L, int idx);
  * is wrong. */
 const gl_launch_cfg *gl_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *read);
 int gl_is_config(lua_State *L, int idx);
-void gl_config_functions(lua_State *L); /* gpu.config */
 int gl_module_kernel(lua_State *L);  /* m:kernel(name, signature) */
 void gl_push_builtins(lua_State *L); /* the gpu.kernels table */
 gl_module *gl_check_module(lua_State *L, int idx);

@@ -90,7 +90,7 @@ static void load_image(lua_State *L, gl_device *dev, void *img, const char *what
 static const char *const compile_options[] = {"name", "options", "device", NULL};
 
 /* gpu.compile(source, {name =, options =, device =}) */
-static int l_compile(lua_State *L) {
+int gl_gpu_compile_lua(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   size_t len;
   const char *src = luaL_checklstring(L, 1, &len);
@@ -141,7 +141,7 @@ static int ends_with(const char *s, const char *suffix) {
 static const char *const load_options[] = {"device", "options", NULL};
 
 /* gpu.load(path, {device =, options =}) */
-static int l_load(lua_State *L) {
+int gl_gpu_load_lua(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   const char *path = luaL_checkstring(L, 1);
   gl_check_options(L, 2, "gpu.load", load_options);
@@ -183,9 +183,9 @@ static void m_collect(lua_State *L, void *o) {
 
 static const gl_release_ops module_release = {.type = &gl_module_type, .held = m_held, .collect = m_collect};
 
-static int m_gc(lua_State *L) { return gl_release(L, &module_release, GL_RELEASE_GC); }
+int gl_module_gc_lua(lua_State *L) { return gl_release(L, &module_release, GL_RELEASE_GC); }
 
-static int m_field(lua_State *L) {
+int gl_module_field_lua(lua_State *L) {
   gl_module **u = gl_checkudata(L, 1, &gl_module_type);
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   int name = strcmp(key, "name") == 0, device = strcmp(key, "device") == 0;
@@ -196,31 +196,9 @@ static int m_field(lua_State *L) {
   return 1;
 }
 
-static int m_tostring(lua_State *L) {
+int gl_module_tostring_lua(lua_State *L) {
   gl_module **u = gl_checkudata(L, 1, &gl_module_type);
   if (!*u) lua_pushliteral(L, "gpulua.Module (unloaded)");
   else lua_pushfstring(L, "gpulua.Module(%s on device %d)", (*u)->name, (*u)->dev->ordinal);
   return 1;
-}
-
-static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, NULL}};
-static const luaL_Reg module_meta[] = {{"__gc", m_gc}, {"__tostring", m_tostring}, {NULL, NULL}};
-
-const gl_type gl_module_type = {
-  .name = "gpulua.Module",
-  .methods = module_methods,
-  .meta = module_meta,
-  .field = m_field,
-  .fields = "name, device",
-};
-
-/* compile, load and kernels into the gpu table on the stack top */
-void gl_kernel_functions(lua_State *L) {
-  lua_pushcfunction(L, l_compile);
-  lua_setfield(L, -2, "compile");
-  lua_pushcfunction(L, l_load);
-  lua_setfield(L, -2, "load");
-  gl_push_builtins(L);
-  lua_setfield(L, -2, "kernels");
-  gl_config_functions(L);
 }

@@ -72,7 +72,7 @@ int gl_dev_alloc(lua_State *L) { return alloc_impl(L, 0); }
 int gl_dev_zeros(lua_State *L) { return alloc_impl(L, 1); }
 
 /* x:view(offset, count): offset is 0-based, count defaults to the rest. */
-static int x_view(lua_State *L) {
+int gl_slice_view_lua(lua_State *L) {
   gl_slice *x = gl_check_slice(L, 1);
   size_t off, cnt;
   gl_check_view(L, x->count, "slice", &off, &cnt);
@@ -81,7 +81,7 @@ static int x_view(lua_State *L) {
 }
 
 /* x:split(k) -> k views of near-equal size covering x (the first ones one longer). */
-static int x_split(lua_State *L) {
+int gl_slice_split_lua(lua_State *L) {
   gl_slice *x = gl_check_slice(L, 1);
   lua_Integer k = luaL_checkinteger(L, 2);
   if (k < 1 || (size_t)k > x->count)
@@ -101,7 +101,7 @@ static int x_split(lua_State *L) {
 static const char *const read_options[] = {"stream", NULL};
 
 /* x:read{stream = s} -> host buffer with x's contents; waits for the copy. */
-static int x_read(lua_State *L) {
+int gl_slice_read_lua(lua_State *L) {
   gl_slice *x = gl_check_slice(L, 1);
   gl_device *dev = x->a->dev;
   GL_NOT_IN_CAPTURE(L, dev->rt, "x:read");
@@ -152,9 +152,9 @@ static const gl_release_ops slice_release = {
   .collect = x_collect,
 };
 
-static int x_release(lua_State *L) { return gl_release(L, &slice_release, gl_release_how(L)); }
+int gl_slice_release_lua(lua_State *L) { return gl_release(L, &slice_release, gl_release_how(L)); }
 
-static int x_field(lua_State *L) {
+int gl_slice_field_lua(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   if (strcmp(k, "dtype") == 0) lua_pushstring(L, gl_dtypes[x->dtype].name);
@@ -165,13 +165,13 @@ static int x_field(lua_State *L) {
   return 1;
 }
 
-static int x_len(lua_State *L) {
+int gl_slice_len_lua(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
   lua_pushinteger(L, (lua_Integer)x->count);
   return 1;
 }
 
-static int x_tostring(lua_State *L) {
+int gl_slice_tostring_lua(lua_State *L) {
   gl_slice *x = gl_checkudata(L, 1, &gl_slice_type);
   if (!x->a) {
     lua_pushliteral(L, "gpulua.Slice (released)");
@@ -185,18 +185,3 @@ static int x_tostring(lua_State *L) {
   gl_buf_free(&d);
   return 1;
 }
-
-static const luaL_Reg slice_methods[] = {{"view", x_view}, {"split", x_split}, {"read", x_read}, {NULL, NULL}};
-static const luaL_Reg slice_meta[] = {{"__len", x_len}, {"__tostring", x_tostring}, {NULL, NULL}};
-
-const gl_type gl_slice_type = {
-  .name = "gpulua.Slice",
-  .methods = slice_methods,
-  .meta = slice_meta,
-  .field = x_field,
-  .release = x_release,
-  .release_method = "free",
-  .fields = "dtype, bytes, device",
-  .hint = "a slice's elements are in device memory: read them into a host buffer with "
-          "x:read() (x:read()[1]), or copy them with s:copy(h, x)",
-};

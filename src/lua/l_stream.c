@@ -87,7 +87,7 @@ int gl_dev_stream(lua_State *L) {
   return 1;
 }
 
-static int s_fork(lua_State *L) {
+int gl_stream_fork_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_check_options(L, 2, "s:fork", stream_options);
   const char *name = gl_opt_name(L, 2, "s:fork", GL_STREAM_NAME_MAX);
@@ -103,7 +103,7 @@ static int s_fork(lua_State *L) {
   return 1;
 }
 
-static int s_wait(lua_State *L) {
+int gl_stream_wait_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_event *e = gl_testudata(L, 2, &gl_event_type);
   if (!e) return luaL_typeerror(L, 2, "gpulua.Event");
@@ -114,7 +114,7 @@ static int s_wait(lua_State *L) {
   return 1;
 }
 
-static int s_join(lua_State *L) {
+int gl_stream_join_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_stream *t = gl_check_stream(L, 2);
   if (t == s) return luaL_argerror(L, 2, "a stream cannot join itself");
@@ -124,7 +124,7 @@ static int s_join(lua_State *L) {
   return 1;
 }
 
-static int s_sync(lua_State *L) {
+int gl_stream_sync_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_site site = GL_SITE(L);
   if (gl_stream_sync(s, &site) != 0) return gl_raise(L, s->dev->rt);
@@ -132,7 +132,7 @@ static int s_sync(lua_State *L) {
   return 1;
 }
 
-static int s_query(lua_State *L) {
+int gl_stream_query_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_site site = GL_SITE(L);
   int done;
@@ -189,9 +189,9 @@ static const gl_release_ops stream_release = {
   .collect = s_collect,
 };
 
-static int s_release(lua_State *L) { return gl_release(L, &stream_release, gl_release_how(L)); }
+int gl_stream_release_lua(lua_State *L) { return gl_release(L, &stream_release, gl_release_how(L)); }
 
-static int s_tostring(lua_State *L) {
+int gl_stream_tostring_lua(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
   gl_stream *s = u->s;
   if (!s) lua_pushliteral(L, "gpulua.Stream (released)");
@@ -204,7 +204,7 @@ static int s_tostring(lua_State *L) {
   return 1;
 }
 
-static int s_field(lua_State *L) {
+int gl_stream_field_lua(lua_State *L) {
   stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   int name = strcmp(k, "name") == 0, device = strcmp(k, "device") == 0;
@@ -214,22 +214,3 @@ static int s_field(lua_State *L) {
   else gl_push_device(L, u->s->dev);
   return 1;
 }
-
-static const luaL_Reg stream_methods[] = {
-  {"record", gl_stream_record}, {"wait", s_wait},           {"join", s_join},
-  {"fork", s_fork},             {"sync", s_sync},           {"query", s_query},
-  {"copy", gl_stream_copy},     {"fill", gl_stream_fill},   {"launch", gl_stream_launch},
-  {"capture", gl_stream_capture}, {"gemm", gl_stream_gemm},   {NULL, NULL}};
-
-static const luaL_Reg stream_meta[] = {{"__tostring", s_tostring}, {NULL, NULL}};
-
-const gl_type gl_stream_type = {
-  .name = "gpulua.Stream",
-  .methods = stream_methods,
-  .meta = stream_meta,
-  .field = s_field,
-  .release = s_release,
-  .release_method = "close",
-  .fields = "name, device",
-  .own_methods = 1,
-};

@@ -41,14 +41,26 @@ const char *gl_push_methods(lua_State *L) {
   return lua_tostring(L, -1);
 }
 
+const char *gl_push_fields(lua_State *L, const gl_type *t) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  if (!t->fields || !t->fields[0]) luaL_addstring(&b, "none");
+  for (int i = 0; t->fields && t->fields[i]; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, t->fields[i]);
+  }
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
 /* Indexing an object with a field it does not have is an error: the key,
  * then the type's fields and methods (or what to do instead of x[1]). */
 static int no_field(lua_State *L, const gl_type *t) {
   if (lua_type(L, 2) == LUA_TNUMBER && t->hint) return luaL_error(L, "%s: [%s]: %s", t->name, lua_tostring(L, 2), t->hint);
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_tolstring(L, 2, NULL);
+  const char *fields = gl_push_fields(L, t);
   const char *methods = gl_push_methods(L);
-  return luaL_error(L, "%s has no field '%s' (fields: %s; methods: %s)", t->name, key,
-                    t->fields && *t->fields ? t->fields : "none", methods);
+  return luaL_error(L, "%s has no field '%s' (fields: %s; methods: %s)", t->name, key, fields, methods);
 }
 
 /* __index: methods first (one raw lookup for s:launch), then the fields. */
@@ -325,15 +337,10 @@ int gpulua_object_names(lua_State *L, int idx) {
       lua_rawset(L, names);
     }
   }
-  for (const char *f = t->fields ? t->fields : ""; *f;) { /* "name, device" */
-    size_t n = strcspn(f, ", ");
-    if (n > 0) {
-      lua_pushlstring(L, f, n);
-      lua_pushliteral(L, "field");
-      lua_rawset(L, names);
-    }
-    f += n;
-    f += strspn(f, ", ");
+  for (int i = 0; t->fields && t->fields[i]; i++) {
+    lua_pushstring(L, t->fields[i]);
+    lua_pushliteral(L, "field");
+    lua_rawset(L, names);
   }
   lua_replace(L, top + 1);
   lua_settop(L, top + 1);
