@@ -108,11 +108,12 @@ int gl_slice_check_as(const gl_slice *x, const char *who) {
   return 0;
 }
 
-int gl_slice_check(const gl_slice *x, const char *kernel, int arg) {
-  if (x->a && !x->released && !x->a->freed && x->a->dev->opened) return 0; /* the usual case: no message made */
+int gl_slice_alive(const gl_slice *x) { return x->a && !x->released && !x->a->freed && x->a->dev->opened; }
+
+int gl_slice_check(const gl_slice *x, int arg) {
+  if (gl_slice_alive(x)) return 0; /* the usual case: no message made */
   gl_buf who = GL_BUF_INIT;
-  if (kernel) gl_buf_printf(&who, "s:launch: kernel '%s': argument %d", kernel, arg);
-  else gl_buf_printf(&who, "bad argument #%d", arg);
+  gl_buf_printf(&who, "bad argument #%d", arg);
   int rc = gl_slice_check_as(x, gl_buf_str(&who));
   gl_buf_free(&who);
   return rc;
