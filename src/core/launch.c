@@ -259,9 +259,9 @@ static int take_args(gl_launch_req *r, launch_args *a) {
   gl_kernel *k = r->k;
   a->n = a->nruns = 0;
   a->any_range = s->dev->rt->policy == GL_POLICY_OFF;
-  for (int i = 0; i < k->sig.n; i++) {
+  int end = r->bad >= 0 ? r->bad : k->sig.n; /* those before the one the caller could not take */
+  for (int i = 0; i < end; i++) {
     const gl_param *p = &k->sig.p[i];
-    if (i == r->bad) return refuse_arg(r, i);
     if (p->is_ptr) {
       gl_slice *x = r->slices[i];
       if (!slice_usual(s, p->dtype, x) && check_slice(r, i, x) != 0) return -1;
@@ -269,10 +269,10 @@ static int take_args(gl_launch_req *r, launch_args *a) {
       CUdeviceptr ptr = gl_slice_ptr(x);
       memcpy(k->params[i], &ptr, sizeof ptr);
     } else {
-      memcpy(k->params[i], r->values[i], gl_dtypes[p->dtype].size);
+      memcpy(k->params[i], r->values[i], 8); /* the whole slot (module.c: 8 bytes a parameter): one move */
     }
   }
-  return 0;
+  return r->bad >= 0 ? refuse_arg(r, r->bad) : 0;
 }
 
 int gl_launch_submit(gl_launch_req *r) {

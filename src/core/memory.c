@@ -111,7 +111,7 @@ int gl_slice_check_as(const gl_slice *x, const char *who) {
 int gl_slice_alive(const gl_slice *x) { return x->a && !x->released && !x->a->freed && x->a->dev->opened; }
 
 int gl_slice_check(const gl_slice *x, int arg) {
-  if (gl_slice_alive(x)) return 0; /* the usual case: no message made */
+  if (x->a && !x->released && !x->a->freed && x->a->dev->opened) return 0; /* the usual case: no call, no message */
   gl_buf who = GL_BUF_INIT;
   gl_buf_printf(&who, "bad argument #%d", arg);
   int rc = gl_slice_check_as(x, gl_buf_str(&who));

@@ -102,7 +102,8 @@ typedef struct gl_launch_req {
   const char *given;         /*   what was given, described, and */
   const char *why;           /*   for a scalar, why its value does not fit (NULL: a pointer parameter got no slice) */
   gl_slice *slices[GL_MAX_PARAMS];           /* per parameter: its slice, NULL for a scalar */
-  unsigned char values[GL_MAX_PARAMS][8];    /* per scalar parameter: its value as its dtype's bytes */
+  unsigned char values[GL_MAX_PARAMS][8];    /* per scalar parameter: its value as its dtype's bytes, the
+                                                rest of its 8 zero (all 8 are copied) */
 } gl_launch_req;
 
 /* Check and queue a launch, in the order a script meets the checks: the

@@ -60,6 +60,7 @@ static void take_args(lua_State *L, gl_launch_req *r) {
       }
     } else {
       r->slices[i] = NULL;
+      memset(r->values[i], 0, sizeof r->values[i]); /* the slot's bytes past the dtype's too: one store */
       const char *why = gl_dtype_encode(L, idx, (gl_dtype)p->dtype, r->values[i]);
       if (why) {
         r->bad = i;
