@@ -177,7 +177,8 @@ static int check_overlap(gl_runtime *rt, const char *call, const gl_kernel *k, g
   if (out->stride >= 0) memcpy(&so, k->params[out->stride], sizeof so);
   if (so == 0 && n > 1)
     return gl_fail(rt, "%s: built-in kernel '%s': argument %d's stride is 0, so its one element would be written "
-                       "by %llu threads at once (n = %llu): give a stride, or n = 1", call, k->name, out->stride + 1, n, n);
+                       "by %llu threads at once (n = %llu): give a stride, or n = 1",
+                   call, k->name, out->stride + 1, n, n);
   const gl_slice *y = slices[out->ptr];
   unsigned long long size = gl_dtypes[y->dtype].size;
   unsigned long long yend = y->lo + ((n - 1) * so + 1) * size; /* check_bounds: inside y's allocation */
@@ -315,7 +316,8 @@ int gl_launch_submit(gl_launch_req *r) {
       const gl_builtin_bound *bd = &k->builtin->bounds[0];
       unsigned long long n;
       memcpy(&n, k->params[bd->count], sizeof n);
-      op.u.launch.model_bytes = (double)k->builtin->passes * (double)n * (double)gl_dtypes[r->slices[bd->ptr]->dtype].size;
+      double size = (double)gl_dtypes[r->slices[bd->ptr]->dtype].size;
+      op.u.launch.model_bytes = (double)k->builtin->passes * (double)n * size;
     }
   }
   if (gl_queue_op(s, &op, r->site) != 0) return -1;

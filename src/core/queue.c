@@ -24,7 +24,8 @@ void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_
   else gl_buf_printf(what, "memory");
   const char *call = gl_op_call(op);
   if (o->role) gl_buf_printf(role, "%s", o->role);
-  else if (op->kind != GL_OP_LAUNCH) gl_buf_printf(role, "%s%s", call, o->arg == 1 ? " dst" : o->arg == 2 ? " src" : "");
+  else if (op->kind != GL_OP_LAUNCH) /* a copy's dst (1) or src (2), or the call alone */
+    gl_buf_printf(role, "%s%s", call, o->arg == 1 ? " dst" : o->arg == 2 ? " src" : "");
   else if (o->arg) gl_buf_printf(role, "%s of '%s' argument %d", call, op->name, o->arg);
   else gl_buf_printf(role, "%s of '%s'", call, op->name); /* gpulua's own memory (a reduction's scratch) */
 }

@@ -66,10 +66,11 @@ int gl_scratch_of(gl_stream *s, const char *call, gl_site *site, gl_scratch **ou
     if (d->nscratch_spare == 0)
       return gl_fail(rt, "%s: a reduction on stream '%s' needs scratch memory of its own, and inside a capture "
                          "nothing is allocated: %s",
-                     call, s->name, d->reduced ? "the " GL_SCRATCH_SPARES_TEXT " spares made before the capture are taken "
-                                           "(more streams of one capture than that reduce)"
-                                         : "run one reduction on this device before capturing (each capture then "
-                                           "starts with scratch for its streams)");
+                     call, s->name,
+                     d->reduced ? "the " GL_SCRATCH_SPARES_TEXT " spares made before the capture are taken "
+                                  "(more streams of one capture than that reduce)"
+                                : "run one reduction on this device before capturing (each capture then "
+                                  "starts with scratch for its streams)");
     c = d->scratch_spare[--d->nscratch_spare];
   } else {
     gl_buf what = GL_BUF_INIT;
