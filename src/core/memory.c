@@ -71,7 +71,7 @@ int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site,
     return 0;
   }
   gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, "dev:zeros", 0, NULL};
-  gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
+  gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .call = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
   op.u.fill.p = a->ptr;
   op.u.fill.size = 1;
   return gl_queue_op(s, &op, site); /* on failure the slice stays valid: its memory is undefined */

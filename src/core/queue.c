@@ -201,8 +201,7 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
 
 const char *gl_op_call(const gl_op *op) {
   if (op->call) return op->call;
-  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : op->kind == GL_OP_GEMM ? "s:gemm"
-         : op->kind == GL_OP_COLL ? op->name : "s:copy";
+  return op->kind == GL_OP_GEMM ? "s:gemm" : op->name; /* a collective's name is its call */
 }
 
 static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult r, const char *call, gl_site *site) {

@@ -74,7 +74,8 @@ static inline void gl_run_add(gl_run *restrict r, int *restrict nr, int i, gl_ac
 typedef struct gl_op {
   gl_op_kind kind;
   const char *name;       /* the trace's name (NULL: the kind's); a launch: the kernel's */
-  const char *call;       /* the call as the script wrote it ("s:copy"), for messages; NULL: the kind's */
+  const char *call;       /* the call as the script wrote it ("s:copy"), for messages; NULL: a gemm's, or
+                             the name (a collective's) */
   size_t bytes;           /* bytes moved or filled (0: nothing is queued, only checked) */
   gl_operand *opnd;       /* NULL for a launch given its slices: made from them when needed */
   int nopnd;
