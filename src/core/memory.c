@@ -71,7 +71,7 @@ int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site,
     return 0;
   }
   gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, "dev:zeros", 0, NULL};
-  gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
+  gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .call = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
   op.u.fill.p = a->ptr;
   op.u.fill.size = 1;
   return gl_queue_op(s, &op, site); /* on failure the slice stays valid: its memory is undefined */
@@ -108,11 +108,12 @@ int gl_slice_check_as(const gl_slice *x, const char *who) {
   return 0;
 }
 
-int gl_slice_check(const gl_slice *x, const char *kernel, int arg) {
-  if (x->a && !x->released && !x->a->freed && x->a->dev->opened) return 0; /* the usual case: no message made */
+int gl_slice_alive(const gl_slice *x) { return x->a && !x->released && !x->a->freed && x->a->dev->opened; }
+
+int gl_slice_check(const gl_slice *x, int arg) {
+  if (x->a && !x->released && !x->a->freed && x->a->dev->opened) return 0; /* the usual case: no call, no message */
   gl_buf who = GL_BUF_INIT;
-  if (kernel) gl_buf_printf(&who, "s:launch: kernel '%s': argument %d", kernel, arg);
-  else gl_buf_printf(&who, "bad argument #%d", arg);
+  gl_buf_printf(&who, "bad argument #%d", arg);
   int rc = gl_slice_check_as(x, gl_buf_str(&who));
   gl_buf_free(&who);
   return rc;

@@ -53,10 +53,12 @@ struct gl_slice {
 int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x);
 /* v (zeroed) becomes a view of count elements of x from offset. */
 void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
+/* x may be used: initialised, not released, its memory not freed, its
+ * device open (gl_slice_check_as says why not). */
+int gl_slice_alive(const gl_slice *x);
 /* 0 when x may be used; -2 when it is not initialised (no message). The
- * message names argument `arg` of kernel `kernel`'s launch, or (kernel NULL)
- * bad argument #arg of the call. */
-int gl_slice_check(const gl_slice *x, const char *kernel, int arg);
+ * message names x as bad argument #arg of the call. */
+int gl_slice_check(const gl_slice *x, int arg);
 /* The same, the message naming x as `who` ("s:gemm: a"). */
 int gl_slice_check_as(const gl_slice *x, const char *who);
 /* A graph starts and stops using the memory (graph.c). */

@@ -22,9 +22,12 @@ void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_
   else if (o->x) gl_slice_describe(o->x, what);
   else if (o->h) gl_hostbuf_describe(o->h, what);
   else gl_buf_printf(what, "memory");
+  const char *call = gl_op_call(op);
   if (o->role) gl_buf_printf(role, "%s", o->role);
-  else if (o->arg) gl_buf_printf(role, "s:launch of '%s' argument %d", op->name, o->arg);
-  else gl_buf_printf(role, "s:launch of '%s'", op->name); /* gpulua's own memory (a reduction's scratch) */
+  else if (op->kind != GL_OP_LAUNCH) /* a copy's dst (1) or src (2), or the call alone */
+    gl_buf_printf(role, "%s%s", call, o->arg == 1 ? " dst" : o->arg == 2 ? " src" : "");
+  else if (o->arg) gl_buf_printf(role, "%s of '%s' argument %d", call, op->name, o->arg);
+  else gl_buf_printf(role, "%s of '%s'", call, op->name); /* gpulua's own memory (a reduction's scratch) */
 }
 
 static void stream_text(gl_buf *b, const gl_stream *t, int two) {
@@ -196,9 +199,9 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-static const char *op_call(const gl_op *op) {
-  return op->kind == GL_OP_LAUNCH ? "s:launch" : op->kind == GL_OP_FILL ? "s:fill" : op->kind == GL_OP_GEMM ? "s:gemm"
-         : op->kind == GL_OP_COLL ? op->name : "s:copy";
+const char *gl_op_call(const gl_op *op) {
+  if (op->call) return op->call;
+  return op->kind == GL_OP_GEMM ? "s:gemm" : op->name; /* a collective's name is its call */
 }
 
 static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult r, const char *call, gl_site *site) {
@@ -218,9 +221,9 @@ static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult
 static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
-  if (gl_capture_check_stream(rt, s, op_call(op), site) != 0) return -1;
+  if (gl_capture_check_stream(rt, s, gl_op_call(op), site) != 0) return -1;
   gl_operand local[GL_MAX_OPERANDS], made[GL_MAX_OPERANDS];
-  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", gl_op_call(op));
   const gl_operand *opnd = op->opnd ? op->opnd : launch_operands(op, made);
   for (int i = 0; i < op->nopnd; i++) {
     const gl_operand *o = &opnd[i];
@@ -228,7 +231,7 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
       return gl_fail(rt,
                      "%s at %s: a copy with pageable host memory cannot be captured into graph '%s' (the driver "
                      "would copy it at once): use a pinned host buffer (gpu.host(dtype, n), the default)",
-                     op_call(op), gl_loc_text(rt, gl_site_loc(rt, site)), g->name);
+                     gl_op_call(op), gl_loc_text(rt, gl_site_loc(rt, site)), g->name);
     if (!gl_graph_local(g, o)) return gl_fail_nomem(rt, NULL); /* every memory's entry made first: */
   }
   for (int i = 0; i < op->nopnd; i++) { /* ... the entries may move while the list grows */
@@ -261,7 +264,7 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
  * policy: their count, or -1 with the runtime's error. */
 static inline int checked_runs(gl_stream *s, const gl_op *op, gl_run *own, const gl_run **runs, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
-  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", op_call(op));
+  if (op->nopnd > GL_MAX_OPERANDS) return gl_fail(rt, "%s: too many operands", gl_op_call(op));
   int nr = op->nruns;
   *runs = op->runs;
   if (!*runs) {

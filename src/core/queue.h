@@ -32,7 +32,8 @@ typedef struct gl_operand {
   int write;
   const gl_slice *x;      /* for messages: the slice, or */
   const gl_hostbuf *h;    /* ... the host buffer */
-  const char *role;       /* "s:copy dst", "s:fill", ...; NULL: argument `arg` of the launch */
+  const char *role;       /* "s:gemm a", ...; NULL: made from the op's call and `arg` (a launch's argument
+                             `arg`; a copy's dst 1 or src 2; the call alone for 0) */
   int arg;
   const char *what;       /* for messages, instead of describing the slice (gpulua's own memory) */
 } gl_operand;
@@ -73,6 +74,8 @@ static inline void gl_run_add(gl_run *restrict r, int *restrict nr, int i, gl_ac
 typedef struct gl_op {
   gl_op_kind kind;
   const char *name;       /* the trace's name (NULL: the kind's); a launch: the kernel's */
+  const char *call;       /* the call as the script wrote it ("s:copy"), for messages; NULL: a gemm's, or
+                             the name (a collective's) */
   size_t bytes;           /* bytes moved or filled (0: nothing is queued, only checked) */
   gl_operand *opnd;       /* NULL for a launch given its slices: made from them when needed */
   int nopnd;
@@ -129,6 +132,9 @@ void gl_operand_describe(const gl_op *op, const gl_operand *o, gl_buf *what, gl_
 struct gl_conflict;
 void gl_conflict_stream(gl_buf *b, const gl_stream *s, const struct gl_conflict *c);
 void gl_conflict_tail(gl_buf *b, const gl_stream *s, const struct gl_conflict *c, int fork);
+
+/* The call that queues op, for messages: its own (op->call), or its kind's. */
+const char *gl_op_call(const gl_op *op);
 
 /* What an operation of kind k is, for display: "a copy host -> device". */
 const char *gl_op_kind_text(gl_op_kind k);

@@ -14,9 +14,9 @@
 #include "runtime.h"
 
 /* A new scratch, allocated on stream `on` with its ticket zeroed there
- * (outside any capture); not yet any stream's. An error says `what` it was
- * for. */
-static int scratch_new(gl_stream *on, const char *what, gl_site *site, gl_scratch **out) {
+ * (outside any capture) for `call`; not yet any stream's. An error says
+ * `what` it was for. */
+static int scratch_new(gl_stream *on, const char *call, const char *what, gl_site *site, gl_scratch **out) {
   gl_runtime *rt = on->dev->rt;
   gl_scratch *c = calloc(1, sizeof *c);
   if (!c) return gl_fail_nomem(rt, NULL);
@@ -29,8 +29,9 @@ static int scratch_new(gl_stream *on, const char *what, gl_site *site, gl_scratc
     free(c);
     return -1;
   }
-  gl_operand o = {&c->mem.a->acc, 0, GL_SCRATCH_PARTS, 1, &c->mem, NULL, "s:launch", 0, c->what};
-  gl_op op = {.kind = GL_OP_FILL, .name = "reduction scratch", .bytes = GL_SCRATCH_PARTS, .opnd = &o, .nopnd = 1};
+  gl_operand o = {&c->mem.a->acc, 0, GL_SCRATCH_PARTS, 1, &c->mem, NULL, NULL, 0, c->what};
+  gl_op op = {.kind = GL_OP_FILL, .name = "reduction scratch", .call = call, .bytes = GL_SCRATCH_PARTS, .opnd = &o,
+              .nopnd = 1};
   op.u.fill.p = gl_slice_ptr(&c->mem);
   op.u.fill.size = 1;
   if (gl_queue_op(on, &op, site) != 0) {
@@ -53,7 +54,7 @@ static void bind(gl_stream *s, gl_scratch *c) {
   s->dev->reduced = 1;
 }
 
-int gl_scratch_of(gl_stream *s, gl_site *site, gl_scratch **out) {
+int gl_scratch_of(gl_stream *s, const char *call, gl_site *site, gl_scratch **out) {
   if (s->scratch) {
     *out = s->scratch;
     return 0;
@@ -63,17 +64,20 @@ int gl_scratch_of(gl_stream *s, gl_site *site, gl_scratch **out) {
   gl_scratch *c = NULL;
   if (rt->capture) {
     if (d->nscratch_spare == 0)
-      return gl_fail(rt, "s:launch: a reduction on stream '%s' needs scratch memory of its own, and inside a capture "
+      return gl_fail(rt, "%s: a reduction on stream '%s' needs scratch memory of its own, and inside a capture "
                          "nothing is allocated: %s",
-                     s->name, d->reduced ? "the " GL_SCRATCH_SPARES_TEXT " spares made before the capture are taken "
-                                           "(more streams of one capture than that reduce)"
-                                         : "run one reduction on this device before capturing (each capture then "
-                                           "starts with scratch for its streams)");
+                     call, s->name,
+                     d->reduced ? "the " GL_SCRATCH_SPARES_TEXT " spares made before the capture are taken "
+                                  "(more streams of one capture than that reduce)"
+                                : "run one reduction on this device before capturing (each capture then "
+                                  "starts with scratch for its streams)");
     c = d->scratch_spare[--d->nscratch_spare];
   } else {
-    char what[GL_STREAM_NAME_MAX + 48];
-    snprintf(what, sizeof what, "s:launch: the reduction scratch of stream '%s'", s->name);
-    if (scratch_new(s, what, site, &c) != 0) return -1;
+    gl_buf what = GL_BUF_INIT;
+    gl_buf_printf(&what, "%s: the reduction scratch of stream '%s'", call, s->name);
+    int rc = scratch_new(s, call, gl_buf_str(&what), site, &c);
+    gl_buf_free(&what);
+    if (rc != 0) return -1;
   }
   bind(s, c);
   *out = c;
@@ -92,7 +96,8 @@ int gl_scratch_capture_prepare(gl_stream *s, gl_site *site) {
   gl_stream *on;
   if (gl_stream_spares(d, site, &on) != 0) return -1;
   while (d->nscratch_spare < GL_SCRATCH_SPARES) {
-    if (scratch_new(on, "s:capture: a spare reduction scratch (for the streams of a capture)", site, &c) != 0)
+    if (scratch_new(on, "s:capture", "s:capture: a spare reduction scratch (for the streams of a capture)", site,
+                    &c) != 0)
       return -1;
     d->scratch_spare[d->nscratch_spare++] = c;
   }

@@ -40,8 +40,9 @@ typedef struct gl_scratch {
 } gl_scratch;
 
 /* s's scratch, made at its first reduction (outside a capture; inside one, a
- * spare its device made before the capture). 0, or -1 with the error. */
-int gl_scratch_of(gl_stream *s, gl_site *site, gl_scratch **out);
+ * spare its device made before the capture) for `call` (the launch's, for
+ * messages). 0, or -1 with the error. */
+int gl_scratch_of(gl_stream *s, const char *call, gl_site *site, gl_scratch **out);
 static inline CUdeviceptr gl_scratch_ticket(const gl_scratch *c) { return gl_slice_ptr(&c->mem); }
 static inline CUdeviceptr gl_scratch_parts(const gl_scratch *c) { return gl_slice_ptr(&c->mem) + GL_SCRATCH_PARTS; }
 

@@ -1,6 +1,7 @@
 /*
- * l_copy.c -- s:copy(dst, src) and s:fill(x, value), asynchronous on s
- * (core/copy.c picks the driver call and checks sizes and devices).
+ * l_copy.c -- s:copy(dst, src) and s:fill(x, value), asynchronous on s: the
+ * operands (and a fill's value, encoded) into a request, then one core call
+ * (core/copy.c checks liveness, sizes and devices, picks the driver call).
  */
 #include "bindings.h"
 
@@ -16,9 +17,11 @@ static gl_ref get_end(lua_State *L, int idx, const char *role) {
 
 int gl_stream_copy(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
-  gl_ref dst = get_end(L, 2, "dst"), src = get_end(L, 3, "src");
   gl_site site = GL_SITE(L);
-  if (gl_copy(s, dst, src, &site) != 0) return gl_raise(L, s->dev->rt);
+  gl_copy_req r = {.call = "s:copy", .s = s, .site = &site};
+  r.dst = get_end(L, 2, "dst");
+  r.src = get_end(L, 3, "src");
+  if (gl_copy_submit(&r) != 0) return gl_raise(L, s->dev->rt);
   lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
@@ -30,15 +33,14 @@ int gl_stream_fill(lua_State *L) {
     if (gl_test_hostbuf(L, 2)) return luaL_error(L, "s:fill: argument #1 is a host buffer; fill it with h:fill(value)");
     return luaL_typeerror(L, 2, "gpulua.Slice");
   }
-  gl_check_slice_alive(L, x, 1);
-  luaL_checkany(L, 3);
-  unsigned char v[8];
-  const char *why = gl_dtype_encode(L, 3, x->dtype, v);
-  if (why) {
-    return luaL_error(L, "s:fill: value: %s for %s, got %s", why, gl_dtypes[x->dtype].name, gl_given(L, 3));
-  }
   gl_site site = GL_SITE(L);
-  if (gl_fill(s, x, v, &site) != 0) return gl_raise(L, s->dev->rt);
+  gl_fill_req r = {.call = "s:fill", .s = s, .x = x, .site = &site};
+  r.missing = lua_isnone(L, 3);
+  if (!r.missing && (r.why = gl_dtype_encode(L, 3, x->dtype, r.value))) r.given = gl_given(L, 3);
+  int rc = gl_fill_submit(&r);
+  if (rc == GL_REFUSED && r.missing) luaL_checkany(L, 3); /* Lua's own message */
+  if (rc == GL_REFUSED) return luaL_error(L, "%s", gl_error_message(s->dev->rt));
+  if (rc != 0) return gl_raise(L, s->dev->rt);
   lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }

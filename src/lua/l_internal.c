@@ -123,7 +123,8 @@ int gl_internal_contents_lua(lua_State *L) {
   if (gl_device_check(dev) != 0) return raise_at(L, rt, level, fname, who);
   gl_stream *s = x->a->home->cu ? x->a->home : dev->main;
   gl_hostbuf *h = gl_push_hostbuf(L, x->dtype, x->count, 0, 0);
-  if (gl_read(x, s, h, &site) != 0) {
+  gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = &site};
+  if (gl_read_submit(&r) != 0) {
     luaL_where(L, level);
     lua_pushfstring(L, "%s: ", who);
     gl_push_error_at(L, rt, 0);

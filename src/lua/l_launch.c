@@ -1,9 +1,10 @@
 /*
- * l_launch.c -- s:launch(k, cfg, ...): the configuration (a gpu.config, or
- * a table read into a gl_launch_cfg: l_config.c), the arguments checked
- * against the signature and written into the kernel's parameter buffer,
- * then the core's checks and queue (core/launch.c). Nothing is allocated
- * per launch on the cuda path.
+ * l_launch.c -- s:launch(k, cfg, ...): what needs Lua first (the kernel's
+ * cost function, the configuration: a gpu.config or a table read into a
+ * gl_launch_cfg, l_config.c; a built-in family's variant; each argument as
+ * a slice or its value encoded), into a launch request on the C stack, then
+ * one core call that checks and queues it (gl_launch_submit, core/launch.c).
+ * Nothing is allocated per launch on the cuda path.
  */
 #include "l_kernel.h"
 
@@ -12,13 +13,6 @@
 #include "ops.h"
 
 #include <string.h>
-
-static int arg_error(lua_State *L, const gl_kernel *k, const char *fmt, int i, const gl_param *p, int idx) {
-  char sig[GL_SIGNATURE_TEXT_MAX];
-  gl_signature_format(&k->sig, sig, sizeof sig);
-  return luaL_error(L, fmt, k->name, sig, i + 1, p->is_const ? "const " : "", p->dtype < 0 ? "void" : gl_dtypes[p->dtype].name,
-                    gl_given(L, idx));
-}
 
 /* The built-in family's variant for the dtype of the first pointer argument. */
 static gl_kernel *pick_variant(lua_State *L, kernel_ud *u, gl_device *dev, int nargs) {
@@ -49,64 +43,71 @@ static double launch_cost(lua_State *L, kernel_ud *u) {
   return us;
 }
 
-/* s:launch(k, cfg, ...) */
-int gl_stream_launch(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
-  kernel_ud *u = gl_check_kernel(L, 2);
-  double cost_us = 0;
-  if (u->has_cost && gl_drv_ext.launch_costed) { /* first: it runs Lua, which may do anything */
-    cost_us = launch_cost(L, u);
-    s = gl_check_stream(L, 1);
-  }
-  gl_launch_cfg cfg_read;
-  const gl_launch_cfg *cfg = gl_launch_cfg_arg(L, 3, &cfg_read); /* a prepared gpu.config, or a table read now */
-  gl_device *dev = s->dev;
-  gl_runtime *rt = dev->rt;
-  int nargs = lua_gettop(L) - 3;
-  gl_kernel *k = u->family ? pick_variant(L, u, dev, nargs) : u->k;
-  if (!k) return luaL_error(L, "s:launch: the kernel has been released");
-  if (nargs != k->sig.n) {
-    char sig[GL_SIGNATURE_TEXT_MAX];
-    gl_signature_format(&k->sig, sig, sizeof sig);
-    return luaL_error(L, "s:launch: kernel '%s' (%s) takes %d argument%s, got %d", k->name, sig, k->sig.n,
-                      k->sig.n == 1 ? "" : "s", nargs);
-  }
-  if (gl_launch_check_kernel(s, k, u->has_host) != 0) return gl_raise(L, rt);
-  if (gl_launch_check_limits(k, dev, cfg) != 0) return gl_raise(L, rt);
-
-  /* arguments: check each, write it into the parameter buffer, gather the slices' runs */
-  gl_launch_args args;
-  gl_launch_args_init(&args, s);
-  args.cost_us = cost_us;
+/* The arguments from stack index 4 into r, each as a slice or its value
+ * encoded; the first that is neither is left to r->bad (the core names it
+ * in its turn among the checks). */
+static void take_args(lua_State *L, gl_launch_req *r) {
+  const gl_kernel *k = r->k;
   for (int i = 0; i < k->sig.n; i++) {
     const gl_param *p = &k->sig.p[i];
     int idx = 4 + i;
     if (p->is_ptr) {
-      gl_slice *x = gl_test_slice(L, idx);
-      if (!x) return arg_error(L, k, "s:launch: kernel '%s' (%s): argument %d expected a slice (%s%s*), got %s", i, p, idx);
-      if (!gl_launch_slice_usual(s, k, i, x) && gl_launch_check_slice(s, k, i, x) != 0) return gl_raise(L, rt);
-      gl_launch_args_slice(&args, k, i, x);
-      CUdeviceptr ptr = gl_slice_ptr(x);
-      memcpy(k->params[i], &ptr, sizeof ptr);
+      if (!(r->slices[i] = gl_test_slice(L, idx))) {
+        r->bad = i;
+        r->why = NULL;
+        r->given = gl_given(L, idx);
+        return;
+      }
     } else {
-      args.slices[i] = NULL;
-      const char *why = gl_dtype_encode(L, idx, (gl_dtype)p->dtype, k->params[i]);
-      if (why)
-        return luaL_error(L, "s:launch: kernel '%s': argument %d (%s): %s, got %s", k->name, i + 1,
-                          gl_dtypes[p->dtype].name, why, gl_given(L, idx));
+      r->slices[i] = NULL;
+      memset(r->values[i], 0, sizeof r->values[i]); /* the slot's bytes past the dtype's too: one store */
+      const char *why = gl_dtype_encode(L, idx, (gl_dtype)p->dtype, r->values[i]);
+      if (why) {
+        r->bad = i;
+        r->why = why;
+        r->given = gl_given(L, idx);
+        return;
+      }
     }
   }
-  int host = u->has_host && gl_drv_ext.func_set_host;
-  if (host) gl_host_kernel_prepare(L, u, 2, 3, args.slices);
-  gl_site site = GL_SITE(L);
-  if (gl_launch(s, k, cfg, &args, &site) != 0) {
-    if (host) gl_host_kernel_abandon(L, u);
-    return gl_raise(L, rt);
+}
+
+static int keep_host_record(void *u, struct gl_graph *g) { return gl_host_kernel_keep(u, g); }
+
+/* s:launch(k, cfg, ...) */
+int gl_stream_launch(lua_State *L) {
+  gl_stream *s = gl_check_stream(L, 1);
+  kernel_ud *u = gl_check_kernel(L, 2);
+  gl_launch_req r; /* its arrays are written as far as they are read, never cleared */
+  r.call = "s:launch";
+  r.cost_us = 0;
+  if (u->has_cost && gl_drv_ext.launch_costed) { /* first: it runs Lua, which may do anything */
+    r.cost_us = launch_cost(L, u);
+    s = gl_check_stream(L, 1);
   }
-  if (host && rt->capture && gl_host_kernel_keep(u, rt->capture) != 0) {
-    gl_host_kernel_abandon(L, u); /* the capture then fails at its end: the launch's record is gone */
-    rt->capture->broken = 1;
-    return luaL_error(L, "s:launch: out of host memory");
+  gl_launch_cfg cfg_read;
+  r.cfg = gl_launch_cfg_arg(L, 3, &cfg_read); /* a prepared gpu.config, or a table read now */
+  r.s = s;
+  r.nargs = lua_gettop(L) - 3;
+  r.k = u->family ? pick_variant(L, u, s->dev, r.nargs) : u->k;
+  r.has_host = u->has_host;
+  r.bad = -1;
+  r.captured = NULL;
+  if (r.k && r.nargs == r.k->sig.n) take_args(L, &r);
+  int host = u->has_host && gl_drv_ext.func_set_host && r.k && r.nargs == r.k->sig.n && r.bad < 0;
+  if (host) { /* the launch's record, in the kernel's hidden parameter before the queue reads it */
+    gl_host_kernel_prepare(L, u, 2, 3, r.slices);
+    r.captured = keep_host_record;
+    r.captured_arg = u;
+  }
+  gl_site site = GL_SITE(L);
+  r.site = &site;
+  int rc = gl_launch_submit(&r);
+  if (rc != 0) {
+    gl_runtime *rt = s->dev->rt;
+    if (host) gl_host_kernel_abandon(L, u);
+    if (rc == GL_REFUSED) return luaL_error(L, "%s", gl_error_message(rt)); /* as the arguments' own errors */
+    return gl_raise(L, rt);
   }
   lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;

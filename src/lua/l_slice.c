@@ -10,7 +10,7 @@
 #include "ops.h"
 
 void gl_check_slice_alive(lua_State *L, gl_slice *x, int arg) {
-  int rc = gl_slice_check(x, NULL, arg);
+  int rc = gl_slice_check(x, arg);
   if (rc == -2) luaL_error(L, "bad argument #%d: slice is not initialised", arg);
   if (rc != 0) gl_raise(L, x->a->dev->rt);
 }
@@ -110,7 +110,8 @@ int gl_slice_read_lua(lua_State *L) {
   gl_stream *s = gl_opt_stream(L, 2, dev, "x:read");
   gl_hostbuf *h = gl_push_hostbuf(L, x->dtype, x->count, 0, 0);
   gl_site site = GL_SITE(L);
-  if (gl_read(x, s, h, &site) != 0) return gl_raise(L, dev->rt);
+  gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = &site};
+  if (gl_read_submit(&r) != 0) return gl_raise(L, dev->rt);
   return 1;
 }
 

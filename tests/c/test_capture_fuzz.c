@@ -156,11 +156,13 @@ static gl_slice range(int m, uint64_t lo, uint64_t len) {
 static int queue(int si, const fop *o) {
   gl_slice d = range(o->dst, o->dlo, o->len);
   if (!o->copy) {
-    unsigned char v = (unsigned char)rnd(256);
-    return gl_fill(F.S[si].s, &d, &v, NULL);
+    gl_fill_req f = {.call = "s:fill", .s = F.S[si].s, .x = &d};
+    f.value[0] = (unsigned char)rnd(256);
+    return gl_fill_submit(&f);
   }
   gl_slice s = range(1 - o->dst, o->slo, o->len);
-  return gl_copy(F.S[si].s, (gl_ref){&d, NULL}, (gl_ref){&s, NULL}, NULL);
+  gl_copy_req c = {.call = "s:copy", .s = F.S[si].s, .dst = {&d, NULL}, .src = {&s, NULL}};
+  return gl_copy_submit(&c);
 }
 
 static int conflicts(hb_model *m, int si, const hb_access *a, int n) {

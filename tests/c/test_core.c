@@ -48,13 +48,30 @@ static gl_stream *new_stream(gl_device *d, const char *name) {
 
 static const float one = 1.0f, two = 2.0f;
 
+/* The requests a binding would make (ops.h). */
+static int fill(gl_stream *s, gl_slice *x, const float *v, gl_site *site) {
+  gl_fill_req r = {.call = "s:fill", .s = s, .x = x, .site = site};
+  memcpy(r.value, v, sizeof *v);
+  return gl_fill_submit(&r);
+}
+
+static int copy(gl_stream *s, gl_ref dst, gl_ref src, gl_site *site) {
+  gl_copy_req r = {.call = "s:copy", .s = s, .dst = dst, .src = src, .site = site};
+  return gl_copy_submit(&r);
+}
+
+static int read_into(gl_slice *x, gl_stream *s, gl_hostbuf *h, gl_site *site) {
+  gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = site};
+  return gl_read_submit(&r);
+}
+
 static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   gl_stream *a = new_stream(dev, "a"), *b = new_stream(dev, "b");
   gl_slice x;
   gl_site at_alloc = SITE("test_core.c:alloc");
   CHECK(gl_slice_alloc(a, GL_F32, 1024, 1, &at_alloc, &x) == 0, "%s", gl_error_message(rt));
   gl_site at_fill_a = SITE("test_core.c:fill on a"), at_fill_b = SITE("test_core.c:fill on b");
-  CHECK(gl_fill(a, &x, &one, &at_fill_a) == 0, "%s", gl_error_message(rt));
+  CHECK(fill(a, &x, &one, &at_fill_a) == 0, "%s", gl_error_message(rt));
 
   /* the checker's own answer: a conflict record naming the other stream */
   gl_conflict c;
@@ -67,7 +84,7 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
 
   /* strict: the queued operation is refused, naming both streams and both sites */
   uint64_t bseq = b->seq;
-  CHECK(gl_fill(b, &x, &two, &at_fill_b) == -1, "strict refuses the unordered fill");
+  CHECK(fill(b, &x, &two, &at_fill_b) == -1, "strict refuses the unordered fill");
   const char *msg = gl_error_message(rt);
   CHECK(strstr(msg, "stream 'b'") && strstr(msg, "stream 'a'") && strstr(msg, "test_core.c:fill on a") &&
             strstr(msg, "test_core.c:fill on b"),
@@ -77,20 +94,20 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   /* ordering: after b joins a, b's write is allowed */
   CHECK(gl_stream_join(b, a, 0, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_access_conflict(&x.a->acc, b, lo, hi, 1, &c) == 0, "ordered after the join");
-  CHECK(gl_fill(b, &x, &two, &at_fill_b) == 0, "%s", gl_error_message(rt));
+  CHECK(fill(b, &x, &two, &at_fill_b) == 0, "%s", gl_error_message(rt));
 
   /* disjoint views of one allocation never conflict */
   gl_slice lo_half, hi_half;
   gl_slice_view(&x, 0, 512, &lo_half);
   gl_slice_view(&x, 512, 512, &hi_half);
   CHECK(gl_stream_join(a, b, 0, NULL) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_fill(a, &lo_half, &one, NULL) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_fill(b, &hi_half, &one, NULL) == 0, "the other half is free: %s", gl_error_message(rt));
+  CHECK(fill(a, &lo_half, &one, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(fill(b, &hi_half, &one, NULL) == 0, "the other half is free: %s", gl_error_message(rt));
   CHECK(gl_access_conflict(&x.a->acc, b, 0, 4, 0, &c) == 1 && c.other == a, "the same half is not");
 
   /* auto: the unordered access makes b wait for a instead of failing */
   rt->policy = GL_POLICY_AUTO;
-  CHECK(gl_fill(b, &lo_half, &one, NULL) == 0, "auto inserts the wait: %s", gl_error_message(rt));
+  CHECK(fill(b, &lo_half, &one, NULL) == 0, "auto inserts the wait: %s", gl_error_message(rt));
   CHECK(gl_ordered_before(b, a, a->seq), "b is now ordered after all of a");
   rt->policy = GL_POLICY_STRICT;
   CHECK(gl_stream_join(a, b, 0, NULL) == 0, "%s", gl_error_message(rt));
@@ -98,14 +115,14 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   /* the data: a copy to the host and a read see the last fill */
   gl_hostbuf h;
   CHECK(gl_hostbuf_new(rt, GL_F32, 1024, 1, 1, &h) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_copy(a, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(copy(a, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == -1, "strict refuses a host read while the copy may run");
   CHECK(gl_stream_sync(a, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == 0, "after the sync it is allowed");
   CHECK(((float *)gl_hostbuf_ptr(&h))[1023] == 1.0f, "the copy holds the last fill");
   gl_hostbuf r;
   CHECK(gl_hostbuf_new(rt, GL_F32, 512, 0, 0, &r) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_read(&hi_half, b, &r, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(read_into(&hi_half, b, &r, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(((float *)gl_hostbuf_ptr(&r))[0] == 1.0f, "the read sees the same data");
 
   /* frees: ordered after every access; the memory comes back */
@@ -115,7 +132,7 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   CHECK(lo_half.a == NULL, "a view's finalizer drops its handle");
   CHECK(gl_slice_free(&hi_half, 0, &at_free) == 0, "%s", gl_error_message(rt));
   CHECK(gl_slice_free(&x, 0, &at_free) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_slice_check(&x, NULL, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
+  CHECK(gl_slice_check(&x, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
         "use after free names where: %s", gl_error_message(rt));
   CHECK(gl_slice_free(&x, 0, &at_free) == -1, "a second free is an error");
   gl_buf why = GL_BUF_INIT;
@@ -196,7 +213,7 @@ static void test_out_of_host_memory(gl_runtime *rt, gl_device *dev) {
     gl_slice_view(&x, (size_t)i, 1, &v);
     uint64_t seq = s[i]->seq;
     realloc_fails = 1;
-    int rc = gl_fill(s[i], &v, &one, NULL);
+    int rc = fill(s[i], &v, &one, NULL);
     realloc_fails = 0;
     if (rc != 0) {
       failed = 1;
@@ -238,7 +255,7 @@ static void test_retire_list(gl_runtime *rt, gl_device *dev) {
   size_t before = rt->pinned_held;
   gl_hostbuf h, r;
   CHECK(gl_hostbuf_new(rt, GL_F32, 256, 1, 0, &h) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_copy(dev->main, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(copy(dev->main, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
   gl_hostbuf_collect(&h);
   CHECK(gl_retire_pending(rt) && rt->pinned_held > before, "memory whose copy is queued waits on the retire list");
   CHECK(gl_stream_sync(dev->main, NULL) == 0, "%s", gl_error_message(rt));
