@@ -301,7 +301,7 @@ int gl_gemm(const gl_gemm_req *g) {
   if (g->beta != 0) o[n++] = (gl_operand){&g->c->a->acc, g->c->lo, chi, 0, g->c, NULL, rc, 0, NULL};
   o[n++] = (gl_operand){&g->c->a->acc, g->c->lo, chi, 1, g->c, NULL, rc, 0, NULL};
   o[n++] = (gl_operand){&slot->ws.a->acc, slot->ws.lo, slot->ws.hi, 1, &slot->ws, NULL, call, 0, slot->what};
-  gl_op op = {.kind = GL_OP_GEMM, .name = "gemm", .bytes = (size_t)C.need * es, .opnd = o, .nopnd = n};
+  gl_op op = {.kind = GL_OP_GEMM, .name = "gemm", .call = call, .bytes = (size_t)C.need * es, .opnd = o, .nopnd = n};
   /* column-major: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m) */
   op.u.gemm.handle = slot->h;
   op.u.gemm.ta = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;

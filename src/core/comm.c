@@ -354,7 +354,7 @@ int gl_comm_collective(const gl_coll_req *k) {
     if (reads) o[i][n++] = (gl_operand){&sx->a->acc, sx->lo, sx->hi, 0, sx, NULL, what, 0, NULL};
     if (k->kind != GL_COLL_REDUCE || c->first_rank + i == k->root)
       o[i][n++] = (gl_operand){&rx->a->acc, rx->lo, rx->hi, 1, rx, NULL, what, 0, NULL};
-    ops[i] = (gl_op){.kind = GL_OP_COLL, .name = what, .bytes = gl_slice_bytes(rx), .opnd = o[i], .nopnd = n};
+    ops[i] = (gl_op){.kind = GL_OP_COLL, .name = what, .call = what, .bytes = gl_slice_bytes(rx), .opnd = o[i], .nopnd = n};
     if (gl_queue_admit(k->streams[i], &ops[i], site) != 0) return -1;
   }
   gl_ncclResult r = gl_nc.ncclGroupStart();

@@ -199,10 +199,7 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-const char *gl_op_call(const gl_op *op) {
-  if (op->call) return op->call;
-  return op->kind == GL_OP_GEMM ? "s:gemm" : op->name; /* a collective's name is its call */
-}
+const char *gl_op_call(const gl_op *op) { return op->call ? op->call : op->name; }
 
 static int fail_launch(gl_runtime *rt, gl_device *dev, const gl_op *op, CUresult r, const char *call, gl_site *site) {
   if (op->kind == GL_OP_GEMM) return gl_blas_fail(rt, op, call);
