@@ -12,7 +12,8 @@ static const char *const record_options[] = {"timing", NULL};
 static int rerecord(lua_State *L, gl_stream *s, gl_event *e) {
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
-  if (gl_event_rerecord(e, s, e->timing ? "s:record{timing = true}" : "s:record", &site) != 0) return gl_raise(L, s->dev->rt);
+  const char *call = e->timing ? "s:record{timing = true}" : "s:record";
+  if (gl_event_rerecord(e, s, call, &site) != 0) return gl_raise(L, s->dev->rt);
   lua_pushvalue(L, 2); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
@@ -35,7 +36,8 @@ int gl_stream_record(lua_State *L) {
   }
   gl_event *e = gl_newudata(L, sizeof *e, 0, &gl_event_type);
   gl_site site = GL_SITE(L);
-  if (gl_event_record(e, s, timing, timing ? "s:record{timing = true}" : "s:record", &site) != 0) return gl_raise(L, s->dev->rt);
+  const char *call = timing ? "s:record{timing = true}" : "s:record";
+  if (gl_event_record(e, s, timing, call, &site) != 0) return gl_raise(L, s->dev->rt);
   return 1;
 }
 

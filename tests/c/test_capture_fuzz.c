@@ -338,7 +338,8 @@ static int captured_step(void) {
   if (r < 92) {
     if (e->live) gl_event_release(&e->e);
     memset(&e->e, 0, sizeof e->e);
-    if (gl_event_record(&e->e, F.S[a].s, 0, "record", NULL) != 0) return mismatch("record inside the capture: %s", err());
+    if (gl_event_record(&e->e, F.S[a].s, 0, "record", NULL) != 0)
+      return mismatch("record inside the capture: %s", err());
     e->live = 1;
     e->set = F.cap.after[a];
     NOTE("captured record on '%s'", name(a));
@@ -380,7 +381,8 @@ static int step_capture(int gi) {
     for (int j = 0; j < F.ns; j++)
       if (F.S[j].s == F.G[gi].g->replays.lanes[i].s) order[norder++] = j;
   int rebuilt;
-  rc = gi < 0 ? gl_graph_end(&fresh, ok, "capture", NULL) : gl_graph_end_update(F.G[gi].g, fresh, ok, &rebuilt, "update", NULL);
+  rc = gi < 0 ? gl_graph_end(&fresh, ok, "capture", NULL)
+              : gl_graph_end_update(F.G[gi].g, fresh, ok, &rebuilt, "update", NULL);
   int good = ok && rc == 0;
   stats.captures++;
   stats.failed += !good;
