@@ -68,9 +68,9 @@ static int read_limits(gl_device *d) {
   return 0;
 }
 
-int gl_device_open(gl_runtime *rt, int ordinal, gl_device **out) {
+int gl_device_open(gl_runtime *rt, int ordinal, const char *call, gl_device **out) {
   if (ordinal < 0 || ordinal >= rt->ndev)
-    return gl_fail(rt, "gpu.device: ordinal %d is out of range (%s has %d device%s: 0 to %d)", ordinal,
+    return gl_fail(rt, "%s: ordinal %d is out of range (%s has %d device%s: 0 to %d)", call, ordinal,
                    gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
   gl_device *d = &rt->devs[ordinal];
   *out = d;
@@ -84,7 +84,7 @@ int gl_device_open(gl_runtime *rt, int ordinal, gl_device **out) {
   int pools = 0;
   if (attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, &pools) != 0) return -1;
   if (!pools)
-    return gl_fail(rt, "gpu.device: device %d (%s) does not support stream-ordered allocation (memory pools)",
+    return gl_fail(rt, "%s: device %d (%s) does not support stream-ordered allocation (memory pools)", call,
                    ordinal, d->name);
   CALL(d, cuDevicePrimaryCtxRetain, &d->ctx, d->cu);
   gl_set_ctx(d);
@@ -156,22 +156,23 @@ int gl_device_reclaim(gl_device *d, gl_site *site) {
   return 0;
 }
 
-int gl_peer_grant(gl_runtime *rt, int ia, int ib) {
+int gl_peer_grant(gl_runtime *rt, int ia, int ib, const char *call) {
   for (int i = 0; i < 2; i++) {
     int o = i ? ib : ia;
     if (o < 0 || o >= rt->ndev)
-      return gl_fail(rt, "gpu.peer: device ordinal %d is out of range (%s has %d device%s: 0 to %d)", o,
+      return gl_fail(rt, "%s: device ordinal %d is out of range (%s has %d device%s: 0 to %d)", call, o,
                      gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
   }
   gl_device *a, *b;
-  if (gl_device_open(rt, ia, &a) != 0 || gl_device_open(rt, ib, &b) != 0) return -1;
+  if (gl_device_open(rt, ia, rt->names.device, &a) != 0 || gl_device_open(rt, ib, rt->names.device, &b) != 0)
+    return -1;
   if (a == b) return 0;
   if (gl_device_check(a) != 0 || gl_device_check(b) != 0) return -1;
   int can = 0;
   CALL(b, cuDeviceCanAccessPeer, &can, b->cu, a->cu);
   if (!can)
-    return gl_fail(rt, "gpu.peer: device %d (%s) cannot access the memory of device %d (%s): peer access is not "
-                       "supported between them", b->ordinal, b->name, a->ordinal, a->name);
+    return gl_fail(rt, "%s: device %d (%s) cannot access the memory of device %d (%s): peer access is not "
+                       "supported between them", call, b->ordinal, b->name, a->ordinal, a->name);
   gl_set_ctx(b);
   CUresult r = gl_drv.cuCtxEnablePeerAccess(a->ctx, 0);
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)

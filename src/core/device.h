@@ -48,8 +48,9 @@ struct gl_device {
   gl_stream *spares;         /* where the spares are made, from the first (gl_stream_spares) */
 };
 
-/* Device `ordinal`, opened at first use. */
-int gl_device_open(gl_runtime *rt, int ordinal, gl_device **out);
+/* Device `ordinal`, opened at first use. `call`: the call's name as the
+ * caller wrote it ("gpu.device"), which the errors begin with. */
+int gl_device_open(gl_runtime *rt, int ordinal, const char *call, gl_device **out);
 /* Make d's context current on this thread. */
 void gl_set_ctx(gl_device *d);
 /* 0 when d can take work; else -1: shut down, poisoned (the fault), or an
@@ -72,8 +73,9 @@ int gl_device_reclaim(gl_device *d, gl_site *site);
 /* Give the memory pool's unused memory back to the driver. */
 void gl_device_trim(gl_device *d);
 
-/* gpu.peer(a, b): let work on device b use memory of device a. */
-int gl_peer_grant(gl_runtime *rt, int a, int b);
+/* gpu.peer(a, b): let work on device b use memory of device a (`call`:
+ * the call's name, as above; opening a device is named rt->names.device). */
+int gl_peer_grant(gl_runtime *rt, int a, int b, const char *call);
 
 /* Teardown of one opened device (runtime.c): drain, destroy its streams,
  * events and modules, keep the context retained. */

@@ -81,10 +81,10 @@ static void take_snapshot(gl_event *e, gl_stream *s) {
   e->nsnap = len;
 }
 
-int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
+int gl_event_record(gl_event *e, gl_stream *s, int timing, const char *call, gl_site *site) {
   gl_device *d = s->dev;
   unsigned capture = 0;
-  if (d->rt->capture && gl_capture_check_record(d->rt, s, timing, &capture, site) != 0) return -1;
+  if (d->rt->capture && gl_capture_check_record(d->rt, s, timing, &capture, call, site) != 0) return -1;
   CUevent ev;
   CUresult r = gl_event_take(d, timing != 0, &ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
@@ -104,10 +104,10 @@ int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site) {
   return 0;
 }
 
-int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site) {
+int gl_event_rerecord(gl_event *e, gl_stream *s, const char *call, gl_site *site) {
   gl_device *d = s->dev;
   unsigned capture = 0;
-  if (d->rt->capture && gl_capture_check_record(d->rt, s, e->timing, &capture, site) != 0) return -1;
+  if (d->rt->capture && gl_capture_check_record(d->rt, s, e->timing, &capture, call, site) != 0) return -1;
   CUevent ev = e->ev;
   if (e->s->dev != d) { /* a driver event belongs to its context: one of d's */
     CUresult r = gl_event_take(d, e->timing != 0, &ev);
@@ -144,9 +144,9 @@ static void reached(gl_event *e) {
   else if (e->s->done_seq < e->seq) e->s->done_seq = e->seq;
 }
 
-int gl_event_sync(gl_event *e, gl_site *site) {
+int gl_event_sync(gl_event *e, const char *call, gl_site *site) {
   gl_device *d = e->s->dev;
-  if (gl_capture_check_event(d->rt, e, "e:sync", site) != 0) return -1;
+  if (gl_capture_check_event(d->rt, e, call, site) != 0) return -1;
   if (gl_comm_settle(d->rt, d, site) != 0) return -1;
   CUresult r = gl_drv.cuEventSynchronize(e->ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventSynchronize", site);
@@ -154,10 +154,10 @@ int gl_event_sync(gl_event *e, gl_site *site) {
   return 0;
 }
 
-int gl_event_query(gl_event *e, int *done, gl_site *site) {
+int gl_event_query(gl_event *e, int *done, const char *call, gl_site *site) {
   gl_device *d = e->s->dev;
   *done = 0;
-  if (gl_capture_check_event(d->rt, e, "e:query", site) != 0) return -1;
+  if (gl_capture_check_event(d->rt, e, call, site) != 0) return -1;
   if (gl_comm_poll(d->rt, d, site) != 0) return -1;
   CUresult r = gl_drv.cuEventQuery(e->ev);
   *done = 0;
@@ -177,10 +177,9 @@ int gl_event_peek(const gl_event *e) {
   return done;
 }
 
-int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {
+int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, const char *call, gl_site *site) {
   gl_runtime *rt = a->s->dev->rt;
-  if (gl_capture_check_event(rt, a, "e:elapsed", site) != 0 || gl_capture_check_event(rt, b, "e:elapsed", site) != 0)
-    return -1;
+  if (gl_capture_check_event(rt, a, call, site) != 0 || gl_capture_check_event(rt, b, call, site) != 0) return -1;
   if (!a->timing || !b->timing)
     return gl_fail(rt, "event:elapsed: both events must be recorded with timing = true (%s was not)",
                    !a->timing ? "the first" : "the second");
@@ -188,7 +187,7 @@ int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site) {
     return gl_fail(rt, "event:elapsed: the events are on two devices (the first on device %d, the second on "
                        "device %d): CUDA times only events of one device",
                    a->s->dev->ordinal, b->s->dev->ordinal);
-  if (gl_event_sync(a, site) != 0 || gl_event_sync(b, site) != 0) return -1;
+  if (gl_event_sync(a, call, site) != 0 || gl_event_sync(b, call, site) != 0) return -1;
   *ms = 0;
   CUresult r = gl_drv.cuEventElapsedTime(ms, a->ev, b->ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, a->s->dev, r, "cuEventElapsedTime", site);

@@ -31,24 +31,28 @@ struct gl_event {
   uint32_t inline_gen[GL_EVENT_SNAP_INLINE];
 };
 
+/* In these calls `call` is the call's name as the caller wrote it
+ * ("e:sync"; for a timing record, "s:record{timing = true}"): the errors
+ * begin with it. */
+
 /* Record a new event (e zeroed) after all work queued on s so far. On
  * failure e holds nothing to release. */
-int gl_event_record(gl_event *e, gl_stream *s, int timing, gl_site *site);
+int gl_event_record(gl_event *e, gl_stream *s, int timing, const char *call, gl_site *site);
 /* Record e again, now on s (of any device), after all work queued there so
  * far, as cuEventRecord does with an existing event: its timing stays, and
  * it allocates nothing (the driver event is kept; on another device one is
  * taken from that device's pool). On failure e is as it was. */
-int gl_event_rerecord(gl_event *e, gl_stream *s, gl_site *site);
+int gl_event_rerecord(gl_event *e, gl_stream *s, const char *call, gl_site *site);
 /* 0 when e can be used (recorded, its device healthy). */
 int gl_event_check(gl_event *e);
-int gl_event_sync(gl_event *e, gl_site *site);
-int gl_event_query(gl_event *e, int *reached, gl_site *site);
+int gl_event_sync(gl_event *e, const char *call, gl_site *site);
+int gl_event_query(gl_event *e, int *reached, const char *call, gl_site *site);
 /* 1 when the work e marks has finished, else 0 (also for an error, which
  * the device's next call reports), without telling the checker: what the
  * host learns here changes no verdict (a progress display; pipeline.lua). */
 int gl_event_peek(const gl_event *e);
 /* Milliseconds from a to b (both recorded with timing); waits for both. */
-int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, gl_site *site);
+int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, const char *call, gl_site *site);
 /* Give the driver event back to its device's pool, drop the stream. */
 void gl_event_release(gl_event *e);
 

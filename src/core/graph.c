@@ -31,19 +31,19 @@ static int grow(void **v, int *cap, int need, size_t size) {
   return 0;
 }
 
-static int capture_new(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
+static int capture_new(gl_stream *s, const char *name, const char *call, gl_site *site, gl_graph **out) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   *out = NULL;
   if (rt->capture)
-    return gl_fail(rt, "s:capture: graph '%s' is being captured already (s:capture at %s): captures do not nest",
-                   rt->capture->name, gl_loc_text(rt, rt->capture->capture_loc));
+    return gl_fail(rt, "%s: graph '%s' is being captured already (%s at %s): captures do not nest", call,
+                   rt->capture->name, rt->names.capture, gl_loc_text(rt, rt->capture->capture_loc));
   if (gl_stream_check(s) != 0) return -1;
   gl_retire_reap(rt, 0);
-  if (gl_blas_capture_prepare(s, "s:capture", site) != 0) return -1; /* spares for gemms on streams forked inside */
+  if (gl_blas_capture_prepare(s, call, site) != 0) return -1; /* spares for gemms on streams forked inside */
   if (gl_scratch_capture_prepare(s, site) != 0) return -1; /* and for reductions */
   gl_graph *g = calloc(1, sizeof *g);
-  if (!g) return gl_fail_nomem(rt, "s:capture");
+  if (!g) return gl_fail_nomem(rt, call);
   g->dev = dev;
   snprintf(g->name, sizeof g->name, "%s", name && *name ? name : "graph");
   g->capture_loc = gl_site_loc(rt, site);
@@ -77,8 +77,8 @@ static void unlink_live(gl_graph *g) {
   g->next_live = NULL;
 }
 
-int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out) {
-  return capture_new(s, name, site, out);
+int gl_graph_begin(gl_stream *s, const char *name, const char *call, gl_site *site, gl_graph **out) {
+  return capture_new(s, name, call, site, out);
 }
 
 static void release_modules(gl_graph *g) {
@@ -232,7 +232,7 @@ static int instantiate(gl_graph *g, gl_stream *s, gl_site *site) {
   return 0;
 }
 
-/* The end of the capture into g (by `call`: "s:capture", "g:update"): when
+/* The end of the capture into g (by `call`: the capture's, the update's): when
  * ok, checked complete (nothing lost, every fork joined back); the capture
  * is ended in any case, and on success the uses merged. *origin is the
  * capturing stream, with a reference for the caller. 0, or -1 (the error
@@ -245,11 +245,16 @@ static int end_checked(gl_graph *g, int ok, const char *call, gl_stream **origin
   if (ok && g->broken) rc = gl_fail_nomem(rt, call);
   if (ok && rc == 0) {
     const gl_stream *t = unjoined(g);
-    if (t)
+    if (t) {
+      gl_buf hint = GL_BUF_INIT;
+      gl_buf_printf(&hint, rt->names.join_hint, o->name, t->name);
       rc = gl_fail(rt,
-                   "%s of graph '%s' (s:capture at %s): stream '%s', forked from '%s' in the capture, was not joined "
-                   "back before the function returned: %s:join(%s) after its last work",
-                   call, g->name, gl_loc_text(rt, g->capture_loc), t->name, o->name, o->name, t->name);
+                   "%s of graph '%s' (%s at %s): stream '%s', forked from '%s' in the capture, was not joined "
+                   "back before the function returned: %s after its last work",
+                   call, g->name, rt->names.capture, gl_loc_text(rt, g->capture_loc), t->name, o->name,
+                   gl_buf_str(&hint));
+      gl_buf_free(&hint);
+    }
   }
   if (!ok || rc != 0) join_all(g);
   CUresult r = end_capture(g);
@@ -259,19 +264,19 @@ static int end_checked(gl_graph *g, int ok, const char *call, gl_stream **origin
 }
 
 /* The end of a capture: checked complete, then the graph made. */
-static int capture_finish(gl_graph *g, int ok, gl_site *site) {
+static int capture_finish(gl_graph *g, int ok, const char *call, gl_site *site) {
   gl_stream *origin;
-  int rc = end_checked(g, ok, "s:capture", &origin, site);
+  int rc = end_checked(g, ok, call, &origin, site);
   if (rc == 0) rc = instantiate(g, origin, site);
   gl_stream_unref(origin);
   return rc;
 }
 
-int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
+int gl_graph_end(gl_graph **pg, int ok, const char *call, gl_site *site) {
   gl_graph *g = *pg;
   gl_runtime *rt = g->dev->rt;
   int rc = 0;
-  if (capture_finish(g, ok, site) != 0) {
+  if (capture_finish(g, ok, call, site) != 0) {
     release_uses(g);
     destroy(g);
     *pg = NULL;
@@ -281,34 +286,35 @@ int gl_graph_end(gl_graph **pg, int ok, gl_site *site) {
   return rc;
 }
 
-int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **fresh) {
+int gl_graph_begin_update(gl_graph *g, gl_stream *s, const char *call, gl_site *site, gl_graph **fresh) {
   gl_runtime *rt = s->dev->rt;
   *fresh = NULL;
-  if (g->closed) return gl_fail(rt, "g:update: graph '%s' is closed", g->name);
+  if (g->closed) return gl_fail(rt, "%s: graph '%s' is closed", call, g->name);
   if (s->dev != g->dev)
-    return gl_fail(rt, "g:update: graph '%s' is on device %d, but stream '%s' is on device %d", g->name,
+    return gl_fail(rt, "%s: graph '%s' is on device %d, but stream '%s' is on device %d", call, g->name,
                    g->dev->ordinal, s->name, s->dev->ordinal);
-  if (capture_new(s, g->name, site, fresh) != 0) return -1;
+  /* the new capture begins as any capture does, and its errors say so */
+  if (capture_new(s, g->name, rt->names.capture, site, fresh) != 0) return -1;
   (*fresh)->updates = g;
   return 0;
 }
 
-static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site);
+static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, const char *call, gl_site *site);
 
 /* The update's end, then the graphs closed during it let their memory go
  * (g itself among them only when a caller closed it despite
  * gl_graph_check_close: its new work is let go with it). */
-int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
+int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, const char *call, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  int rc = end_update(g, fresh, ok, rebuilt, site);
+  int rc = end_update(g, fresh, ok, rebuilt, call, site);
   gl_retire_reap(rt, 0);
   return rc;
 }
 
-static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site) {
+static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, const char *call, gl_site *site) {
   *rebuilt = 0;
   gl_stream *origin;
-  int rc = end_checked(fresh, ok, "g:update", &origin, site);
+  int rc = end_checked(fresh, ok, call, &origin, site);
   /* the replays queued so far may use what the old work holds (its host
    * kernels' records, its modules): they finish first */
   if (rc == 0 && gl_access_wait_all(&g->replays, 1, site) != 0) rc = -1;
@@ -375,9 +381,9 @@ static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_sit
   return 0;
 }
 
-int gl_capture_add_member(gl_graph *g, gl_stream *t) {
+int gl_capture_add_member(gl_graph *g, gl_stream *t, const char *call) {
   if (grow((void **)&g->members, &g->capmembers, g->nmembers + 1, sizeof *g->members) != 0)
-    return gl_fail_nomem(g->dev->rt, "s:fork");
+    return gl_fail_nomem(g->dev->rt, call);
   gl_stream_ref(t);
   g->members[g->nmembers++] = t;
   t->capture = g;
@@ -441,7 +447,8 @@ int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg) {
  * (its call, its capture line and its memory, named as when it was
  * captured), the other stream's work and line. u is a merged use; the node
  * is found among those it merged. */
-static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, gl_conflict *c, gl_site *site) {
+static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, gl_conflict *c, const char *call,
+                           gl_site *site) {
   gl_runtime *rt = g->dev->rt;
   const gl_graph_use *n = u;
   gl_accesses *acc = g->mem[u->mem].acc;
@@ -454,7 +461,7 @@ static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, gl_
     }
   }
   gl_buf msg = GL_BUF_INIT;
-  gl_buf_printf(&msg, "g:launch of graph '%s' on ", g->name);
+  gl_buf_printf(&msg, "%s of graph '%s' on ", call, g->name);
   gl_conflict_stream(&msg, s, c);
   gl_buf_printf(&msg, " at %s: its node captured at %s (%s) %s %s", gl_loc_text(rt, gl_site_loc(rt, site)),
                 gl_loc_text(rt, n->loc), gl_loc_text(rt, n->role), n->write ? "writes" : "reads",
@@ -465,13 +472,13 @@ static int replay_conflict(gl_graph *g, gl_stream *s, const gl_graph_use *u, gl_
   return -1;
 }
 
-int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
+int gl_graph_launch(gl_graph *g, gl_stream *s, const char *call, gl_site *site) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
-  if (rt->capture && gl_capture_refuse(rt, "g:launch", site) != 0) return -1;
-  if (g->closed) return gl_fail(rt, "g:launch: graph '%s' is closed", g->name);
+  if (rt->capture && gl_capture_refuse(rt, call, site) != 0) return -1;
+  if (g->closed) return gl_fail(rt, "%s: graph '%s' is closed", call, g->name);
   if (dev != g->dev)
-    return gl_fail(rt, "g:launch: graph '%s' was captured on device %d, but stream '%s' is on device %d", g->name,
+    return gl_fail(rt, "%s: graph '%s' was captured on device %d, but stream '%s' is on device %d", call, g->name,
                    g->dev->ordinal, s->name, dev->ordinal);
   if (gl_stream_check(s) != 0) return -1;
   /* checked as if the captured work were queued on s now */
@@ -479,7 +486,7 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site) {
     const gl_graph_use *u = &g->use[i];
     gl_conflict c;
     int rc = gl_access_admit(g->mem[u->mem].acc, s, u->lo, u->hi, u->write, &c, site);
-    if (rc > 0) return replay_conflict(g, s, u, &c, site);
+    if (rc > 0) return replay_conflict(g, s, u, &c, call, site);
     if (rc < 0) return -1;
   }
   for (int i = 0; i < g->nuse; i++)
@@ -506,9 +513,10 @@ int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site) {
   gl_graph *c = rt->capture;
   if (!c || c->updates != g) return 0;
   return gl_fail(rt,
-                 "%s at %s: graph '%s' is being updated (g:update at %s): a graph cannot be closed inside its own "
-                 "update's function; close it after g:update returns",
-                 call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, gl_loc_text(rt, c->capture_loc));
+                 "%s at %s: graph '%s' is being updated (%s at %s): a graph cannot be closed inside its own "
+                 "update's function; close it after %s returns",
+                 call, gl_loc_text(rt, gl_site_loc(rt, site)), g->name, rt->names.update,
+                 gl_loc_text(rt, c->capture_loc), rt->names.update);
 }
 
 static void destroy_retired(void *obj) { destroy(obj); }

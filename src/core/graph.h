@@ -101,18 +101,22 @@ struct gl_graph {
   gl_retiree retire;      /* on the runtime's retire list: closed, its replays or a capture to end */
 };
 
+/* In these calls `call` is the call's name as the caller wrote it
+ * ("s:capture", "g:launch"): the errors begin with it. The other calls a
+ * message points at are the runtime's names (names.h). */
+
 /* Begin capturing s (rt->capture is the graph until it ends). */
-int gl_graph_begin(gl_stream *s, const char *name, gl_site *site, gl_graph **out);
+int gl_graph_begin(gl_stream *s, const char *name, const char *call, gl_site *site, gl_graph **out);
 /* End the capture. ok: the graph is checked complete (every fork joined
  * back) and instantiated; on failure, or when not ok (the script's function
  * failed), the capture is discarded and the graph released (*g = NULL). */
-int gl_graph_end(gl_graph **g, int ok, gl_site *site);
+int gl_graph_end(gl_graph **g, int ok, const char *call, gl_site *site);
 /* Capture again into g (g:update): on success g replays the new work (the
  * executable updated in place when the topology is the same, rebuilt when
  * not); on failure g is as it was. The new capture is begun by begin_update
  * and ended by end_update. */
-int gl_graph_begin_update(gl_graph *g, gl_stream *s, gl_site *site, gl_graph **fresh);
-int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, gl_site *site);
+int gl_graph_begin_update(gl_graph *g, gl_stream *s, const char *call, gl_site *site, gl_graph **fresh);
+int gl_graph_end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, const char *call, gl_site *site);
 
 /* During a capture: an error naming the call, the graph and where the
  * capture began; 0 when no capture runs. */
@@ -124,15 +128,16 @@ int gl_capture_check_stream(gl_runtime *rt, gl_stream *s, const char *call, gl_s
 int gl_capture_check_order(gl_runtime *rt, gl_stream *waiter, gl_stream *t, const char *call, gl_site *site);
 /* s:record on s (timing: a timing event): refused for a timing event on a
  * member; returns the id of the capture the record goes into, or 0. */
-int gl_capture_check_record(gl_runtime *rt, gl_stream *s, int timing, unsigned *capture, gl_site *site);
+int gl_capture_check_record(gl_runtime *rt, gl_stream *s, int timing, unsigned *capture, const char *call,
+                            gl_site *site);
 /* s:wait(e): an event recorded inside a capture orders work inside that
  * capture only; a member waits only for such an event. */
-int gl_capture_check_wait(gl_runtime *rt, gl_stream *s, const gl_event *e, gl_site *site);
+int gl_capture_check_wait(gl_runtime *rt, gl_stream *s, const gl_event *e, const char *call, gl_site *site);
 /* e:sync, e:query, e:elapsed (call): refused during a capture, and for an
  * event recorded inside one. */
 int gl_capture_check_event(gl_runtime *rt, const gl_event *e, const char *call, gl_site *site);
 /* s:fork inside a capture: t becomes a member. */
-int gl_capture_add_member(gl_graph *g, gl_stream *t);
+int gl_capture_add_member(gl_graph *g, gl_stream *t, const char *call);
 /* queue.c, during a capture: the capture-local records of the operand's
  * memory (held by the graph from now on), or NULL (out of memory). The
  * pointer lasts until the next call adds a memory (the list may move). */
@@ -142,7 +147,7 @@ int gl_graph_add_use(gl_graph *g, const gl_op *op, const gl_operand *o, int loc)
 int gl_graph_add_module(gl_graph *g, gl_module *m);
 int gl_graph_add_cleanup(gl_graph *g, void (*fn)(void *), void *arg);
 /* g:launch(s): checked and recorded on s like the captured work, then replayed. */
-int gl_graph_launch(gl_graph *g, gl_stream *s, gl_site *site);
+int gl_graph_launch(gl_graph *g, gl_stream *s, const char *call, gl_site *site);
 /* g:close() and <close> (not the collector's): refused inside g's own
  * g:update (the update still captures into g), naming both lines. */
 int gl_graph_check_close(gl_graph *g, const char *call, gl_site *site);

@@ -49,10 +49,11 @@ int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site 
   if (rt->capture && m->graph == (const struct gl_graph *)rt->capture && m->graph_uses) {
     gl_buf d = GL_BUF_INIT;
     gl_hostbuf_describe(h, &d);
-    gl_fail(rt, "%s: %s from Lua at %s during the capture of graph '%s' (s:capture at %s), which copies it: the copy "
-                "runs only at each g:launch, so touch the buffer before s:capture or after a replay",
-            gl_buf_str(&d), write ? "written" : "read", gl_loc_text(rt, gl_site_loc(rt, site)), rt->capture->name,
-            gl_loc_text(rt, rt->capture->capture_loc));
+    gl_fail(rt, "%s: %s from %s at %s during the capture of graph '%s' (%s at %s), which copies it: the copy "
+                "runs only at each %s, so touch the buffer before %s or after a replay",
+            gl_buf_str(&d), write ? "written" : "read", rt->names.language, gl_loc_text(rt, gl_site_loc(rt, site)),
+            rt->capture->name, rt->names.capture, gl_loc_text(rt, rt->capture->capture_loc),
+            rt->names.launch_graph, rt->names.capture);
     gl_buf_free(&d);
     return -1;
   }
@@ -165,12 +166,12 @@ static int larger_than_host(size_t bytes) { return physical_bytes() && bytes > p
 
 /* Pinned memory: a request larger than the host's memory fails at once (the
  * driver might try to pin page after page). */
-static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count) {
+static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count, const char *call) {
   const char *dn = gl_dtypes[dt].name;
   CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
   if (!larger_than_host(m->bytes)) {
     gl_device *d0;
-    if (gl_device_open(rt, 0, &d0) != 0) return -1; /* pinned memory needs a context */
+    if (gl_device_open(rt, 0, rt->names.device, &d0) != 0) return -1; /* pinned memory needs a context */
     gl_set_ctx(d0);
     r = gl_drv.cuMemHostAlloc(&m->ptr, m->bytes, CU_MEMHOSTALLOC_PORTABLE);
   }
@@ -180,17 +181,17 @@ static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count
   }
   m->ptr = NULL;
   if (r != CUDA_ERROR_OUT_OF_MEMORY)
-    return gl_fail_code(rt, r, "gpu.host: could not allocate %zu bytes of pinned host memory (%s[%zu]): %s", m->bytes,
-                        dn, count, gl_error_name(r));
+    return gl_fail_code(rt, r, "%s: could not allocate %zu bytes of pinned host memory (%s[%zu]): %s", call,
+                        m->bytes, dn, count, gl_error_name(r));
   size_t avail = 0, total = 0;
   host_memory(1, &avail, &total);
   return gl_fail_code(rt, r,
-                      "gpu.host: out of pinned host memory: requested %s[%zu] (%zu bytes), %zu of %zu bytes of host "
+                      "%s: out of pinned host memory: requested %s[%zu] (%zu bytes), %zu of %zu bytes of host "
                       "memory available, %zu bytes pinned by gpulua",
-                      dn, count, m->bytes, avail, total, rt->pinned_held);
+                      call, dn, count, m->bytes, avail, total, rt->pinned_held);
 }
 
-static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count) {
+static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count, const char *call) {
   if (larger_than_host(m->bytes)) {
     m->ptr = NULL;
   } else if (m->bytes >= LAZY_ZERO_BYTES) { /* fresh pages: zero, and untouched until used */
@@ -204,7 +205,7 @@ static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t cou
   size_t avail = 0, total = 0;
   host_memory(0, &avail, &total);
   return gl_fail_code(rt, CUDA_ERROR_OUT_OF_MEMORY,
-                      "gpu.host: out of host memory: requested %s[%zu] (%zu bytes), %zu of %zu bytes available",
+                      "%s: out of host memory: requested %s[%zu] (%zu bytes), %zu of %zu bytes available", call,
                       gl_dtypes[dt].name, count, m->bytes, avail, total);
 }
 
@@ -218,14 +219,14 @@ static void init_handle(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count)
   h->released_at = GL_LOC_NONE;
 }
 
-int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h) {
+int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, const char *call, gl_hostbuf *h) {
   if (gl_retire_pending(rt)) gl_retire_reap(rt, 0);
   gl_hostmem *m = calloc(1, sizeof *m);
-  if (!m) return gl_fail_nomem(rt, "gpu.host");
+  if (!m) return gl_fail_nomem(rt, call);
   m->rt = rt;
   m->bytes = count * gl_dtypes[dt].size;
   m->pinned = pinned;
-  if ((pinned ? alloc_pinned : alloc_pageable)(rt, m, dt, count) != 0) {
+  if ((pinned ? alloc_pinned : alloc_pageable)(rt, m, dt, count, call) != 0) {
     free(m);
     return -1;
   }
@@ -276,7 +277,7 @@ int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why) {
  * copies queued on it have finished (never earlier), and its views become
  * unusable; freeing a view releases only that view, like slices. A host
  * kernel's view is not freed: its <close> ends it (the handle expires). */
-int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site) {
+int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, const char *call, gl_site *site) {
   gl_hostmem *m = h->m;
   const char *dt = gl_dtypes[h->dtype].name;
   if (m && m->borrowed && block) {
@@ -292,19 +293,18 @@ int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site) {
   }
   gl_buf why = GL_BUF_INIT;
   if (gl_hostbuf_released(rt, h, &why)) {
-    gl_fail(rt, "h:free: %s", gl_buf_str(&why));
+    gl_fail(rt, "%s: %s", call, gl_buf_str(&why));
     gl_buf_free(&why);
     return -1;
   }
-  if (!m) return gl_fail(rt, "h:free: host buffer %s[%zu] is released", dt, h->count);
+  if (!m) return gl_fail(rt, "%s: host buffer %s[%zu] is released", call, dt, h->count);
   if (m->borrowed)
-    return gl_fail(rt, "h:free: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", dt,
+    return gl_fail(rt, "%s: a host view of a slice (%s[%zu]) belongs to the slice and cannot be freed", call, dt,
                    h->count);
   if (m->graph_uses && !h->is_view)
-    return gl_fail(rt, "h:free: host buffer %s[%zu] is used by graph '%s' (captured at %s): close the graph first "
-                   "(g:close())",
-                   dt, h->count, m->graph ? m->graph->name : "?",
-                   m->graph ? gl_loc_text(rt, m->graph->capture_loc) : "?");
+    return gl_fail(rt, "%s: host buffer %s[%zu] is used by graph '%s' (captured at %s): close the graph first (%s)",
+                   call, dt, h->count, m->graph ? m->graph->name : "?",
+                   m->graph ? gl_loc_text(rt, m->graph->capture_loc) : "?", rt->names.close_graph);
   int loc = gl_site_loc(rt, site);
   if (!h->is_view) {
     m->freed = 1;

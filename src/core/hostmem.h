@@ -53,10 +53,13 @@ struct gl_hostbuf {
   int expired;          /* a host kernel's view after the call */
 };
 
+/* In these calls `call` is the call's name as the caller wrote it
+ * ("gpu.host", "h:free"): the errors begin with it. */
+
 /* A buffer of count elements into the zeroed handle h; zero: its contents
  * read as zeros. Out of memory fails with the code CUDA_ERROR_OUT_OF_MEMORY
  * (the caller may collect garbage, gl_retire_reap, and try again). */
-int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, gl_hostbuf *h);
+int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int zero, const char *call, gl_hostbuf *h);
 /* v (zeroed) becomes a view of count elements of h from offset. */
 void gl_hostbuf_view(gl_hostbuf *h, size_t offset, size_t count, gl_hostbuf *v);
 /* 0 when h may be used: not freed, not released, not an expired view. */
@@ -64,7 +67,7 @@ int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h);
 /* The handle's release by its owner (h:free(), a <close> variable; block:
  * the latter, which ends a host kernel's view rather than refusing it).
  * Freeing a released handle fails (gl_hostbuf_released tells beforehand). */
-int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, gl_site *site);
+int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, const char *call, gl_site *site);
 /* Whether h was released already (freed, its buffer freed, or a host
  * kernel's view ended): 1, with what to say in why; else 0. */
 int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why);

@@ -32,6 +32,10 @@ void gl_slice_range(const gl_slice *x, uint64_t lo, uint64_t hi, int again, gl_b
 }
 
 int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x) {
+  return gl_slice_new(s, dt, n, zero, s->dev->rt->names.alloc, site, x);
+}
+
+int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call, gl_site *site, gl_slice *x) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   size_t bytes = n * gl_dtypes[dt].size;
@@ -49,8 +53,8 @@ int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site,
     gl_device_trim(dev); /* a failed request can leave the pool holding the memory: the free bytes are real */
     size_t free_ = 0, total = 0;
     gl_drv.cuMemGetInfo(&free_, &total);
-    return gl_fail_code(rt, r, "dev:%s: out of memory on device %d: requested %s[%zu] (%zu bytes), %zu of %zu bytes free",
-                        zero ? "zeros" : "alloc", dev->ordinal, gl_dtypes[dt].name, n, bytes, free_, total);
+    return gl_fail_code(rt, r, "%s: out of memory on device %d: requested %s[%zu] (%zu bytes), %zu of %zu bytes free",
+                        call, dev->ordinal, gl_dtypes[dt].name, n, bytes, free_, total);
   }
   a->refs = 1;
   a->live = 1;
@@ -70,8 +74,8 @@ int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site,
     gl_access_record(&a->acc, s, 0, bytes, 1, gl_site_loc(rt, site));
     return 0;
   }
-  gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, "dev:zeros", 0, NULL};
-  gl_op op = {.kind = GL_OP_FILL, .name = "dev:zeros", .call = "dev:zeros", .bytes = bytes, .opnd = &o, .nopnd = 1};
+  gl_operand o = {&a->acc, 0, bytes, 1, x, NULL, call, 0, NULL};
+  gl_op op = {.kind = GL_OP_FILL, .name = call, .call = call, .bytes = bytes, .opnd = &o, .nopnd = 1};
   op.u.fill.p = a->ptr;
   op.u.fill.size = 1;
   return gl_queue_op(s, &op, site); /* on failure the slice stays valid: its memory is undefined */
@@ -191,13 +195,13 @@ int gl_slice_released(const gl_slice *x, gl_buf *why) {
   return 1;
 }
 
-int gl_slice_free(gl_slice *x, int block, gl_site *site) {
+int gl_slice_free(gl_slice *x, int block, const char *call, gl_site *site) {
   gl_alloc *a = x->a;
   if (!a) return 0;
   gl_runtime *rt = a->dev->rt;
   gl_buf why = GL_BUF_INIT;
   if (gl_slice_released(x, &why)) {
-    gl_fail(rt, "x:free: %s", gl_buf_str(&why));
+    gl_fail(rt, "%s: %s", call, gl_buf_str(&why));
     gl_buf_free(&why);
     return -1;
   }
@@ -210,11 +214,11 @@ int gl_slice_free(gl_slice *x, int block, gl_site *site) {
     gl_buf d = GL_BUF_INIT;
     gl_slice_describe(x, &d);
     if (a->graph)
-      gl_fail(rt, "x:free: %s is used by graph '%s' (captured at %s): close the graph first (g:close())",
-              gl_buf_str(&d), a->graph->name, gl_loc_text(rt, a->graph->capture_loc));
+      gl_fail(rt, "%s: %s is used by graph '%s' (captured at %s): close the graph first (%s)", call,
+              gl_buf_str(&d), a->graph->name, gl_loc_text(rt, a->graph->capture_loc), rt->names.close_graph);
     else
-      gl_fail(rt, "x:free: %s is used by %d live graph%s: close them first (g:close())", gl_buf_str(&d),
-              a->graph_uses, a->graph_uses == 1 ? "" : "s");
+      gl_fail(rt, "%s: %s is used by %d live graph%s: close them first (%s)", call, gl_buf_str(&d),
+              a->graph_uses, a->graph_uses == 1 ? "" : "s", rt->names.close_graph);
     gl_buf_free(&d);
     return -1;
   }

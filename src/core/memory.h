@@ -47,9 +47,13 @@ struct gl_slice {
 };
 
 /* Allocate n elements (zero: and zero-fill them) on stream s, into the
- * zeroed slice x. Out of device memory fails with the code
- * CUDA_ERROR_OUT_OF_MEMORY (the caller may reclaim and try again). The
- * allocation counts as a write on s. */
+ * zeroed slice x, for `call` (the call's name as the caller wrote it,
+ * "dev:zeros": errors begin with it, and the zero fill is named so). Out
+ * of device memory fails with the code CUDA_ERROR_OUT_OF_MEMORY (the caller
+ * may reclaim and try again). The allocation counts as a write on s. */
+int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call, gl_site *site, gl_slice *x);
+/* The same for gpulua's own memory (workspaces, scratch), named as the
+ * runtime's allocation call (rt->names.alloc, names.h). */
 int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x);
 /* v (zeroed) becomes a view of count elements of x from offset. */
 void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
@@ -72,7 +76,7 @@ void gl_alloc_graph_rename(gl_alloc *a, const struct gl_graph *from, const struc
  * which lets the memory of a slice a live graph uses go with the graph
  * rather than failing. Freeing a released slice fails (gl_slice_released
  * tells beforehand). */
-int gl_slice_free(gl_slice *x, int block, gl_site *site);
+int gl_slice_free(gl_slice *x, int block, const char *call, gl_site *site);
 /* Whether x was released already (its own free, or its memory's): 1, with
  * what to say in why ("slice f32[4] on device 0 is already freed (at
  * job.lua:3)"); else 0. */

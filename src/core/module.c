@@ -123,17 +123,18 @@ void gl_kernel_unref(gl_kernel *k) {
   free(k);
 }
 
-int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, gl_site *site) {
+int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, const char *call,
+                  gl_site *site) {
   gl_runtime *rt = m->dev->rt;
   if (gl_device_check(m->dev) != 0) return -1;
   gl_kernel *k = kernel_alloc(m, name);
-  if (!k) return gl_fail_nomem(rt, "m:kernel");
+  if (!k) return gl_fail_nomem(rt, call);
   k->sig = *sig;
   gl_set_ctx(m->dev);
   CUresult r = gl_drv.cuModuleGetFunction(&k->f, m->mod, name);
   int rc = 0;
   if (r == CUDA_ERROR_NOT_FOUND)
-    rc = gl_fail(rt, "m:kernel: module '%s' has no kernel named '%s' (declare it extern \"C\" __global__)", m->name,
+    rc = gl_fail(rt, "%s: module '%s' has no kernel named '%s' (declare it extern \"C\" __global__)", call, m->name,
                  name);
   else if (r != CUDA_SUCCESS)
     rc = gl_fail_cu(rt, m->dev, r, "cuModuleGetFunction", site);
@@ -170,7 +171,7 @@ static int builtin_module(gl_device *dev, gl_dtype dt) {
     for (int i = 0; i < gl_nbuiltins; i++) gl_buf_printf(&ptx, ".entry %s_%s()\n", gl_builtins[i].name, dtn);
     if (ptx.failed) {
       gl_buf_free(&ptx);
-      return gl_fail_nomem(rt, "gpu.kernels");
+      return gl_fail_nomem(rt, rt->names.builtins);
     }
     img = ptx.s; /* the buffer's memory becomes the image */
   } else {
@@ -178,7 +179,7 @@ static int builtin_module(gl_device *dev, gl_dtype dt) {
     char what[64];
     snprintf(what, sizeof what, "gpulua/kernels/builtins.cu (%s)", dtn);
     size_t n;
-    if (gl_compile(dev, "gpu.kernels", what, src, strlen(src), &opt, 1, &img, &n) != 0) return -1;
+    if (gl_compile(dev, rt->names.builtins, what, src, strlen(src), &opt, 1, &img, &n) != 0) return -1;
   }
   char name[64];
   snprintf(name, sizeof name, "gpulua built-in kernels for %s (device %d)", dtn, dev->ordinal);
@@ -191,7 +192,7 @@ static int builtin_module(gl_device *dev, gl_dtype dt) {
   if (!m || !(m->name = strdup(name))) {
     free(m);
     gl_drv.cuModuleUnload(mod);
-    return gl_fail_nomem(rt, "gpu.kernels");
+    return gl_fail_nomem(rt, rt->names.builtins);
   }
   m->refs = 1;
   m->dev = dev;
@@ -226,7 +227,7 @@ int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kerne
   char name[GL_KERNEL_NAME_MAX + 1];
   snprintf(name, sizeof name, "%s_%s", b->name, gl_dtypes[dt].name);
   gl_kernel *k = kernel_alloc(dev->builtins[dt], name);
-  if (!k) return gl_fail_nomem(rt, "gpu.kernels");
+  if (!k) return gl_fail_nomem(rt, rt->names.builtins);
   k->builtin = b;
   k->nhidden = b->reduces ? GL_BUILTIN_HIDDEN : 0;
   if (gl_builtin_signature(rt, b, dt, &k->sig) != 0) {

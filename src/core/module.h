@@ -58,12 +58,15 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
 void gl_module_ref(gl_module *m);
 void gl_module_unref(gl_module *m);
 /* m:kernel(name, signature): the kernel, checked against the driver's
- * parameter info where it offers it. */
-int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, gl_site *site);
+ * parameter info where it offers it. `call`: the call's name as the caller
+ * wrote it ("m:kernel"), which the errors begin with. */
+int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, const char *call,
+                  gl_site *site);
 void gl_kernel_unref(gl_kernel *k);
 
 /* The built-in `b` for dtype dt on dev (compiled and loaded at first use,
- * then cached on the device). */
+ * then cached on the device). Its errors are named as the runtime's
+ * built-in kernels (rt->names.builtins, names.h). */
 int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kernel **out);
 /* `b`'s signature with T spelled as dt. */
 int gl_builtin_signature(gl_runtime *rt, const gl_builtin *b, gl_dtype dt, gl_signature *sig);

@@ -42,6 +42,23 @@ void gl_host_kernel_leave(void) {
   atomic_fetch_sub_explicit(&gl_host_kernels_anywhere, 1, memory_order_relaxed);
 }
 
+const gl_names gl_names_c = {
+    .device = "gl_device_open",
+    .alloc = "gl_slice_new",
+    .builtins = "gl_builtin_kernel",
+    .trace = "gl_trace_start",
+    .language = "C",
+    .capture = "gl_graph_begin",
+    .update = "gl_graph_begin_update",
+    .launch_graph = "gl_graph_launch",
+    .close_graph = "gl_graph_close()",
+    .fork = "gl_stream_fork",
+    .join = "gl_stream_join",
+    .join_hint = "gl_stream_join('%s', '%s')",
+    .record_again = "gl_event_rerecord()",
+    .trace_start = "gl_trace_start()",
+};
+
 static void teardown_at_exit(void) {
   while (live) gl_runtime_teardown(live); /* inside a sim host kernel each one is abandoned */
 }
@@ -91,6 +108,7 @@ gl_runtime *gl_runtime_new(gl_buf *why) {
   }
   rt->ndev = n;
   rt->policy = (gl_policy)policy;
+  rt->names = gl_names_c;
   const char *file = gl_trace_option(), *svg = gl_timeline_svg_option();
   int text = gl_timeline_option();
   if (((file || text) && gl_trace_start(rt, "gpulua: --trace (or GPULUA_TRACE)", file, text) != 0) ||

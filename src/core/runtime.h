@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 
 #include "error.h"
+#include "names.h"
 #include "site.h"
 #include "types.h"
 
@@ -34,6 +35,7 @@ struct gl_runtime {
   unsigned char *peer;   /* peer[b * ndev + a]: kernels on b may use memory of a */
   gl_locations locs;
   gl_error err;
+  gl_names names;        /* the calls that messages refer to (names.h) */
   gl_trace *trace;       /* NULL unless tracing */
   struct gl_retiree *retired; /* released once their fences pass (retire.h) */
   gl_hostmem *borrows;   /* host views of device memory lent to a sim host kernel */
@@ -48,7 +50,8 @@ struct gl_runtime {
 };
 
 /* A runtime on the chosen backend (options.h: gl_backend_choose first),
- * with its policy from the options. NULL with the reason in why. */
+ * with its policy from the options and gl_names_c as its vocabulary. NULL
+ * with the reason in why. */
 gl_runtime *gl_runtime_new(gl_buf *why);
 /* Drain every device, destroy what is left, release the contexts. Also run
  * at exit() for runtimes still live (os.exit without closing the state).

@@ -122,7 +122,7 @@ int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *s
   gl_runtime *rt = s->dev->rt;
   /* inside a capture the wait is a dependency of the graph: always made */
   int captured = rt->capture && waiter->capture == rt->capture;
-  if (gl_capture_check_order(rt, waiter, s, "s:join", site) != 0) return -1;
+  if (gl_capture_check_order(rt, waiter, s, rt->names.join, site) != 0) return -1;
   if (learn && gl_clock_join(waiter, s) != 0) return gl_fail_nomem(rt, NULL);
   if (!captured && s->done_seq >= s->seq) return 0;
   CUevent ev = s->final_ev;
@@ -145,32 +145,32 @@ int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site) {
   return gl_stream_order_after(s, t, 1, site);
 }
 
-int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site) {
+int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, const char *call, gl_site *site) {
   gl_stream *t;
   *out = NULL;
   gl_runtime *rt = s->dev->rt;
-  if (rt->capture && gl_capture_check_stream(rt, s, "s:fork", site) != 0) return -1;
+  if (rt->capture && gl_capture_check_stream(rt, s, call, site) != 0) return -1;
   if (gl_stream_new(s->dev, name, priority, 0, &t, site) != 0) return -1;
   *out = t;
-  if (rt->capture && gl_capture_add_member(rt->capture, t) != 0) return -1; /* a branch of the graph */
+  if (rt->capture && gl_capture_add_member(rt->capture, t, call) != 0) return -1; /* a branch of the graph */
   gl_trace_wait(t, s, s->seq, "fork");
   return gl_stream_order_after(t, s, 1, site); /* on failure t is still the caller's to release */
 }
 
-int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site) {
+int gl_stream_wait_event(gl_stream *s, gl_event *e, const char *call, gl_site *site) {
   gl_runtime *rt = s->dev->rt;
-  if ((rt->capture || e->capture) && gl_capture_check_wait(rt, s, e, site) != 0) return -1;
+  if ((rt->capture || e->capture) && gl_capture_check_wait(rt, s, e, call, site) != 0) return -1;
   gl_set_ctx(s->dev);
   CUresult r = gl_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuStreamWaitEvent", site);
   int lost = gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);
   if (rt->trace) gl_trace_wait(s, e->s, e->seq, "wait");
   s->seq++;
-  return lost ? gl_fail_nomem(rt, "s:wait") : 0;
+  return lost ? gl_fail_nomem(rt, call) : 0;
 }
 
-int gl_stream_sync(gl_stream *s, gl_site *site) {
-  if (gl_capture_refuse(s->dev->rt, "s:sync", site) != 0) return -1;
+int gl_stream_sync(gl_stream *s, const char *call, gl_site *site) {
+  if (gl_capture_refuse(s->dev->rt, call, site) != 0) return -1;
   gl_set_ctx(s->dev);
   if (gl_comm_settle(s->dev->rt, s->dev, site) != 0) return -1;
   gl_set_ctx(s->dev);
@@ -181,9 +181,9 @@ int gl_stream_sync(gl_stream *s, gl_site *site) {
   return 0;
 }
 
-int gl_stream_query(gl_stream *s, int *finished, gl_site *site) {
+int gl_stream_query(gl_stream *s, int *finished, const char *call, gl_site *site) {
   *finished = 0;
-  if (gl_capture_refuse(s->dev->rt, "s:query", site) != 0) return -1;
+  if (gl_capture_refuse(s->dev->rt, call, site) != 0) return -1;
   if (gl_comm_poll(s->dev->rt, s->dev, site) != 0) return -1;
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;

@@ -61,18 +61,23 @@ int gl_stream_close(gl_stream *s, int loc, int learn);
 /* `waiter`'s later work waits for all work queued on s so far (s open or
  * closed), through s's tail event. With learn, the checker counts waiter as
  * ordered after s (a join, a fork, auto's waits); without, the wait is
- * gpulua's own bookkeeping (a free's ordering) and changes no verdict. */
+ * gpulua's own bookkeeping (a free's ordering) and changes no verdict.
+ * During a capture a wait across its edge is refused, named as the
+ * runtime's join (rt->names.join, names.h), whoever asked for it. */
 int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *site);
 /* s:join(t), and the waits `auto` inserts (inserted = 1, for the trace). */
 int gl_stream_join(gl_stream *s, gl_stream *t, int inserted, gl_site *site);
+/* In these calls `call` is the call's name as the caller wrote it
+ * ("s:fork", "s:sync"): the errors begin with it. */
+
 /* s:fork{}: a new stream whose work starts after s's queued work. *out is
  * the caller's reference whenever it is set (also when the ordering failed). */
-int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, gl_site *site);
+int gl_stream_fork(gl_stream *s, const char *name, int priority, gl_stream **out, const char *call, gl_site *site);
 /* s:wait(e) */
-int gl_stream_wait_event(gl_stream *s, gl_event *e, gl_site *site);
+int gl_stream_wait_event(gl_stream *s, gl_event *e, const char *call, gl_site *site);
 
-int gl_stream_sync(gl_stream *s, gl_site *site);
-int gl_stream_query(gl_stream *s, int *finished, gl_site *site);
+int gl_stream_sync(gl_stream *s, const char *call, gl_site *site);
+int gl_stream_query(gl_stream *s, int *finished, const char *call, gl_site *site);
 /* Block the host until the work queued on s so far has finished (through
  * s's tail event: a copy just queued, as x:read does). */
 int gl_stream_wait_host(gl_stream *s, gl_site *site);
@@ -83,7 +88,7 @@ int gl_stream_wait_host(gl_stream *s, gl_site *site);
  * stream needs to be ordered after their making to use them. */
 int gl_stream_spares(gl_device *d, gl_site *site, gl_stream **out);
 static inline int gl_stream_spares_ready(gl_stream *spares, gl_site *site) {
-  return spares->done_seq == spares->seq ? 0 : gl_stream_sync(spares, site);
+  return spares->done_seq == spares->seq ? 0 : gl_stream_sync(spares, "gl_stream_spares_ready", site);
 }
 /* The host has seen all work queued on s finish. */
 void gl_stream_mark_synced(gl_stream *s);

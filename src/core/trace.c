@@ -338,11 +338,11 @@ static int write_json(const gl_trace *T, const char *path) {
 
 static int begin(gl_runtime *rt, int timeline) {
   gl_trace *T = calloc(1, sizeof *T);
-  if (!T) return gl_fail_nomem(rt, "gpu.trace");
+  if (!T) return gl_fail_nomem(rt, rt->names.trace);
   T->dev = calloc((size_t)(rt->ndev > 0 ? rt->ndev : 1), sizeof *T->dev);
   if (!T->dev) {
     free(T);
-    return gl_fail_nomem(rt, "gpu.trace");
+    return gl_fail_nomem(rt, rt->names.trace);
   }
   T->rt = rt;
   T->ndev = rt->ndev;
@@ -374,7 +374,7 @@ int gl_trace_start(gl_runtime *rt, const char *what, const char *file, int timel
   if (file && check_writable(rt, what, file) != 0) return -1;
   gl_trace *T = rt->trace;
   if (T && T->file[0] && file) { /* the running trace is written first */
-    if (gl_trace_write(rt) != 0) return -1;
+    if (gl_trace_write(rt, what) != 0) return -1;
     drop_records(T);
   }
   if (!T && begin(rt, timeline) != 0) return -1;
@@ -424,11 +424,11 @@ const char *gl_trace_file(const gl_runtime *rt) {
   return rt->trace && rt->trace->file[0] ? rt->trace->file : NULL;
 }
 
-int gl_trace_write(gl_runtime *rt) {
+int gl_trace_write(gl_runtime *rt, const char *call) {
   gl_trace *T = rt->trace;
-  if (!T || !T->file[0]) return gl_fail(rt, "gpu.trace: no trace file (start one with gpu.trace(\"run.json\"))");
+  if (!T || !T->file[0]) return gl_fail(rt, "%s: no trace file (start one with %s)", call, rt->names.trace_start);
   for (long i = 0; i < T->n; i++) harvest(T, &T->ops[i], 1);
-  if (write_json(T, T->file) != 0) return gl_fail(rt, "gpu.trace: cannot write %s: %s", T->file, strerror(errno));
+  if (write_json(T, T->file) != 0) return gl_fail(rt, "%s: cannot write %s: %s", call, T->file, strerror(errno));
   return 0;
 }
 

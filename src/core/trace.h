@@ -39,8 +39,10 @@ int gl_trace_start_svg(gl_runtime *rt, const char *what, const char *svg);
 int gl_trace_timeline(gl_runtime *rt, const char *what, gl_buf *text, const char *svg);
 /* The trace file, or NULL when not tracing or tracing without one. */
 const char *gl_trace_file(const gl_runtime *rt);
-/* Wait for the traced operations' times and write the file now. */
-int gl_trace_write(gl_runtime *rt);
+/* Wait for the traced operations' times and write the file now (`call`:
+ * the call's name as the caller wrote it, which the errors begin with).
+ * Recording that cannot begin for lack of memory is named rt->names.trace. */
+int gl_trace_write(gl_runtime *rt, const char *call);
 /* Write the file, the SVG and the text timeline (stderr), and stop. Also at
  * teardown. */
 void gl_trace_finish(gl_runtime *rt);

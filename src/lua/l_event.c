@@ -12,7 +12,8 @@ static const char *const record_options[] = {"timing", NULL};
 static int rerecord(lua_State *L, gl_stream *s, gl_event *e) {
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
-  if (gl_event_rerecord(e, s, &site) != 0) return gl_raise(L, s->dev->rt);
+  const char *call = e->timing ? "s:record{timing = true}" : "s:record";
+  if (gl_event_rerecord(e, s, call, &site) != 0) return gl_raise(L, s->dev->rt);
   lua_pushvalue(L, 2); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
@@ -35,7 +36,8 @@ int gl_stream_record(lua_State *L) {
   }
   gl_event *e = gl_newudata(L, sizeof *e, 0, &gl_event_type);
   gl_site site = GL_SITE(L);
-  if (gl_event_record(e, s, timing, &site) != 0) return gl_raise(L, s->dev->rt);
+  const char *call = timing ? "s:record{timing = true}" : "s:record";
+  if (gl_event_record(e, s, timing, call, &site) != 0) return gl_raise(L, s->dev->rt);
   return 1;
 }
 
@@ -52,7 +54,7 @@ static gl_event *check_event(lua_State *L, int idx) {
 int gl_event_sync_lua(lua_State *L) {
   gl_event *e = check_event(L, 1);
   gl_site site = GL_SITE(L);
-  if (gl_event_sync(e, &site) != 0) return gl_raise(L, e->s->dev->rt);
+  if (gl_event_sync(e, "e:sync", &site) != 0) return gl_raise(L, e->s->dev->rt);
   lua_settop(L, 1);
   return 1;
 }
@@ -61,7 +63,7 @@ int gl_event_query_lua(lua_State *L) {
   gl_event *e = check_event(L, 1);
   gl_site site = GL_SITE(L);
   int done;
-  if (gl_event_query(e, &done, &site) != 0) return gl_raise(L, e->s->dev->rt);
+  if (gl_event_query(e, &done, "e:query", &site) != 0) return gl_raise(L, e->s->dev->rt);
   lua_pushboolean(L, done);
   return 1;
 }
@@ -72,7 +74,7 @@ int gl_event_elapsed_lua(lua_State *L) {
   gl_event *b = check_event(L, 2);
   gl_site site = GL_SITE(L);
   float ms;
-  if (gl_event_elapsed(a, b, &ms, &site) != 0) return gl_raise(L, a->s->dev->rt);
+  if (gl_event_elapsed(a, b, &ms, "e:elapsed", &site) != 0) return gl_raise(L, a->s->dev->rt);
   lua_pushnumber(L, ms);
   return 1;
 }

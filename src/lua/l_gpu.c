@@ -41,7 +41,7 @@ gl_runtime *gl_rt(lua_State *L) {
 gl_device *gl_open_device(lua_State *L, int ordinal) {
   gl_runtime *rt = gl_rt(L);
   gl_device *d;
-  if (gl_device_open(rt, ordinal, &d) != 0) gl_raise(L, rt);
+  if (gl_device_open(rt, ordinal, "gpu.device", &d) != 0) gl_raise(L, rt);
   return d;
 }
 
@@ -78,6 +78,24 @@ static int runtime_gc(lua_State *L) {
   return 0;
 }
 
+/* The calls core's messages refer to, as a script writes them (names.h). */
+static const gl_names lua_names = {
+    .device = "gpu.device",
+    .alloc = "dev:alloc",
+    .builtins = "gpu.kernels",
+    .trace = "gpu.trace",
+    .language = "Lua",
+    .capture = "s:capture",
+    .update = "g:update",
+    .launch_graph = "g:launch",
+    .close_graph = "g:close()",
+    .fork = "s:fork",
+    .join = "s:join",
+    .join_hint = "%s:join(%s)",
+    .record_again = "s:record(e)",
+    .trace_start = "gpu.trace(\"run.json\")",
+};
+
 static void create_runtime(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key) != LUA_TNIL) {
     lua_pop(L, 1);
@@ -99,6 +117,7 @@ static void create_runtime(lua_State *L) {
     gl_buf_free(&why);
     luaL_error(L, "%s", lua_tostring(L, -1));
   }
+  u->rt->names = lua_names;
   lua_rawsetp(L, LUA_REGISTRYINDEX, &runtime_key);
 }
 
@@ -171,7 +190,7 @@ int gl_gpu_peer_lua(lua_State *L) {
     lua_Integer o = i ? b : a;
     if (o < 0 || o >= rt->ndev) return luaL_error(L, "%s", range_message(L, "gpu.peer", "device ordinal", o, rt->ndev));
   }
-  if (gl_peer_grant(rt, (int)a, (int)b) != 0) return gl_raise(L, rt);
+  if (gl_peer_grant(rt, (int)a, (int)b, "gpu.peer") != 0) return gl_raise(L, rt);
   return 0;
 }
 

@@ -73,11 +73,11 @@ int gl_stream_capture(lua_State *L) {
   int at = lua_gettop(L);
   gl_site site = GL_SITE(L);
   gl_graph *g;
-  if (gl_graph_begin(s, name, &site, &g) != 0) return gl_raise(L, rt);
+  if (gl_graph_begin(s, name, "s:capture", &site, &g) != 0) return gl_raise(L, rt);
   u->g = g;
   g->handle = &u->g;
   int status = run_captured(L, 2, 1);
-  if (gl_graph_end(&u->g, status == LUA_OK, &site) != 0) return end_raise(L, rt);
+  if (gl_graph_end(&u->g, status == LUA_OK, "s:capture", &site) != 0) return end_raise(L, rt);
   gl_release_deferred(L);
   if (status != LUA_OK) return lua_error(L); /* the capture is discarded: fn's own error */
   lua_settop(L, at);
@@ -89,7 +89,7 @@ int gl_graph_launch_lua(lua_State *L) {
   gl_graph *g = check_graph(L, 1);
   gl_stream *s = gl_check_stream(L, 2);
   gl_site site = GL_SITE(L);
-  if (gl_graph_launch(g, s, &site) != 0) return gl_raise(L, g->dev->rt);
+  if (gl_graph_launch(g, s, "g:launch", &site) != 0) return gl_raise(L, g->dev->rt);
   lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
@@ -112,10 +112,10 @@ int gl_graph_update_lua(lua_State *L) {
   int sidx = lua_gettop(L);
   gl_site site = GL_SITE(L);
   gl_graph *fresh;
-  if (gl_graph_begin_update(g, s, &site, &fresh) != 0) return gl_raise(L, rt);
+  if (gl_graph_begin_update(g, s, "g:update", &site, &fresh) != 0) return gl_raise(L, rt);
   int status = run_captured(L, 2, sidx);
   int rebuilt = 0;
-  if (gl_graph_end_update(g, fresh, status == LUA_OK, &rebuilt, &site) != 0) return end_raise(L, rt);
+  if (gl_graph_end_update(g, fresh, status == LUA_OK, &rebuilt, "g:update", &site) != 0) return end_raise(L, rt);
   gl_release_deferred(L);
   if (status != LUA_OK) return lua_error(L);
   lua_settop(L, 1);

@@ -31,11 +31,11 @@ static gl_hostbuf *new_handle(lua_State *L) {
 gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned, int zero) {
   gl_runtime *rt = gl_rt(L);
   gl_hostbuf *h = new_handle(L);
-  if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) == 0) return h;
+  if (gl_hostbuf_new(rt, dt, count, pinned, zero, "gpu.host", h) == 0) return h;
   if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L)) gl_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
   gl_retire_reap(rt, 0);
-  if (gl_hostbuf_new(rt, dt, count, pinned, zero, h) != 0) gl_raise(L, rt);
+  if (gl_hostbuf_new(rt, dt, count, pinned, zero, "gpu.host", h) != 0) gl_raise(L, rt);
   return h;
 }
 
@@ -231,7 +231,7 @@ static int h_close(lua_State *L, void *o, int block) {
   gl_hostbuf *h = o;
   gl_runtime *rt = h->m->rt;
   gl_site site = GL_SITE(L);
-  if (gl_hostbuf_free(rt, h, block, &site) != 0) return gl_raise(L, rt);
+  if (gl_hostbuf_free(rt, h, block, "h:free", &site) != 0) return gl_raise(L, rt);
   return 0;
 }
 

@@ -32,7 +32,7 @@ int gl_module_kernel(lua_State *L) {
     return luaL_error(L, "m:kernel: bad signature '%s': %s", sigs, err);
   kernel_ud *u = new_kernel_ud(L);
   gl_site site = GL_SITE(L);
-  if (gl_kernel_new(m, name, &sig, &u->k, &site) != 0) return gl_raise(L, m->dev->rt);
+  if (gl_kernel_new(m, name, &sig, &u->k, "m:kernel", &site) != 0) return gl_raise(L, m->dev->rt);
   return 1;
 }
 

@@ -61,10 +61,10 @@ static int alloc_impl(lua_State *L, int zero) {
   gl_runtime *rt = dev->rt;
   gl_slice *x = new_handle(L);
   gl_site site = GL_SITE(L);
-  if (gl_slice_alloc(s, dt, n, zero, &site, x) == 0) return 1;
+  if (gl_slice_new(s, dt, n, zero, fname, &site, x) == 0) return 1;
   if (gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || x->a || !gl_can_collect(L)) return gl_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
-  if (gl_device_reclaim(dev, &site) != 0 || gl_slice_alloc(s, dt, n, zero, &site, x) != 0) return gl_raise(L, rt);
+  if (gl_device_reclaim(dev, &site) != 0 || gl_slice_new(s, dt, n, zero, fname, &site, x) != 0) return gl_raise(L, rt);
   return 1;
 }
 
@@ -133,7 +133,7 @@ static int x_close(lua_State *L, void *o, int block) {
   gl_slice *x = o;
   gl_runtime *rt = x->a->dev->rt;
   gl_site site = GL_SITE(L);
-  if (gl_slice_free(x, block, &site) != 0) return gl_raise(L, rt);
+  if (gl_slice_free(x, block, "x:free", &site) != 0) return gl_raise(L, rt);
   return 0;
 }
 

@@ -94,7 +94,7 @@ int gl_stream_fork_lua(lua_State *L) {
   int prio = check_priority(L, s->dev, 2, "s:fork");
   gl_stream *t;
   gl_site site = GL_SITE(L);
-  int rc = gl_stream_fork(s, name, prio, &t, &site);
+  int rc = gl_stream_fork(s, name, prio, &t, "s:fork", &site);
   if (t) {
     gl_push_stream(L, t);
     gl_stream_unref(t);
@@ -109,7 +109,7 @@ int gl_stream_wait_lua(lua_State *L) {
   if (!e) return luaL_typeerror(L, 2, "gpulua.Event");
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
-  if (gl_stream_wait_event(s, e, &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_wait_event(s, e, "s:wait", &site) != 0) return gl_raise(L, s->dev->rt);
   lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
@@ -127,7 +127,7 @@ int gl_stream_join_lua(lua_State *L) {
 int gl_stream_sync_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_site site = GL_SITE(L);
-  if (gl_stream_sync(s, &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_sync(s, "s:sync", &site) != 0) return gl_raise(L, s->dev->rt);
   lua_settop(L, 1);
   return 1;
 }
@@ -136,7 +136,7 @@ int gl_stream_query_lua(lua_State *L) {
   gl_stream *s = gl_check_stream(L, 1);
   gl_site site = GL_SITE(L);
   int done;
-  if (gl_stream_query(s, &done, &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_query(s, &done, "s:query", &site) != 0) return gl_raise(L, s->dev->rt);
   lua_pushboolean(L, done);
   return 1;
 }

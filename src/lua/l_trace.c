@@ -22,7 +22,7 @@ int gl_trace_lua(lua_State *L) {
     return file ? 1 : 0;
   }
   if (lua_isnoneornil(L, 1)) { /* write what we have now */
-    if (gl_trace_write(rt) != 0) return gl_raise(L, rt);
+    if (gl_trace_write(rt, "gpu.trace") != 0) return gl_raise(L, rt);
     lua_pushstring(L, gl_trace_file(rt));
     return 1;
   }

@@ -328,7 +328,7 @@ static int captured_step(void) {
   }
   if (r < 68 && F.ns < MAXS) { /* a fork: a branch of the graph */
     gl_stream *t;
-    if (gl_stream_fork(F.S[a].s, NULL, 0, &t, NULL) != 0) return mismatch("fork inside the capture: %s", err());
+    if (gl_stream_fork(F.S[a].s, NULL, 0, &t, "fork", NULL) != 0) return mismatch("fork inside the capture: %s", err());
     int j = add_stream(t, 1); /* its own queue: ordered after nothing */
     NOTE("captured fork '%s' of '%s'", name(j), name(a));
     F.cap.after[j] = F.cap.after[a];
@@ -340,7 +340,8 @@ static int captured_step(void) {
   if (r < 92) {
     if (e->live) gl_event_release(&e->e);
     memset(&e->e, 0, sizeof e->e);
-    if (gl_event_record(&e->e, F.S[a].s, 0, NULL) != 0) return mismatch("record inside the capture: %s", err());
+    if (gl_event_record(&e->e, F.S[a].s, 0, "record", NULL) != 0)
+      return mismatch("record inside the capture: %s", err());
     e->live = 1;
     e->set = F.cap.after[a];
     NOTE("captured record on '%s'", name(a));
@@ -348,7 +349,7 @@ static int captured_step(void) {
   }
   if (!e->live) return 0;
   NOTE("captured wait of '%s' for an event of '%s'", name(a), e->e.s->name);
-  if (gl_stream_wait_event(F.S[a].s, &e->e, NULL) != 0) return mismatch("wait inside the capture: %s", err());
+  if (gl_stream_wait_event(F.S[a].s, &e->e, "wait", NULL) != 0) return mismatch("wait inside the capture: %s", err());
   hb_union(&F.cap.after[a], &e->set);
   hb_node(&F.cap, a, NULL, 0);
   return 0;
@@ -358,8 +359,8 @@ static int captured_step(void) {
 static int step_capture(int gi) {
   int o = pick(-1);
   gl_graph *fresh = NULL;
-  int rc = gi < 0 ? gl_graph_begin(F.S[o].s, "fuzz", NULL, &fresh)
-                  : gl_graph_begin_update(F.G[gi].g, F.S[o].s, NULL, &fresh);
+  int rc = gi < 0 ? gl_graph_begin(F.S[o].s, "fuzz", "capture", NULL, &fresh)
+                  : gl_graph_begin_update(F.G[gi].g, F.S[o].s, "update", NULL, &fresh);
   if (rc != 0) return mismatch("a capture on '%s' refused: %s", name(o), err());
   F.capg = fresh;
   F.S[o].member = 1;
@@ -382,7 +383,8 @@ static int step_capture(int gi) {
     for (int j = 0; j < F.ns; j++)
       if (F.S[j].s == F.G[gi].g->replays.lanes[i].s) order[norder++] = j;
   int rebuilt;
-  rc = gi < 0 ? gl_graph_end(&fresh, ok, NULL) : gl_graph_end_update(F.G[gi].g, fresh, ok, &rebuilt, NULL);
+  rc = gi < 0 ? gl_graph_end(&fresh, ok, "capture", NULL)
+              : gl_graph_end_update(F.G[gi].g, fresh, ok, &rebuilt, "update", NULL);
   int good = ok && rc == 0;
   stats.captures++;
   stats.failed += !good;
@@ -420,7 +422,7 @@ static int step_capture(int gi) {
 static int step_launch(fgraph *g) {
   int si = pick(-1);
   before_t b = before(si);
-  int rc = gl_graph_launch(g->g, F.S[si].s, NULL);
+  int rc = gl_graph_launch(g->g, F.S[si].s, "launch", NULL);
   NOTE("replay of graph %d on '%s' -> %d", (int)(g - F.G), name(si), rc);
   int ok = admitted(&F.real, si, g->acc, g->nacc, rc, &b, 0, "a replay");
   if (ok <= 0) return ok;
@@ -457,7 +459,7 @@ static int step(void) {
       int j = add_stream(t, 0);
       NOTE("new stream '%s'", name(j));
     } else {
-      if (gl_stream_fork(F.S[a].s, NULL, 0, &t, NULL) != 0) return mismatch("fork: %s", err());
+      if (gl_stream_fork(F.S[a].s, NULL, 0, &t, "fork", NULL) != 0) return mismatch("fork: %s", err());
       int j = add_stream(t, 0);
       F.real.after[j] = F.real.after[a];
       NOTE("fork '%s' of '%s'", name(j), name(a));
@@ -467,7 +469,7 @@ static int step(void) {
   if (r < 52) {
     if (e->live) gl_event_release(&e->e);
     memset(&e->e, 0, sizeof e->e);
-    if (gl_event_record(&e->e, F.S[a].s, 0, NULL) != 0) return mismatch("record: %s", err());
+    if (gl_event_record(&e->e, F.S[a].s, 0, "record", NULL) != 0) return mismatch("record: %s", err());
     e->live = 1;
     e->set = F.real.after[a];
     NOTE("record on '%s'", name(a));
@@ -476,20 +478,20 @@ static int step(void) {
   if (r < 56) {
     if (!e->live) return 0;
     NOTE("'%s' waits for an event of '%s'", name(a), e->e.s->name);
-    if (gl_stream_wait_event(F.S[a].s, &e->e, NULL) != 0) return mismatch("wait: %s", err());
+    if (gl_stream_wait_event(F.S[a].s, &e->e, "wait", NULL) != 0) return mismatch("wait: %s", err());
     hb_union(&F.real.after[a], &e->set);
     return 0;
   }
   if (r < 60) {
     NOTE("'%s':sync()", name(a));
-    if (gl_stream_sync(F.S[a].s, NULL) != 0) return mismatch("sync: %s", err());
+    if (gl_stream_sync(F.S[a].s, "sync", NULL) != 0) return mismatch("sync: %s", err());
     hb_union(&F.real.host, &F.real.after[a]);
     return 0;
   }
   if (r < 62) {
     if (!e->live) return 0;
     NOTE("e:sync() of an event of '%s'", e->e.s->name);
-    if (gl_event_sync(&e->e, NULL) != 0) return mismatch("e:sync: %s", err());
+    if (gl_event_sync(&e->e, "event_sync", NULL) != 0) return mismatch("e:sync: %s", err());
     hb_union(&F.real.host, &e->set);
     return 0;
   }
@@ -526,7 +528,7 @@ static void run(int seed, int steps) {
   hb_reset(&F.real);
   gl_buf why = GL_BUF_INIT;
   F.rt = gl_runtime_new(&why);
-  if (!F.rt || gl_device_open(F.rt, 0, &F.dev) != 0) {
+  if (!F.rt || gl_device_open(F.rt, 0, "open", &F.dev) != 0) {
     CHECK(0, "no sim device: %s", F.rt ? err() : gl_buf_str(&why));
     return;
   }

@@ -204,7 +204,7 @@ int main(void) {
   }
   gl_runtime *rt = gl_runtime_new(&why);
   gl_device *dev;
-  if (!rt || gl_device_open(rt, 0, &dev) != 0) {
+  if (!rt || gl_device_open(rt, 0, "open", &dev) != 0) {
     fprintf(stderr, "%s\n", rt ? gl_error_message(rt) : gl_buf_str(&why));
     return 1;
   }

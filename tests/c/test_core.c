@@ -4,7 +4,8 @@
  * recorded by queued fills and copies, a conflict record from the checker,
  * ordering, auto's waits, frees ordered after the work, an error found in a
  * finalizer kept on its device, the retire list reaped where host memory is
- * allocated, and two runtimes that do not share state.
+ * allocated, two runtimes that do not share state, and messages named by
+ * the caller.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "checker.h"
 #include "clock.h"
 #include "device.h"
+#include "graph.h"
 #include "hostmem.h"
 #include "memory.h"
 #include "ops.h"
@@ -114,14 +116,14 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
 
   /* the data: a copy to the host and a read see the last fill */
   gl_hostbuf h;
-  CHECK(gl_hostbuf_new(rt, GL_F32, 1024, 1, 1, &h) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 1024, 1, 1, "host_new", &h) == 0, "%s", gl_error_message(rt));
   CHECK(copy(a, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == -1, "strict refuses a host read while the copy may run");
-  CHECK(gl_stream_sync(a, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_sync(a, "sync", NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == 0, "after the sync it is allowed");
   CHECK(((float *)gl_hostbuf_ptr(&h))[1023] == 1.0f, "the copy holds the last fill");
   gl_hostbuf r;
-  CHECK(gl_hostbuf_new(rt, GL_F32, 512, 0, 0, &r) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 512, 0, 0, "host_new", &r) == 0, "%s", gl_error_message(rt));
   CHECK(read_into(&hi_half, b, &r, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(((float *)gl_hostbuf_ptr(&r))[0] == 1.0f, "the read sees the same data");
 
@@ -130,11 +132,11 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   gl_site at_free = SITE("test_core.c:free");
   gl_slice_collect(&lo_half);
   CHECK(lo_half.a == NULL, "a view's finalizer drops its handle");
-  CHECK(gl_slice_free(&hi_half, 0, &at_free) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_slice_free(&x, 0, &at_free) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_free(&hi_half, 0, "slice_free", &at_free) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_free(&x, 0, "slice_free", &at_free) == 0, "%s", gl_error_message(rt));
   CHECK(gl_slice_check(&x, 1) == -1 && strstr(gl_error_message(rt), "freed at test_core.c:free"),
         "use after free names where: %s", gl_error_message(rt));
-  CHECK(gl_slice_free(&x, 0, &at_free) == -1, "a second free is an error");
+  CHECK(gl_slice_free(&x, 0, "slice_free", &at_free) == -1, "a second free is an error");
   gl_buf why = GL_BUF_INIT;
   CHECK(gl_slice_released(&x, &why) && strstr(gl_buf_str(&why), "is already freed (at test_core.c:free)"),
         "a released slice says so beforehand: %s", gl_buf_str(&why));
@@ -145,10 +147,10 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   CHECK(gl_device_sync(dev, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_device_free_memory(dev, &after, &total) == 0 && after == total, "all memory is back: %zu of %zu", after,
         total);
-  CHECK(gl_hostbuf_free(rt, &h, 0, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_free(rt, &h, 0, "host_free", NULL) == 0, "%s", gl_error_message(rt));
   CHECK(gl_hostbuf_released(rt, &h, &why) && strstr(gl_buf_str(&why), "is already freed"), "%s", gl_buf_str(&why));
   gl_buf_free(&why);
-  CHECK(gl_hostbuf_free(rt, &h, 0, NULL) == -1, "a second free is an error");
+  CHECK(gl_hostbuf_free(rt, &h, 0, "host_free", NULL) == -1, "a second free is an error");
   gl_hostbuf_collect(&r);
   CHECK(r.m == NULL, "a buffer's finalizer drops its handle");
   CHECK(gl_stream_close(a, GL_LOC_NONE, 1) == 0 && gl_stream_close(b, GL_LOC_NONE, 1) == 0, "%s", gl_error_message(rt));
@@ -180,9 +182,10 @@ static void test_finalizer_error_is_kept(gl_runtime *rt, gl_device *dev) {
 
 static void test_out_of_memory(gl_runtime *rt, gl_device *dev) {
   gl_slice x = {0};
-  CHECK(gl_slice_alloc(dev->main, GL_F64, (dev->memory / 8) + 1, 0, NULL, &x) == -1, "more than the device has");
+  CHECK(gl_slice_new(dev->main, GL_F64, (dev->memory / 8) + 1, 0, "test.alloc", NULL, &x) == -1,
+        "more than the device has");
   CHECK(gl_error_code(rt) == CUDA_ERROR_OUT_OF_MEMORY, "with the out-of-memory code");
-  CHECK(strstr(gl_error_message(rt), "dev:alloc: out of memory on device 0") != NULL, "%s", gl_error_message(rt));
+  CHECK(strstr(gl_error_message(rt), "test.alloc: out of memory on device 0") != NULL, "%s", gl_error_message(rt));
   CHECK(x.a == NULL, "the handle holds nothing");
 }
 
@@ -241,7 +244,7 @@ static void test_two_runtimes(gl_runtime *rt) {
   other->policy = GL_POLICY_OFF;
   CHECK(rt->policy == GL_POLICY_STRICT, "policies are per runtime");
   gl_device *d2;
-  CHECK(gl_device_open(other, 1, &d2) == 0, "%s", gl_error_message(other));
+  CHECK(gl_device_open(other, 1, "open", &d2) == 0, "%s", gl_error_message(other));
   gl_runtime_free(other);
   CHECK(rt->devs[1].opened == 0 || rt->devs[1].rt == rt, "the first runtime's devices are its own");
 }
@@ -254,17 +257,73 @@ static void test_retire_list(gl_runtime *rt, gl_device *dev) {
   CHECK(gl_slice_alloc(dev->main, GL_F32, 256, 1, NULL, &x) == 0, "%s", gl_error_message(rt));
   size_t before = rt->pinned_held;
   gl_hostbuf h, r;
-  CHECK(gl_hostbuf_new(rt, GL_F32, 256, 1, 0, &h) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 256, 1, 0, "host_new", &h) == 0, "%s", gl_error_message(rt));
   CHECK(copy(dev->main, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
   gl_hostbuf_collect(&h);
   CHECK(gl_retire_pending(rt) && rt->pinned_held > before, "memory whose copy is queued waits on the retire list");
-  CHECK(gl_stream_sync(dev->main, NULL) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_hostbuf_new(rt, GL_F32, 4, 0, 0, &r) == 0, "%s", gl_error_message(rt)); /* pageable */
+  CHECK(gl_stream_sync(dev->main, "sync", NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 4, 0, 0, "host_new", &r) == 0, "%s", gl_error_message(rt)); /* pageable */
   CHECK(!gl_retire_pending(rt) && rt->pinned_held == before,
         "the next host allocation reaps it once the copy has finished: %zu bytes pinned, %zu before", rt->pinned_held,
         before);
   gl_hostbuf_collect(&r);
   gl_slice_collect(&x);
+}
+
+/* Messages are made from the names the caller gives: the failing call's own
+ * (`call`), and the runtime's vocabulary for the calls a message points at
+ * (names.h). Here both are this test's, so nothing of Lua may appear. */
+static void test_messages_name_the_call(gl_runtime *rt, gl_device *dev) {
+  static const gl_names names = {
+      .device = "test.open", .alloc = "test.alloc", .builtins = "test.builtins", .trace = "test.trace",
+      .language = "C", .capture = "test.begin", .update = "test.recapture", .launch_graph = "test.replay",
+      .close_graph = "test.close()", .fork = "test.fork", .join = "test.join", .join_hint = "test.join('%s', '%s')",
+      .record_again = "test.record()", .trace_start = "test.trace()"};
+  gl_names saved = rt->names;
+  rt->names = names;
+  gl_stream *s = new_stream(dev, "origin"), *other = new_stream(dev, "other"), *t = NULL;
+  gl_slice x;
+  gl_site at_capture = SITE("test_core.c:capture"), at_sync = SITE("test_core.c:sync");
+  CHECK(gl_slice_alloc(s, GL_F32, 64, 1, NULL, &x) == 0, "%s", gl_error_message(rt));
+
+  /* a capture refuses a host wait: the refused call and the capture's call are the test's */
+  gl_graph *g;
+  CHECK(gl_graph_begin(s, "g", "test.capture", &at_capture, &g) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_sync(other, "test.sync", &at_sync) == -1, "a capture refuses a host wait");
+  const char *msg = gl_error_message(rt);
+  CHECK(strstr(msg, "test.sync at test_core.c:sync: not allowed during the capture of graph 'g' (test.begin at "
+                    "test_core.c:capture)") == msg &&
+            strstr(msg, "before or after test.begin") && !strstr(msg, "s:"),
+        "%s", msg);
+  CHECK(fill(s, &x, &one, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_graph_end(&g, 1, "test.capture", NULL) == 0, "%s", gl_error_message(rt));
+
+  /* memory a graph uses: its free names the free and how to close the graph */
+  CHECK(gl_slice_free(&x, 0, "test.free", NULL) == -1, "memory a live graph uses is not freed");
+  msg = gl_error_message(rt);
+  CHECK(strstr(msg, "test.free: slice f32[64] on device 0 is used by graph 'g' (captured at test_core.c:capture): "
+                    "close the graph first (test.close())") == msg,
+        "%s", msg);
+  gl_graph_close(g);
+  CHECK(gl_slice_free(&x, 0, "test.free", NULL) == 0, "%s", gl_error_message(rt));
+
+  /* a fork not joined back: the capture's end names itself and the join to write */
+  CHECK(gl_graph_begin(s, "h", "test.capture", &at_capture, &g) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_fork(s, "branch", 0, &t, "test.fork", NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_graph_end(&g, 1, "test.end", NULL) == -1 && g == NULL, "a fork not joined back fails the capture");
+  msg = gl_error_message(rt);
+  CHECK(strstr(msg, "test.end of graph 'h' (test.begin at test_core.c:capture): stream 'branch', forked from "
+                    "'origin' in the capture, was not joined back before the function returned: "
+                    "test.join('origin', 'branch') after its last work") == msg,
+        "%s", msg);
+  CHECK(gl_stream_sync(s, "test.sync", NULL) == 0, "%s", gl_error_message(rt));
+  gl_stream_close(t, GL_LOC_NONE, 0);
+  gl_stream_close(other, GL_LOC_NONE, 0);
+  gl_stream_close(s, GL_LOC_NONE, 0);
+  gl_stream_unref(t);
+  gl_stream_unref(other);
+  gl_stream_unref(s);
+  rt->names = saved;
 }
 
 int main(void) {
@@ -277,7 +336,7 @@ int main(void) {
   }
   gl_runtime *rt = new_runtime();
   gl_device *dev;
-  if (gl_device_open(rt, 0, &dev) != 0) {
+  if (gl_device_open(rt, 0, "open", &dev) != 0) {
     fprintf(stderr, "%s\n", gl_error_message(rt));
     return 1;
   }
@@ -287,6 +346,7 @@ int main(void) {
   test_out_of_memory(rt, dev);
   test_out_of_host_memory(rt, dev);
   test_two_runtimes(rt);
+  test_messages_name_the_call(rt, dev);
   gl_runtime_free(rt);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures != 0;

@@ -142,7 +142,7 @@ static void test_checks(void) {
   memset(&blank, 0, sizeof blank);
   scale_req(&r, a, &blank, &y, 100);
   refused(&r, -1, "kernel 'scale_f32': argument 2: slice is not initialised");
-  CHECK(gl_slice_free(&freed, 0, &site) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_free(&freed, 0, "t:free", &site) == 0, "%s", gl_error_message(rt));
   scale_req(&r, a, &freed, &y, 100);
   refused(&r, -1, "kernel 'scale_f32': argument 2: use of a freed slice");
 
@@ -175,7 +175,7 @@ static void test_no_host_implementation(void) {
   free(img);
   if (rc != 0) die("gl_module_load");
   CHECK(gl_signature_parse("float*", &sig, err, sizeof err) == 0, "%s", err);
-  if (gl_kernel_new(m, "touch", &sig, &k, NULL) != 0) die("gl_kernel_new");
+  if (gl_kernel_new(m, "touch", &sig, &k, "t:kernel", NULL) != 0) die("gl_kernel_new");
   gl_slice x;
   alloc(a, GL_F32, 4, &x);
   gl_launch_cfg one = {{1, 1, 1}, {1, 1, 1}, 0, 0};
@@ -198,7 +198,7 @@ static void test_conflicts(void) {
   alloc(a, GL_F32, 64, &x);
   alloc(a, GL_F32, 64, &y1);
   alloc(b, GL_F32, 64, &y2);
-  CHECK(gl_stream_sync(a, NULL) == 0 && gl_stream_sync(b, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_sync(a, "t:sync", NULL) == 0 && gl_stream_sync(b, "t:sync", NULL) == 0, "%s", gl_error_message(rt));
   gl_launch_req r;
   scale_req(&r, a, &x, &y1, 64);
   CHECK(gl_launch_submit(&r) == 0, "%s", gl_error_message(rt));
@@ -208,7 +208,7 @@ static void test_conflicts(void) {
   refused(&r, -1, "t:launch of 'scale_f32' argument 3");
   scale_req(&r, b, &y1, &y2, 64); /* y1 read on b while a may still be writing it */
   refused(&r, -1, "t:launch of 'scale_f32' argument 2");
-  CHECK(gl_stream_sync(a, NULL) == 0 && gl_stream_sync(b, NULL) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_stream_sync(a, "t:sync", NULL) == 0 && gl_stream_sync(b, "t:sync", NULL) == 0, "%s", gl_error_message(rt));
   gl_slice_collect(&x);
   gl_slice_collect(&y1);
   gl_slice_collect(&y2);
@@ -228,7 +228,7 @@ static void test_runs(void) {
   CHECK(gl_launch_submit(&r) == 0, "%s", gl_error_message(rt));
   gl_hostbuf h;
   memset(&h, 0, sizeof h);
-  CHECK(gl_hostbuf_new(rt, GL_F32, 1000, 0, 0, &h) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_hostbuf_new(rt, GL_F32, 1000, 0, 0, "t:host", &h) == 0, "%s", gl_error_message(rt));
   gl_read_req rd = {.call = "t:read", .x = &y, .s = a, .h = &h, .site = &site};
   CHECK(gl_read_submit(&rd) == 0, "%s", gl_error_message(rt));
   const float *v = gl_hostbuf_ptr(&h);
@@ -263,7 +263,7 @@ int main(void) {
     fprintf(stderr, "gl_runtime_new: %s\n", gl_buf_str(&why));
     return 1;
   }
-  if (gl_device_open(rt, 0, &dev0) != 0 || gl_device_open(rt, 1, &dev1) != 0) die("gl_device_open");
+  if (gl_device_open(rt, 0, "t:device", &dev0) != 0 || gl_device_open(rt, 1, "t:device", &dev1) != 0) die("gl_device_open");
   a = new_stream(dev0, "a");
   b = new_stream(dev0, "b");
   on1 = new_stream(dev1, "on1");

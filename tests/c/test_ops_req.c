@@ -112,7 +112,7 @@ static void test_gemm(gl_runtime *rt, gl_device *d0, gl_device *d1) {
         "c must not share memory with a or b");
   /* a freed slice */
   gl_slice gone = alloc_or_die(s, GL_F32, 6);
-  CHECK(gl_slice_free(&gone, 0, &site) == 0, "%s", gl_error_message(rt));
+  CHECK(gl_slice_free(&gone, 0, "slice_free", &site) == 0, "%s", gl_error_message(rt));
   r = gemm_req(s, &site, &gone, &b, &c);
   FAILS(gl_gemm(&r), rt, "t:matmul: a: use of a freed slice f32[6] on device 0", "test_ops_req.c:gemm");
 
@@ -230,7 +230,7 @@ int main(void) {
   }
   gl_runtime *rt = gl_runtime_new(&why);
   gl_device *d0, *d1;
-  if (!rt || gl_device_open(rt, 0, &d0) != 0 || gl_device_open(rt, 1, &d1) != 0) {
+  if (!rt || gl_device_open(rt, 0, "open", &d0) != 0 || gl_device_open(rt, 1, "open", &d1) != 0) {
     fprintf(stderr, "%s\n", rt ? gl_error_message(rt) : gl_buf_str(&why));
     return 1;
   }
