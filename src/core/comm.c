@@ -296,8 +296,8 @@ int gl_comm_collective(const gl_coll_req *k) {
   const char *what = k->call;
   if (usable(c, what) != 0) return -1;
   if (rt->capture)
-    return gl_fail(rt, "%s: collectives cannot be captured into a graph yet (graph '%s', s:capture at %s)", what,
-                   rt->capture->name, gl_loc_text(rt, rt->capture->capture_loc));
+    return gl_fail(rt, "%s: collectives cannot be captured into a graph yet (graph '%s', %s at %s)", what,
+                   rt->capture->name, rt->names.capture, gl_loc_text(rt, rt->capture->capture_loc));
   if (k->root < 0 || k->root >= c->size)
     return gl_fail(rt, "%s: root = %d is not a rank of this communicator (0 to %d)", what, k->root, c->size - 1);
   gl_dtype dt = k->send[0]->dtype;

@@ -4,6 +4,7 @@
  * host->device, device->host, device->device on one device, or a peer copy
  * between devices. Messages start with the request's call.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "device.h"
@@ -129,10 +130,13 @@ int gl_fill_submit(const gl_fill_req *r) {
   if (r->why)
     return gl_fail(rt, "%s: value: %s for %s, got %s", r->call, r->why, gl_dtypes[x->dtype].name, r->given),
            GL_REFUSED;
-  if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev))
+  if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev)) {
+    char peer[64];
+    snprintf(peer, sizeof peer, rt->names.peer, x->a->dev->ordinal, dev->ordinal);
     return gl_fail(rt, "%s: the slice is on device %d, but stream '%s' is on device %d (grant access with "
-                       "gpu.peer(%d, %d) where the devices support it)",
-                   r->call, x->a->dev->ordinal, s->name, dev->ordinal, x->a->dev->ordinal, dev->ordinal);
+                       "%s where the devices support it)",
+                   r->call, x->a->dev->ordinal, s->name, dev->ordinal, peer);
+  }
   gl_operand o;
   operand((gl_ref){x, NULL}, 1, 0, &o);
   gl_op op = {.kind = GL_OP_FILL, .call = r->call, .bytes = gl_slice_bytes(x), .opnd = &o, .nopnd = 1};

@@ -181,12 +181,12 @@ int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, const char *call, gl_s
   gl_runtime *rt = a->s->dev->rt;
   if (gl_capture_check_event(rt, a, call, site) != 0 || gl_capture_check_event(rt, b, call, site) != 0) return -1;
   if (!a->timing || !b->timing)
-    return gl_fail(rt, "event:elapsed: both events must be recorded with timing = true (%s was not)",
+    return gl_fail(rt, "%s: both events must be recorded with timing = true (%s was not)", call,
                    !a->timing ? "the first" : "the second");
   if (a->s->dev != b->s->dev) /* CUDA times events of one context only: refused on both backends */
-    return gl_fail(rt, "event:elapsed: the events are on two devices (the first on device %d, the second on "
+    return gl_fail(rt, "%s: the events are on two devices (the first on device %d, the second on "
                        "device %d): CUDA times only events of one device",
-                   a->s->dev->ordinal, b->s->dev->ordinal);
+                   call, a->s->dev->ordinal, b->s->dev->ordinal);
   if (gl_event_sync(a, call, site) != 0 || gl_event_sync(b, call, site) != 0) return -1;
   *ms = 0;
   CUresult r = gl_drv.cuEventElapsedTime(ms, a->ev, b->ev);

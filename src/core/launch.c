@@ -36,7 +36,7 @@ static int check_kernel(const gl_launch_req *r) {
                    k->name, k->m->dev->ordinal, r->s->name, dev->ordinal);
   if (gl_drv_ext.host_only && !k->builtin && !r->has_host)
     return gl_fail(dev->rt, "%s: kernel '%s' has no host implementation, and the sim backend cannot run device "
-                            "code: give one with k:host(function(cfg, ...) end)", r->call, k->name);
+                            "code: give one with %s", r->call, k->name, dev->rt->names.set_host);
   return 0;
 }
 
@@ -47,7 +47,7 @@ static int check_limits(const char *call, gl_kernel *k, const gl_device *d, cons
   const unsigned *g = c->grid, *b = c->block;
   if (g[0] == 0 && !k->builtin) /* grid "auto" */
     return gl_fail(rt, "%s: kernel '%s': cfg.grid is required (a number or {x, y, z}); only the built-in kernels "
-                       "(gpu.kernels) choose their own grid", call, k->name);
+                       "(%s) choose their own grid", call, k->name, rt->names.builtins);
   if (k->builtin && (g[1] != 1 || g[2] != 1 || b[1] != 1 || b[2] != 1)) { /* its threads index along x alone */
     char gs[40];
     if (g[0] == 0) snprintf(gs, sizeof gs, "\"auto\"");
@@ -106,11 +106,13 @@ static int check_slice(const gl_launch_req *r, int i, const gl_slice *x) {
     return gl_fail(rt, "%s: kernel '%s': argument %d expected %s %s slice, got %s %s slice", r->call, k->name, i + 1,
                    gl_dtype_article((gl_dtype)p->dtype), gl_dtypes[p->dtype].name, gl_dtype_article(x->dtype),
                    gl_dtypes[x->dtype].name);
-  if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev))
+  if (x->a->dev != dev && !gl_peer_granted(rt, x->a->dev, dev)) {
+    char peer[64];
+    snprintf(peer, sizeof peer, rt->names.peer, x->a->dev->ordinal, dev->ordinal);
     return gl_fail(rt, "%s: kernel '%s': argument %d is a slice of device %d, but stream '%s' is on "
-                       "device %d (grant access with gpu.peer(%d, %d) where the devices support it)",
-                   r->call, k->name, i + 1, x->a->dev->ordinal, s->name, dev->ordinal, x->a->dev->ordinal,
-                   dev->ordinal);
+                       "device %d (grant access with %s where the devices support it)",
+                   r->call, k->name, i + 1, x->a->dev->ordinal, s->name, dev->ordinal, peer);
+  }
   return 0;
 }
 

@@ -27,6 +27,14 @@ typedef struct gl_names {
   const char *join_hint;    /* printf format, two strings: how stream '%s' waits for stream '%s' */
   const char *record_again; /* records an event again, as a user would write the call */
   const char *trace_start;  /* starts a trace to a file, as a user would write the call */
+  const char *wait_on;      /* printf format, one string: stream '%s' waits for an event */
+  const char *join_on;      /* printf format, one string: stream '%s' waits for another's work */
+  const char *read_on;      /* printf format, one string: a slice read on stream '%s' */
+  const char *read_default; /* a slice read on the device's main stream */
+  const char *peer;         /* printf format, two ints: device %d grants device %d access */
+  const char *set_host;     /* gives a kernel its host implementation (the sim runs no device code) */
+  const char *host_alloc;   /* allocates a pinned host buffer */
+  const char *timeline;     /* the text timeline of the work so far */
 } gl_names;
 
 /* The default vocabulary: core's own C functions. */

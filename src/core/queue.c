@@ -3,6 +3,7 @@
  */
 #include "queue.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "blas.h"
@@ -43,12 +44,15 @@ void gl_conflict_tail(gl_buf *b, const gl_stream *s, const gl_conflict *c, int f
   gl_runtime *rt = s->dev->rt;
   const gl_stream *t = c->other;
   int two = t->dev != s->dev;
+  char wait[GL_STREAM_NAME_MAX + 64], join[GL_STREAM_NAME_MAX + 64];
+  snprintf(wait, sizeof wait, rt->names.wait_on, s->name);
+  snprintf(join, sizeof join, rt->names.join_on, s->name);
   gl_buf_printf(b, ", while ");
   stream_text(b, t, two);
   gl_buf_printf(b,
-                " may still %s it (queued at %s); order the streams first (%s:wait on an event recorded after that, "
-                "%s:join, %sor a host sync of stream '%s'",
-                c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), s->name, s->name,
+                " may still %s it (queued at %s); order the streams first (%s on an event recorded after that, "
+                "%s, %sor a host sync of stream '%s'",
+                c->other_writes ? "be writing" : "be reading", gl_loc_text(rt, c->other_loc), wait, join,
                 fork ? "a fork, " : "", t->name);
   if (two) gl_buf_printf(b, " of device %d", t->dev->ordinal);
   gl_buf_printf(b, ")");
@@ -65,9 +69,13 @@ static int conflict_error(gl_stream *s, const gl_op *op, const gl_operand *o, co
   gl_conflict_stream(&msg, s, c);
   gl_buf_printf(&msg, " at %s", gl_loc_text(rt, gl_site_loc(rt, site)));
   gl_conflict_tail(&msg, s, c, 1);
-  if (op->kind == GL_OP_D2H && op->u.copy.read && o->x && c->other->dev == s->dev && c->other->cu)
-    gl_buf_printf(&msg, ", or read it on stream '%s'%s: x:read{stream = %s}", c->other->name,
-                  s->is_main ? " (x:read() reads on the device's main stream)" : "", c->other->name);
+  if (op->kind == GL_OP_D2H && op->u.copy.read && o->x && c->other->dev == s->dev && c->other->cu) {
+    char read[GL_STREAM_NAME_MAX + 64];
+    snprintf(read, sizeof read, rt->names.read_on, c->other->name);
+    gl_buf_printf(&msg, ", or read it on stream '%s'", c->other->name);
+    if (s->is_main) gl_buf_printf(&msg, " (%s reads on the device's main stream)", rt->names.read_default);
+    gl_buf_printf(&msg, ": %s", read);
+  }
   gl_fail(rt, "%s", gl_buf_str(&msg));
   gl_buf_free(&msg);
   gl_buf_free(&what);
@@ -227,8 +235,8 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
     if (o->h && !o->h->m->pinned)
       return gl_fail(rt,
                      "%s at %s: a copy with pageable host memory cannot be captured into graph '%s' (the driver "
-                     "would copy it at once): use a pinned host buffer (gpu.host(dtype, n), the default)",
-                     gl_op_call(op), gl_loc_text(rt, gl_site_loc(rt, site)), g->name);
+                     "would copy it at once): use a pinned host buffer (%s, the default)",
+                     gl_op_call(op), gl_loc_text(rt, gl_site_loc(rt, site)), g->name, rt->names.host_alloc);
     if (!gl_graph_local(g, o)) return gl_fail_nomem(rt, NULL); /* every memory's entry made first: */
   }
   for (int i = 0; i < op->nopnd; i++) { /* ... the entries may move while the list grows */

@@ -57,6 +57,14 @@ const gl_names gl_names_c = {
     .join_hint = "gl_stream_join('%s', '%s')",
     .record_again = "gl_event_rerecord()",
     .trace_start = "gl_trace_start()",
+    .wait_on = "gl_stream_wait_event('%s')",
+    .join_on = "gl_stream_join('%s')",
+    .read_on = "gl_read_submit('%s')",
+    .read_default = "gl_read_submit()",
+    .peer = "gl_peer_grant(%d, %d)",
+    .set_host = "a host implementation",
+    .host_alloc = "gl_hostbuf_new(pinned)",
+    .timeline = "gl_trace_timeline()",
 };
 
 static void teardown_at_exit(void) {

@@ -96,8 +96,9 @@ int gl_scratch_capture_prepare(gl_stream *s, gl_site *site) {
   gl_stream *on;
   if (gl_stream_spares(d, site, &on) != 0) return -1;
   while (d->nscratch_spare < GL_SCRATCH_SPARES) {
-    if (scratch_new(on, "s:capture", "s:capture: a spare reduction scratch (for the streams of a capture)", site,
-                    &c) != 0)
+    char what[96];
+    snprintf(what, sizeof what, "%s: a spare reduction scratch (for the streams of a capture)", d->rt->names.capture);
+    if (scratch_new(on, d->rt->names.capture, what, site, &c) != 0)
       return -1;
     d->scratch_spare[d->nscratch_spare++] = c;
   }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "runtime.h"
 #include "stream.h"
 #include "trace_internal.h"
 
@@ -115,6 +116,6 @@ void gl_trace_text(const gl_trace *T, gl_buf *out) {
                   T->n - done == 1 ? "" : "s", T->n - done == 1 ? "is" : "are");
   if (T->dropped)
     gl_buf_printf(out, "(the %ld oldest operations are no longer kept, the latest %ld are: recording for "
-                       "gpu.timeline() alone keeps the latest %d, and any not finished yet)\n", T->dropped, T->n,
-                  GL_TRACE_KEEP);
+                       "%s alone keeps the latest %d, and any not finished yet)\n", T->dropped, T->n,
+                  T->rt->names.timeline, GL_TRACE_KEEP);
 }

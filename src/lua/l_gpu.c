@@ -94,6 +94,14 @@ static const gl_names lua_names = {
     .join_hint = "%s:join(%s)",
     .record_again = "s:record(e)",
     .trace_start = "gpu.trace(\"run.json\")",
+    .wait_on = "%s:wait",
+    .join_on = "%s:join",
+    .read_on = "x:read{stream = %s}",
+    .read_default = "x:read()",
+    .peer = "gpu.peer(%d, %d)",
+    .set_host = "k:host(function(cfg, ...) end)",
+    .host_alloc = "gpu.host(dtype, n)",
+    .timeline = "gpu.timeline()",
 };
 
 static void create_runtime(lua_State *L) {
