@@ -8,7 +8,7 @@ g=$1 src=$2
 help=$("$g" --help 2>&1)
 listed=$(grep -oE '^  GPULUA_[A-Z0-9_]+=' <<<"$help" | sed 's/^  //; s/=$//' | sort -u)
 # a variable's name as a whole string, as getenv("GPULUA_X") and the library
-# loaders' gl_dl_search(..., "GPULUA_X", ...) take it (the host's own help
+# loaders' gld_dl_search(..., "GPULUA_X", ...) take it (the host's own help
 # text in src/host is what is checked, so it is not searched)
 read_vars=$(grep -rhoE '"GPULUA_[A-Z0-9_]+"' "$src/src/driver" "$src/src/core" "$src/src/lua" "$src/lua" |
   tr -d '"' | sort -u)

@@ -8,16 +8,20 @@
 # 3. With nm: no library references a symbol defined in a library above it,
 #    and gpulua_driver and gpulua_core reference no Lua symbol.
 # 4. Nothing above the driver knows which backend runs: src/core, src/lua
-#    and src/host name no gl_is_sim, no gl_sim_* and compare no
-#    gl_backend_name, include no header of src/driver/sim, and (nm)
+#    and src/host name no gl_is_sim, no gld_sim_* (nor gl_sim_*) and compare
+#    no gld_backend_name, include no header of src/driver/sim, and (nm)
 #    gpulua_core and gpulua_lua reference no symbol the sim's objects
-#    (sim_*.o) define but the backend's loaders, gl_driver_sim_*. What only
-#    the sim does is reached through gl_drv_ext (driver_ext.h).
+#    (sim_*.o) define but the backend's loaders, gld_driver_sim_*. What only
+#    the sim does is reached through gld_drv_ext (driver_ext.h).
+# 5. Each layer's prefix (docs/ARCHITECTURE.md): every global symbol
+#    gpulua_driver defines begins gld_ (or sim_, the sim's own), gpulua_core's
+#    gl_, gpulua_lua's gll_; the C interface (gpulua_*, luaopen_gpulua) is
+#    the exception.
 # Then it proves it can fail: the same checks on planted violations (a core
 # header including lauxlib.h, a driver file including a core header, a
 # driver object calling a core function, a backend test or a sim call in
 # core or the bindings, a core header including a sim header, a core object
-# calling the sim) must each be reported.
+# calling the sim, a core library defining a gll_ name) must each be reported.
 #   tests/layering_check.sh SRC_DIR DRIVER.a CORE.a LUA.a
 set -uo pipefail
 src=$1
@@ -58,10 +62,10 @@ check_includes() {
 # check_backend ROOT: prints one line per backend test or sim call above the driver
 check_backend() {
   local root=$1 bad=0 hit
-  local sim='(^|[^A-Za-z0-9_])(gl_is_sim|gl_sim_[A-Za-z0-9_]+)'
-  local name='(strn?case)?cmp[[:space:]]*\([^)]*gl_backend_name|gl_backend_name[[:space:]]*(==|!=|\[)'
+  local sim='(^|[^A-Za-z0-9_])(gl_is_sim|gld?_sim_[A-Za-z0-9_]+)'
+  local name='(strn?case)?cmp[[:space:]]*\([^)]*gld_backend_name|gld_backend_name[[:space:]]*(==|!=|\[)'
   while read -r hit; do
-    echo "layering: $hit: a backend test or a sim call above the driver (use gl_drv_ext, driver_ext.h)"
+    echo "layering: $hit: a backend test or a sim call above the driver (use gld_drv_ext, driver_ext.h)"
     bad=1
   done < <(grep -rnE "$sim|$name" "$root/core" "$root/lua" "$root/host" --include='*.[ch]' | cut -c1-200)
   return $bad
@@ -73,10 +77,10 @@ check_backend_symbols() {
   local bad=0 lib s
   local sims
   sims=$(nm -A --defined-only "$1" 2>/dev/null | awk -F: '$2 ~ /^sim_/ {print $NF}' |
-    awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $3}' | grep -v '^gl_driver_sim_' | sort -u)
+    awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $3}' | grep -v '^gld_driver_sim_' | sort -u)
   for lib in "$2" "$3"; do
     while read -r s; do
-      echo "layering: $(basename "$lib") references $s, which the sim backend defines (use gl_drv_ext)"
+      echo "layering: $(basename "$lib") references $s, which the sim backend defines (use gld_drv_ext)"
       bad=1
     done < <(comm -12 <(nm -u "$lib" | awk '{print $NF}' | sort -u) <(echo "$sims"))
   done
@@ -105,6 +109,21 @@ check_symbols() {
   return $bad
 }
 
+# check_prefixes DRIVER.a CORE.a LUA.a: every global symbol a library
+# defines carries its layer's prefix
+check_prefixes() {
+  local -a want=('^(gld_|sim_)' '^(gl_|gpulua_)' '^(gll_|gpulua_|luaopen_gpulua$)')
+  local -a lib=("$@")
+  local bad=0 i s
+  for i in 0 1 2; do
+    while read -r s; do
+      echo "layering: $(basename "${lib[$i]}") defines $s, without its layer's prefix (${want[$i]})"
+      bad=1
+    done < <(nm --defined-only "${lib[$i]}" | awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $3}' | grep -vE "${want[$i]}" | sort -u)
+  done
+  return $bad
+}
+
 expect() { # name, expected status (0 clean, 1 a violation), command...
   local name=$1 want=$2
   shift 2
@@ -124,6 +143,7 @@ expect "includes of the tree" 0 check_includes "$src"
 expect "symbols of the libraries" 0 check_symbols "${libs[@]}"
 expect "no backend test above the driver" 0 check_backend "$src"
 expect "no sim symbol above the driver" 0 check_backend_symbols "${libs[@]}"
+expect "each layer's prefix" 0 check_prefixes "${libs[@]}"
 
 # the checks can fail: planted violations in a copy of the tree and in
 # libraries made for the purpose
@@ -141,10 +161,10 @@ expect "a core header that includes a sim header is reported" 1 check_includes "
 rm "$tmp/src/core/planted.h"
 printf 'static int f(void) {\n  if (gl_is_sim) return 1;\n  return 0;\n}\n' >"$tmp/src/core/planted.c"
 expect "a core file that tests gl_is_sim is reported" 1 check_backend "$tmp/src"
-printf 'static int f(void) { return strcmp(gl_backend_name, "sim") == 0; }\n' >"$tmp/src/core/planted.c"
+printf 'static int f(void) { return strcmp(gld_backend_name, "sim") == 0; }\n' >"$tmp/src/core/planted.c"
 expect "a core file that compares the backend's name is reported" 1 check_backend "$tmp/src"
 rm "$tmp/src/core/planted.c"
-printf 'static void f(void) { int q = gl_sim_quiet(1); (void)q; }\n' >"$tmp/src/lua/planted.c"
+printf 'static void f(void) { int q = gld_sim_quiet(1); (void)q; }\n' >"$tmp/src/lua/planted.c"
 expect "a binding that calls the sim is reported" 1 check_backend "$tmp/src"
 rm "$tmp/src/lua/planted.c"
 cc=${CC:-cc}
@@ -154,9 +174,12 @@ echo 'int lua_gettop(void *L); int planted_lua(void) { return lua_gettop(0); }' 
   ar rcs "$tmp/driver_up.a" "$tmp/up.o" && ar rcs "$tmp/driver_lua.a" "$tmp/lua.o"
 expect "a driver library calling into the core is reported" 1 check_symbols "$tmp/driver_up.a" "${libs[1]}" "${libs[2]}"
 expect "a driver library calling Lua is reported" 1 check_symbols "$tmp/driver_lua.a" "${libs[1]}" "${libs[2]}"
-echo 'int gl_sim_quiet(int on); int planted_sim(void) { return gl_sim_quiet(1); }' >"$tmp/sim.c"
+echo 'int gld_sim_quiet(int on); int planted_sim(void) { return gld_sim_quiet(1); }' >"$tmp/sim.c"
 "$cc" -c "$tmp/sim.c" -o "$tmp/sim.o" && ar rcs "$tmp/core_sim.a" "$tmp/sim.o"
 expect "a core library calling the sim is reported" 1 check_backend_symbols "${libs[0]}" "$tmp/core_sim.a" "${libs[2]}"
+echo 'int gll_planted(void) { return 0; }' >"$tmp/prefix.c"
+"$cc" -c "$tmp/prefix.c" -o "$tmp/prefix.o" && ar rcs "$tmp/core_prefix.a" "$tmp/prefix.o"
+expect "a core library defining a binding's name is reported" 1 check_prefixes "${libs[0]}" "$tmp/core_prefix.a" "${libs[2]}"
 
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

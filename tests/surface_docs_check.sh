@@ -27,7 +27,7 @@ names=$(awk '
   /^\/\* ---- / { var = ""; next }
   var == "" { next }
   /luaL_Reg [a-z_]*_meta\[\]/ { inmeta = 1 }
-  /luaL_Reg [a-z_]*_methods\[\]|luaL_Reg gl_gpu_lib\[\]/ { inreg = 1 }
+  /luaL_Reg [a-z_]*_methods\[\]|luaL_Reg gll_gpu_lib\[\]/ { inreg = 1 }
   /const char \*const [a-z_]*_fields\[\]/ {
     line = $0; sub(/.*= *\{/, "", line)
     while (match(line, /"[a-z_0-9]+"/)) { print var "." substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) }

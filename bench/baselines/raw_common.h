@@ -17,7 +17,7 @@
 #include "driver.h"
 #include "nvrtc_table.h"
 
-static gl_driver d;
+static gld_driver d;
 
 #define CK(call)                                                                   \
   do {                                                                             \
@@ -55,11 +55,11 @@ static double median(const double *v, int n) {
  * the device in *dev. */
 static inline CUcontext raw_open(CUdevice *dev) {
   char why[512];
-  if (gl_driver_cuda_load(&d, why, sizeof why) != 0) {
+  if (gld_driver_cuda_load(&d, why, sizeof why) != 0) {
     fprintf(stderr, RAW_NAME ": %s (this benchmark needs a GPU)\n", why);
     exit(1);
   }
-  const char *nv = gl_nvrtc_load();
+  const char *nv = gld_nvrtc_load();
   if (nv) {
     fprintf(stderr, RAW_NAME ": %s\n", nv);
     exit(1);
@@ -76,20 +76,20 @@ static inline CUcontext raw_open(CUdevice *dev) {
 static inline CUmodule compile_opt(const char *src, const char *name, const char *opt) {
   const char *opts[] = {"-arch=sm_90", opt};
   nvrtcProgram p;
-  if (gl_nv.nvrtcCreateProgram(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
-      gl_nv.nvrtcCompileProgram(p, opt ? 2 : 1, opts) != NVRTC_SUCCESS) {
+  if (gld_nv.nvrtcCreateProgram(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
+      gld_nv.nvrtcCompileProgram(p, opt ? 2 : 1, opts) != NVRTC_SUCCESS) {
     size_t n = 0;
-    gl_nv.nvrtcGetProgramLogSize(p, &n);
+    gld_nv.nvrtcGetProgramLogSize(p, &n);
     char *log = malloc(n + 1);
-    gl_nv.nvrtcGetProgramLog(p, log);
+    gld_nv.nvrtcGetProgramLog(p, log);
     fprintf(stderr, RAW_NAME ": compile %s failed:\n%s\n", name, log);
     exit(1);
   }
   size_t n;
-  gl_nv.nvrtcGetCUBINSize_(p, &n);
+  gld_nv.nvrtcGetCUBINSize_(p, &n);
   char *img = malloc(n);
-  gl_nv.nvrtcGetCUBIN_(p, img);
-  gl_nv.nvrtcDestroyProgram(&p);
+  gld_nv.nvrtcGetCUBIN_(p, img);
+  gld_nv.nvrtcDestroyProgram(&p);
   CUmodule m;
   CK(cuModuleLoadData(&m, img));
   free(img);

@@ -29,13 +29,13 @@ typedef struct gl_blas_slot {
 /* cuBLAS's recommendation: 32 MiB on sm_90 and later, 4 MiB before; or the
  * backend's own figure (the sim's cuBLAS uses none: small). */
 static size_t workspace_bytes(const gl_device *d) {
-  if (gl_drv_ext.blas_workspace) return gl_drv_ext.blas_workspace;
+  if (gld_drv_ext.blas_workspace) return gld_drv_ext.blas_workspace;
   return (size_t)(d->cc_major >= 9 ? 32 : 4) << 20;
 }
 
 /* `call` (the script's) failed in cuBLAS function fn with status st */
 static int blas_fail(gl_runtime *rt, const char *call, const char *fn, cublasStatus_t st) {
-  const char *text = gl_blas.cublasGetStatusString ? gl_blas.cublasGetStatusString(st) : NULL;
+  const char *text = gld_blas.cublasGetStatusString ? gld_blas.cublasGetStatusString(st) : NULL;
   return gl_fail(rt, "%s: %s failed: %s (cuBLAS status %d)", call, fn, text ? text : "?", (int)st);
 }
 
@@ -56,14 +56,14 @@ static int idle_room(gl_device *d) {
 static int slot_new(gl_stream *on, const char *call, const char *what, gl_site *site, gl_blas_slot **out) {
   gl_device *d = on->dev;
   gl_runtime *rt = d->rt;
-  const char *why = gl_cublas_load();
+  const char *why = gld_cublas_load();
   if (why) return gl_fail(rt, "%s: %s", call, why);
   gl_blas_slot *b = calloc(1, sizeof *b);
   if (!b) return gl_fail_nomem(rt, NULL);
   gl_set_ctx(d);
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   if (d->nblas_idle > 0) b->h = d->blas_idle[--d->nblas_idle];
-  else if ((st = gl_blas.cublasCreate_v2(&b->h)) != CUBLAS_STATUS_SUCCESS) {
+  else if ((st = gld_blas.cublasCreate_v2(&b->h)) != CUBLAS_STATUS_SUCCESS) {
     free(b);
     return blas_fail(rt, call, "cublasCreate", st);
   }
@@ -73,7 +73,7 @@ static int slot_new(gl_stream *on, const char *call, const char *what, gl_site *
     gl_fail_code(rt, gl_error_code(rt), "%s: %s: %s", call, what, gl_buf_str(&keep));
     gl_buf_free(&keep);
     if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
-    else gl_blas.cublasDestroy_v2(b->h);
+    else gld_blas.cublasDestroy_v2(b->h);
     free(b);
     return -1;
   }
@@ -86,12 +86,12 @@ static int slot_bind(gl_stream *s, gl_blas_slot *b, const char *call) {
   snprintf(b->what, sizeof b->what, "the cuBLAS workspace of stream '%s'", s->name);
   s->blas = b;
   const char *fn = "cublasSetStream";
-  cublasStatus_t st = gl_blas.cublasSetStream_v2(b->h, (cudaStream_t)s->cu);
+  cublasStatus_t st = gld_blas.cublasSetStream_v2(b->h, (cudaStream_t)s->cu);
   if (st == CUBLAS_STATUS_SUCCESS) { /* after the stream: setting one resets the other */
     fn = "cublasSetWorkspace";
-    st = gl_blas.cublasSetWorkspace_v2(b->h, (void *)(uintptr_t)gl_slice_ptr(&b->ws), gl_slice_bytes(&b->ws));
+    st = gld_blas.cublasSetWorkspace_v2(b->h, (void *)(uintptr_t)gl_slice_ptr(&b->ws), gl_slice_bytes(&b->ws));
   }
-  if (st == CUBLAS_STATUS_SUCCESS) fn = "cublasSetMathMode", st = gl_blas.cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH);
+  if (st == CUBLAS_STATUS_SUCCESS) fn = "cublasSetMathMode", st = gld_blas.cublasSetMathMode(b->h, CUBLAS_DEFAULT_MATH);
   return st == CUBLAS_STATUS_SUCCESS ? 0 : blas_fail(s->dev->rt, call, fn, st);
 }
 
@@ -109,11 +109,11 @@ static int slot_of(gl_stream *s, const char *call, gl_site *site, gl_blas_slot *
     if (d->nblas_spare == 0)
       return gl_fail(rt, "%s: stream '%s' has no cuBLAS handle and workspace of its own, and inside a capture a "
                          "gemm allocates nothing: %s%s%s",
-                     call, s->name, gl_blas.loaded ? "the " GL_BLAS_SPARES_TEXT " spares made before the capture are "
+                     call, s->name, gld_blas.loaded ? "the " GL_BLAS_SPARES_TEXT " spares made before the capture are "
                                                      "taken (more streams of one capture than that use cuBLAS)"
                                                    : "run one ",
-                     gl_blas.loaded ? "" : call,
-                     gl_blas.loaded ? "" : " before capturing (cuBLAS is then loaded, and each capture starts with "
+                     gld_blas.loaded ? "" : call,
+                     gld_blas.loaded ? "" : " before capturing (cuBLAS is then loaded, and each capture starts with "
                                            "spares for the streams forked inside it)");
     b = d->blas_spare[--d->nblas_spare];
   } else {
@@ -129,13 +129,13 @@ static int slot_of(gl_stream *s, const char *call, gl_site *site, gl_blas_slot *
 static void slot_free(gl_device *d, gl_blas_slot *b) {
   gl_slice_collect(&b->ws); /* freed after its uses (or with the graphs that hold it) */
   if (idle_room(d) == 0) d->blas_idle[d->nblas_idle++] = b->h;
-  else gl_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
+  else gld_blas.cublasDestroy_v2(b->h); /* no room to keep it: destroyed, which waits for the device */
   free(b);
 }
 
 int gl_blas_capture_prepare(gl_stream *s, const char *call, gl_site *site) {
   gl_device *d = s->dev;
-  if (!gl_blas.loaded) return 0; /* no gemm yet in this process: nothing to prepare */
+  if (!gld_blas.loaded) return 0; /* no gemm yet in this process: nothing to prepare */
   if (!d->blas_spare && !(d->blas_spare = calloc(GL_BLAS_SPARES, sizeof *d->blas_spare)))
     return gl_fail_nomem(d->rt, NULL);
   if (d->nblas_spare == GL_BLAS_SPARES) return 0;
@@ -165,7 +165,7 @@ void gl_blas_device_close(gl_device *d) {
   while (d->nblas_spare > 0) slot_free(d, d->blas_spare[--d->nblas_spare]);
   free(d->blas_spare);
   d->blas_spare = NULL;
-  for (int i = 0; i < d->nblas_idle; i++) gl_blas.cublasDestroy_v2(d->blas_idle[i]);
+  for (int i = 0; i < d->nblas_idle; i++) gld_blas.cublasDestroy_v2(d->blas_idle[i]);
   free(d->blas_idle);
   d->blas_idle = NULL;
   d->nblas_idle = d->capblas_idle = 0;
@@ -334,13 +334,13 @@ int gl_blas_submit(gl_op *op) {
   const void *beta = q->compute == CUBLAS_COMPUTE_64F ? (const void *)&q->beta : (const void *)&bf;
   cublasStatus_t st;
   if (q->count)
-    st = gl_blas.cublasGemmStridedBatchedEx(q->handle, (cublasOperation_t)q->ta, (cublasOperation_t)q->tb, q->m, q->n,
+    st = gld_blas.cublasGemmStridedBatchedEx(q->handle, (cublasOperation_t)q->ta, (cublasOperation_t)q->tb, q->m, q->n,
                                             q->k, alpha, q->a, (cudaDataType)q->dtype, q->lda, q->sa, q->b,
                                             (cudaDataType)q->dtype, q->ldb, q->sb, beta, q->c, (cudaDataType)q->dtype,
                                             q->ldc, q->sc, q->count, (cublasComputeType_t)q->compute,
                                             CUBLAS_GEMM_DEFAULT);
   else
-    st = gl_blas.cublasGemmEx(q->handle, (cublasOperation_t)q->ta, (cublasOperation_t)q->tb, q->m, q->n, q->k, alpha,
+    st = gld_blas.cublasGemmEx(q->handle, (cublasOperation_t)q->ta, (cublasOperation_t)q->tb, q->m, q->n, q->k, alpha,
                               q->a, (cudaDataType)q->dtype, q->lda, q->b, (cudaDataType)q->dtype, q->ldb, beta, q->c,
                               (cudaDataType)q->dtype, q->ldc, (cublasComputeType_t)q->compute, CUBLAS_GEMM_DEFAULT);
   op->u.gemm.status = (int)st;

@@ -2,7 +2,7 @@
  * builtins.c -- the built-in kernel library: its table (names, signatures,
  * which parameters count elements). The CUDA source is kernels/builtins.cu,
  * embedded at build time; a backend that runs no device code has its own
- * host implementations of them (gl_drv_ext.func_set_builtin).
+ * host implementations of them (gld_drv_ext.func_set_builtin).
  */
 #include "builtins.h"
 

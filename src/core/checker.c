@@ -351,8 +351,8 @@ int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
     }
     gl_set_ctx(s->dev);
     uint64_t seq = s->seq;
-    CUresult r = s->cu ? gl_drv.cuStreamSynchronize(s->cu)
-                       : s->final_ev ? gl_drv.cuEventSynchronize(s->final_ev) : CUDA_SUCCESS;
+    CUresult r = s->cu ? gld_drv.cuStreamSynchronize(s->cu)
+                       : s->final_ev ? gld_drv.cuEventSynchronize(s->final_ev) : CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
       if (learn) return gl_fail_cu(s->dev->rt, s->dev, r, s->cu ? "cuStreamSynchronize" : "cuEventSynchronize", site);
       continue;
@@ -368,9 +368,9 @@ int gl_access_finished(gl_accesses *acc) {
     gl_stream *s = acc->lanes[i].s;
     if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened || gl_device_poisoned(s->dev)) continue;
     gl_set_ctx(s->dev);
-    int q = gl_drv_quiet(1); /* bookkeeping: moves no clock */
-    CUresult r = s->cu ? gl_drv.cuStreamQuery(s->cu) : s->final_ev ? gl_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;
-    gl_drv_quiet(q);
+    int q = gld_drv_quiet(1); /* bookkeeping: moves no clock */
+    CUresult r = s->cu ? gld_drv.cuStreamQuery(s->cu) : s->final_ev ? gld_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;
+    gld_drv_quiet(q);
     if (r == CUDA_ERROR_NOT_READY) return 0;
   }
   return 1;

@@ -34,13 +34,13 @@ int gl_comm_op_parse(const char *name) {
   return -1;
 }
 
-static const char *nccl_text(gl_ncclResult r) {
-  const char *t = gl_nc.ncclGetErrorString ? gl_nc.ncclGetErrorString(r) : NULL;
+static const char *nccl_text(gld_ncclResult r) {
+  const char *t = gld_nc.ncclGetErrorString ? gld_nc.ncclGetErrorString(r) : NULL;
   return t ? t : "?";
 }
 
 static int load(gl_runtime *rt, const char *what) {
-  const char *why = gl_nccl_load();
+  const char *why = gld_nccl_load();
   return why ? gl_fail(rt, "%s: %s", what, why) : 0;
 }
 
@@ -73,7 +73,7 @@ static void comm_free(gl_comm *c) {
   for (int i = 0; c->done && i < c->n; i++)
     if (c->done[i]) {
       gl_set_ctx(c->devs[i]);
-      gl_drv.cuEventDestroy(c->done[i]);
+      gld_drv.cuEventDestroy(c->done[i]);
     }
   free(c->done);
   if (c->prev_live) {
@@ -91,7 +91,7 @@ static void abort_all(gl_comm *c) {
   for (int i = 0; i < c->n; i++)
     if (c->nc[i]) {
       gl_set_ctx(c->devs[i]);
-      gl_nc.ncclCommAbort(c->nc[i]);
+      gld_nc.ncclCommAbort(c->nc[i]);
       c->nc[i] = NULL;
     }
 }
@@ -100,7 +100,7 @@ static void destroy_all(gl_comm *c) {
   for (int i = 0; i < c->n; i++)
     if (c->nc[i]) {
       gl_set_ctx(c->devs[i]);
-      gl_nc.ncclCommDestroy(c->nc[i]);
+      gld_nc.ncclCommDestroy(c->nc[i]);
       c->nc[i] = NULL;
     }
 }
@@ -122,7 +122,7 @@ int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs,
   for (int i = 0; i < n; i++) c->devs[i] = devs[i], ords[i] = devs[i]->ordinal;
   c->size = n;
   gl_set_ctx(devs[0]);
-  gl_ncclResult r = gl_nc.ncclCommInitAll(c->nc, n, ords);
+  gld_ncclResult r = gld_nc.ncclCommInitAll(c->nc, n, ords);
   free(ords);
   if (r != GL_NCCL_SUCCESS) {
     comm_free(c);
@@ -134,7 +134,7 @@ int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs,
 }
 
 /* rank 0: a new id into id_file, through a temporary file renamed over it */
-static int write_id(gl_runtime *rt, const char *call, const char *path, const gl_ncclUniqueId *id) {
+static int write_id(gl_runtime *rt, const char *call, const char *path, const gld_ncclUniqueId *id) {
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
     return gl_fail(rt, "%s: id_file path is too long", call);
@@ -150,7 +150,7 @@ static int write_id(gl_runtime *rt, const char *call, const char *path, const gl
 }
 
 /* the other ranks: wait for a whole id in id_file */
-static int read_id(gl_runtime *rt, const char *call, const char *path, double timeout_s, gl_ncclUniqueId *id) {
+static int read_id(gl_runtime *rt, const char *call, const char *path, double timeout_s, gld_ncclUniqueId *id) {
   struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
@@ -171,16 +171,16 @@ static int read_id(gl_runtime *rt, const char *call, const char *path, double ti
 int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const char *id_file, double timeout_s,
                      gl_device *dev, gl_site *site, gl_comm **out) {
   (void)site;
-  if (gl_drv_ext.nccl_table) /* the backend's own NCCL: between the devices of one process */
+  if (gld_drv_ext.nccl_table) /* the backend's own NCCL: between the devices of one process */
     return gl_fail(rt, "%s: id_file communicators need the cuda backend: the sim's collectives are between "
                        "the devices of one process (%s{devices = ...})",
                    call, call);
   if (load(rt, call) != 0) return -1;
-  gl_ncclUniqueId id;
+  gld_ncclUniqueId id;
   memset(&id, 0, sizeof id);
   gl_set_ctx(dev);
   if (rank == 0) {
-    gl_ncclResult r = gl_nc.ncclGetUniqueId(&id);
+    gld_ncclResult r = gld_nc.ncclGetUniqueId(&id);
     if (r != GL_NCCL_SUCCESS) return gl_fail(rt, "%s: ncclGetUniqueId failed: %s", call, nccl_text(r));
     if (write_id(rt, call, id_file, &id) != 0) return -1;
   } else if (read_id(rt, call, id_file, timeout_s, &id) != 0) {
@@ -191,7 +191,7 @@ int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const
   c->devs[0] = dev;
   c->size = size;
   c->first_rank = rank;
-  gl_ncclResult r = gl_nc.ncclCommInitRank(&c->nc[0], size, id, rank);
+  gld_ncclResult r = gld_nc.ncclCommInitRank(&c->nc[0], size, id, rank);
   if (r != GL_NCCL_SUCCESS) {
     comm_free(c);
     return gl_fail(rt, "%s: rank %d of %d: ncclCommInitRank failed: %s", call, rank, size, nccl_text(r));
@@ -281,8 +281,8 @@ static int mark_inflight(gl_comm *c, const gl_coll_req *k) {
   if (!c->done && !(c->done = calloc((size_t)c->n, sizeof *c->done))) return gl_fail_nomem(c->rt, NULL);
   for (int i = 0; i < c->n; i++) {
     gl_set_ctx(c->devs[i]);
-    CUresult r = c->done[i] ? CUDA_SUCCESS : gl_drv.cuEventCreate(&c->done[i], CU_EVENT_DISABLE_TIMING);
-    if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(c->done[i], k->streams[i]->cu);
+    CUresult r = c->done[i] ? CUDA_SUCCESS : gld_drv.cuEventCreate(&c->done[i], CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = gld_drv.cuEventRecord(c->done[i], k->streams[i]->cu);
     if (r != CUDA_SUCCESS) return gl_fail_cu(c->rt, c->devs[i], r, "cuEventRecord", NULL);
   }
   c->inflight = 1;
@@ -357,7 +357,7 @@ int gl_comm_collective(const gl_coll_req *k) {
     ops[i] = (gl_op){.kind = GL_OP_COLL, .name = what, .call = what, .bytes = gl_slice_bytes(rx), .opnd = o[i], .nopnd = n};
     if (gl_queue_admit(k->streams[i], &ops[i], site) != 0) return -1;
   }
-  gl_ncclResult r = gl_nc.ncclGroupStart();
+  gld_ncclResult r = gld_nc.ncclGroupStart();
   int failed_rank = -1;
   for (int i = 0; i < c->n && r == GL_NCCL_SUCCESS; i++) {
     gl_stream *s = k->streams[i];
@@ -367,20 +367,20 @@ int gl_comm_collective(const gl_coll_req *k) {
     void *rp = (void *)(uintptr_t)gl_slice_ptr(k->recv[i]);
     int t = nccl_type(dt);
     switch (k->kind) {
-    case GL_COLL_ALL_REDUCE: r = gl_nc.ncclAllReduce(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
-    case GL_COLL_BROADCAST: r = gl_nc.ncclBroadcast(sp, rp, count, t, k->root, c->nc[i], s->cu); break;
-    case GL_COLL_REDUCE: r = gl_nc.ncclReduce(sp, rp, count, t, k->op, k->root, c->nc[i], s->cu); break;
-    case GL_COLL_ALL_GATHER: r = gl_nc.ncclAllGather(sp, rp, count, t, c->nc[i], s->cu); break;
-    default: r = gl_nc.ncclReduceScatter(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
+    case GL_COLL_ALL_REDUCE: r = gld_nc.ncclAllReduce(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
+    case GL_COLL_BROADCAST: r = gld_nc.ncclBroadcast(sp, rp, count, t, k->root, c->nc[i], s->cu); break;
+    case GL_COLL_REDUCE: r = gld_nc.ncclReduce(sp, rp, count, t, k->op, k->root, c->nc[i], s->cu); break;
+    case GL_COLL_ALL_GATHER: r = gld_nc.ncclAllGather(sp, rp, count, t, c->nc[i], s->cu); break;
+    default: r = gld_nc.ncclReduceScatter(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
     }
     if (r != GL_NCCL_SUCCESS) failed_rank = c->first_rank + i;
   }
-  gl_ncclResult end = gl_nc.ncclGroupEnd();
+  gld_ncclResult end = gld_nc.ncclGroupEnd();
   for (int i = 0; i < c->n; i++) gl_queue_recorded(k->streams[i], &ops[i], site); /* queued or not: frees wait */
-  gl_ncclResult async = GL_NCCL_SUCCESS;
+  gld_ncclResult async = GL_NCCL_SUCCESS;
   int async_rank = -1;
   for (int i = 0; i < c->n && r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS; i++)
-    if (gl_nc.ncclCommGetAsyncError(c->nc[i], &async) == GL_NCCL_SUCCESS && async != GL_NCCL_SUCCESS &&
+    if (gld_nc.ncclCommGetAsyncError(c->nc[i], &async) == GL_NCCL_SUCCESS && async != GL_NCCL_SUCCESS &&
         async != GL_NCCL_IN_PROGRESS) {
       async_rank = c->first_rank + i;
       break;
@@ -438,9 +438,9 @@ static int watch_once(gl_comm *c, gl_site *site) {
   int busy = 0;
   for (int i = 0; i < c->n; i++) {
     gl_set_ctx(c->devs[i]);
-    CUresult r = gl_drv.cuEventQuery(c->done[i]);
+    CUresult r = gld_drv.cuEventQuery(c->done[i]);
     if (r == CUDA_ERROR_NOT_READY) busy = 1;
-    else if (r != CUDA_SUCCESS && gl_error_is_sticky(r)) {
+    else if (r != CUDA_SUCCESS && gld_error_is_sticky(r)) {
       gl_fail_cu(c->rt, c->devs[i], r, "cuEventQuery", site); /* gl_comm_fault: c is poisoned, no longer in flight */
       return 0;
     }
@@ -456,7 +456,7 @@ static int settle(gl_runtime *rt, gl_device *d, int wait, gl_site *site) {
   for (gl_comm *c = rt->comms; c; c = c->next_live) {
     if (!c->inflight || !has_rank(c, d)) continue;
     while (watch_once(c, site) && wait)
-      if (!gl_drv_ext.query_yields) nanosleep(&nap, NULL); /* else its queries yield and serve host kernels */
+      if (!gld_drv_ext.query_yields) nanosleep(&nap, NULL); /* else its queries yield and serve host kernels */
   }
   return d && gl_device_poisoned(d) ? gl_fail(rt, "%s", gl_buf_str(&d->poison)) : 0;
 }
@@ -499,7 +499,7 @@ void gl_comm_teardown(gl_runtime *rt) {
     for (int i = 0; i < c->n; i++)
       if (c->nc[i]) {
         gl_set_ctx(c->devs[i]);
-        gl_drv.cuCtxSynchronize();
+        gld_drv.cuCtxSynchronize();
       }
     destroy_all(c);
     comm_free(c);

@@ -19,9 +19,9 @@
  * a backend that runs no device code (the sim). -1 when NVRTC knows none. */
 static int arch_of(gl_device *d, char *opt, size_t len, char *arch, size_t alen, int *cubin) {
   int cc = d->cc_major * 10 + d->cc_minor, exact;
-  int target = gl_nvrtc_arch(cc, &exact);
+  int target = gld_nvrtc_arch(cc, &exact);
   if (target < 0) return -1;
-  *cubin = exact && !gl_drv_ext.host_only && gl_nv.nvrtcGetCUBIN_ != NULL;
+  *cubin = exact && !gld_drv_ext.host_only && gld_nv.nvrtcGetCUBIN_ != NULL;
   snprintf(arch, alen, "%s_%d", *cubin ? "sm" : "compute", target);
   snprintf(opt, len, "-arch=%s", arch);
   return 0;
@@ -31,10 +31,10 @@ static int arch_of(gl_device *d, char *opt, size_t len, char *arch, size_t alen,
 static int read_output(gl_runtime *rt, const char *what, const char *name, nvrtcProgram prog, int cubin,
                        void **image, size_t *len) {
   size_t n = 0;
-  nvrtcResult r = cubin ? gl_nv.nvrtcGetCUBINSize_(prog, &n) : gl_nv.nvrtcGetPTXSize(prog, &n);
+  nvrtcResult r = cubin ? gld_nv.nvrtcGetCUBINSize_(prog, &n) : gld_nv.nvrtcGetPTXSize(prog, &n);
   char *img = r == NVRTC_SUCCESS ? malloc(n + 1) : NULL;
   if (img) {
-    r = cubin ? gl_nv.nvrtcGetCUBIN_(prog, img) : gl_nv.nvrtcGetPTX(prog, img);
+    r = cubin ? gld_nv.nvrtcGetCUBIN_(prog, img) : gld_nv.nvrtcGetPTX(prog, img);
     img[n] = '\0';
   }
   if (!img || r != NVRTC_SUCCESS) {
@@ -50,19 +50,19 @@ static int read_output(gl_runtime *rt, const char *what, const char *name, nvrtc
  * source file", "cannot open source file"), when gpulua found no toolkit
  * headers to offer NVRTC. */
 static const char *missing_headers_hint(const char *log) {
-  static _Thread_local char hint[sizeof gl_nv.path + 256];
-  if (gl_nv.include[0] || !strstr(log, "open source file")) return "";
+  static _Thread_local char hint[sizeof gld_nv.path + 256];
+  if (gld_nv.include[0] || !strstr(log, "open source file")) return "";
   snprintf(hint, sizeof hint,
            "(no CUDA headers were found beside NVRTC (%s), in $CUDA_HOME/include or in $CUDA_PATH/include: "
            "give their folder with the option -I<folder>)\n",
-           gl_nv.path);
+           gld_nv.path);
   return hint;
 }
 
 int gl_compile(gl_device *dev, const char *what, const char *name, const char *src, size_t srclen,
                const char *const *user_opts, int nopts, void **image, size_t *image_len) {
   gl_runtime *rt = dev->rt;
-  const char *why = gl_nvrtc_load();
+  const char *why = gld_nvrtc_load();
   if (why) return gl_fail(rt, "%s: %s: cannot compile: %s", what, name, why);
   if (nopts > GL_COMPILE_MAX_OPTIONS) return gl_fail(rt, "%s: %s: at most %d options", what, name, GL_COMPILE_MAX_OPTIONS);
   const char *opts[GL_COMPILE_MAX_OPTIONS + 2];
@@ -71,19 +71,19 @@ int gl_compile(gl_device *dev, const char *what, const char *name, const char *s
    * names with -I is searched first. As an option, the folder's path is
    * part of the cache key; its headers' contents are not (they come with
    * the toolkit, whose NVRTC version is in the key). */
-  char include_opt[sizeof gl_nv.include + 2];
-  if (gl_nv.include[0]) {
-    snprintf(include_opt, sizeof include_opt, "-I%s", gl_nv.include);
+  char include_opt[sizeof gld_nv.include + 2];
+  if (gld_nv.include[0]) {
+    snprintf(include_opt, sizeof include_opt, "-I%s", gld_nv.include);
     opts[nopts++] = include_opt;
   }
   char arch_opt[48], arch[32];
   int want_cubin;
   if (arch_of(dev, arch_opt, sizeof arch_opt, arch, sizeof arch, &want_cubin) != 0)
     return gl_fail(rt, "%s: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", what, name,
-                   gl_nv.major, gl_nv.minor, dev->cc_major * 10 + dev->cc_minor);
+                   gld_nv.major, gld_nv.minor, dev->cc_major * 10 + dev->cc_minor);
   opts[nopts++] = arch_opt;
   char version[32];
-  snprintf(version, sizeof version, "nvrtc %d.%d", gl_nv.major, gl_nv.minor);
+  snprintf(version, sizeof version, "nvrtc %d.%d", gld_nv.major, gld_nv.minor);
   int kind = want_cubin ? GL_KCACHE_CUBIN : GL_KCACHE_PTX;
   gl_kcache_key key = gl_kcache_make_key(src, srclen, opts, nopts, arch, version, kind);
   int got_kind;
@@ -99,28 +99,28 @@ int gl_compile(gl_device *dev, const char *what, const char *name, const char *s
   memcpy(copy, src, srclen);
   copy[srclen] = '\0';
   nvrtcProgram prog;
-  nvrtcResult r = gl_nv.nvrtcCreateProgram(&prog, copy, name, 0, NULL, NULL);
+  nvrtcResult r = gld_nv.nvrtcCreateProgram(&prog, copy, name, 0, NULL, NULL);
   free(copy);
   if (r != NVRTC_SUCCESS)
-    return gl_fail(rt, "%s: %s: nvrtcCreateProgram failed: %s", what, name, gl_nv.nvrtcGetErrorString(r));
-  r = gl_nv.nvrtcCompileProgram(prog, nopts, opts);
+    return gl_fail(rt, "%s: %s: nvrtcCreateProgram failed: %s", what, name, gld_nv.nvrtcGetErrorString(r));
+  r = gld_nv.nvrtcCompileProgram(prog, nopts, opts);
   if (r != NVRTC_SUCCESS) {
     size_t loglen = 0;
-    gl_nv.nvrtcGetProgramLogSize(prog, &loglen);
+    gld_nv.nvrtcGetProgramLogSize(prog, &loglen);
     char *log = malloc(loglen + 1);
     if (log) {
       log[0] = '\0';
-      if (loglen) gl_nv.nvrtcGetProgramLog(prog, log);
+      if (loglen) gld_nv.nvrtcGetProgramLog(prog, log);
       log[loglen] = '\0';
     }
-    gl_fail(rt, "%s: %s: compilation failed (%s, %s):\n%s%s", what, name, gl_nv.nvrtcGetErrorString(r), arch_opt,
+    gl_fail(rt, "%s: %s: compilation failed (%s, %s):\n%s%s", what, name, gld_nv.nvrtcGetErrorString(r), arch_opt,
             log ? log : "(no log)", log ? missing_headers_hint(log) : "");
     free(log);
-    gl_nv.nvrtcDestroyProgram(&prog);
+    gld_nv.nvrtcDestroyProgram(&prog);
     return -1;
   }
   int rc = read_output(rt, what, name, prog, want_cubin, image, image_len);
-  gl_nv.nvrtcDestroyProgram(&prog);
+  gld_nv.nvrtcDestroyProgram(&prog);
   if (rc == 0) gl_kcache_put(&key, *image, *image_len, kind);
   return rc;
 }

@@ -20,26 +20,26 @@ static _Thread_local CUcontext current_ctx;
 
 void gl_set_ctx(gl_device *d) {
   if (current_ctx != d->ctx) {
-    gl_drv.cuCtxSetCurrent(d->ctx);
+    gld_drv.cuCtxSetCurrent(d->ctx);
     current_ctx = d->ctx;
   }
 }
 
 /* Forget the cached context (teardown released them all). */
 void gl_ctx_forget(void) {
-  gl_drv.cuCtxSetCurrent(NULL);
+  gld_drv.cuCtxSetCurrent(NULL);
   current_ctx = NULL;
 }
 
 static int attr(gl_device *d, CUdevice_attribute a, int *v) {
   *v = 0;
-  CUresult r = gl_drv.cuDeviceGetAttribute(v, a, d->cu);
+  CUresult r = gld_drv.cuDeviceGetAttribute(v, a, d->cu);
   return r == CUDA_SUCCESS ? 0 : gl_fail_cu(d->rt, d, r, "cuDeviceGetAttribute", NULL);
 }
 
 #define CALL(d, fn, ...)                                                        \
   do {                                                                          \
-    CUresult r_ = gl_drv.fn(__VA_ARGS__);                                       \
+    CUresult r_ = gld_drv.fn(__VA_ARGS__);                                       \
     if (r_ != CUDA_SUCCESS) return gl_fail_cu((d)->rt, (d), r_, #fn, NULL);     \
   } while (0)
 
@@ -71,7 +71,7 @@ static int read_limits(gl_device *d) {
 int gl_device_open(gl_runtime *rt, int ordinal, const char *call, gl_device **out) {
   if (ordinal < 0 || ordinal >= rt->ndev)
     return gl_fail(rt, "%s: ordinal %d is out of range (%s has %d device%s: 0 to %d)", call, ordinal,
-                   gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
+                   gld_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
   gl_device *d = &rt->devs[ordinal];
   *out = d;
   if (d->opened) return 0;
@@ -92,14 +92,14 @@ int gl_device_open(gl_runtime *rt, int ordinal, const char *call, gl_device **ou
   /* Keep freed memory in the driver's pool instead of returning it to the OS
    * at every synchronisation: stream-ordered reuse stays cheap. */
   CUmemoryPool pool;
-  if (gl_drv.cuDeviceGetDefaultMemPool(&pool, d->cu) == CUDA_SUCCESS) {
+  if (gld_drv.cuDeviceGetDefaultMemPool(&pool, d->cu) == CUDA_SUCCESS) {
     cuuint64_t threshold = UINT64_MAX;
-    gl_drv.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
+    gld_drv.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold);
   }
   d->opened = 1;
   if (gl_stream_new(d, "main", 0, 1, &d->main, NULL) != 0) {
     d->opened = 0;
-    gl_drv.cuDevicePrimaryCtxRelease(d->cu);
+    gld_drv.cuDevicePrimaryCtxRelease(d->cu);
     return -1;
   }
   return 0;
@@ -125,7 +125,7 @@ void gl_device_keep_error(gl_device *d) {
 int gl_device_sync(gl_device *d, gl_site *site) {
   if (gl_device_check(d) != 0 || gl_comm_settle(d->rt, d, site) != 0) return -1;
   gl_set_ctx(d);
-  CUresult r = gl_drv.cuCtxSynchronize();
+  CUresult r = gld_drv.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuCtxSynchronize", site);
   gl_runtime *rt = d->rt; /* every stream of d, the closed ones that records still name included */
   for (int i = 0; i < rt->nids; i++)
@@ -144,13 +144,13 @@ int gl_device_free_memory(gl_device *d, size_t *free_bytes, size_t *total) {
 void gl_device_trim(gl_device *d) {
   CUmemoryPool pool;
   gl_set_ctx(d);
-  if (gl_drv.cuDeviceGetDefaultMemPool(&pool, d->cu) == CUDA_SUCCESS) gl_drv.cuMemPoolTrimTo(pool, 0);
+  if (gld_drv.cuDeviceGetDefaultMemPool(&pool, d->cu) == CUDA_SUCCESS) gld_drv.cuMemPoolTrimTo(pool, 0);
 }
 
 int gl_device_reclaim(gl_device *d, gl_site *site) {
   if (gl_comm_settle(d->rt, d, site) != 0) return -1;
   gl_set_ctx(d);
-  CUresult r = gl_drv.cuCtxSynchronize();
+  CUresult r = gld_drv.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuCtxSynchronize", site);
   gl_device_trim(d);
   return 0;
@@ -161,7 +161,7 @@ int gl_peer_grant(gl_runtime *rt, int ia, int ib, const char *call) {
     int o = i ? ib : ia;
     if (o < 0 || o >= rt->ndev)
       return gl_fail(rt, "%s: device ordinal %d is out of range (%s has %d device%s: 0 to %d)", call, o,
-                     gl_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
+                     gld_backend_name, rt->ndev, rt->ndev == 1 ? "" : "s", rt->ndev - 1);
   }
   gl_device *a, *b;
   if (gl_device_open(rt, ia, rt->names.device, &a) != 0 || gl_device_open(rt, ib, rt->names.device, &b) != 0)
@@ -174,7 +174,7 @@ int gl_peer_grant(gl_runtime *rt, int ia, int ib, const char *call) {
     return gl_fail(rt, "%s: device %d (%s) cannot access the memory of device %d (%s): peer access is not "
                        "supported between them", call, b->ordinal, b->name, a->ordinal, a->name);
   gl_set_ctx(b);
-  CUresult r = gl_drv.cuCtxEnablePeerAccess(a->ctx, 0);
+  CUresult r = gld_drv.cuCtxEnablePeerAccess(a->ctx, 0);
   if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
     return gl_fail_cu(rt, b, r, "cuCtxEnablePeerAccess", NULL);
   /* slices come from a's memory pool, which peer access alone does not open:
@@ -197,7 +197,7 @@ int gl_peer_granted(const gl_runtime *rt, const gl_device *a, const gl_device *b
 
 void gl_device_close(gl_device *d) {
   gl_set_ctx(d);
-  gl_drv.cuCtxSynchronize();
+  gld_drv.cuCtxSynchronize();
   gl_blas_device_close(d); /* the streams' workspaces and every cuBLAS handle */
   gl_scratch_device_close(d); /* the streams' reduction scratch */
   while (d->streams) {
@@ -206,7 +206,7 @@ void gl_device_close(gl_device *d) {
     if (s->next_open) s->next_open->prev_open = s->prev_open;
     s->next_open = NULL;
     s->prev_open = NULL;
-    if (s->cu) gl_drv.cuStreamDestroy(s->cu);
+    if (s->cu) gld_drv.cuStreamDestroy(s->cu);
     s->cu = NULL;
   }
   gl_stream *m = d->main;

@@ -27,8 +27,8 @@ const char *gl_dtype_store_number(gl_dtype dt, double d, void *out) {
   switch (dt) {
   case GL_F64: memcpy(out, &d, 8); return NULL;
   case GL_F32: { float f = (float)d; memcpy(out, &f, 4); return NULL; }
-  case GL_F16: { uint16_t h = gl_f64_to_f16(d); memcpy(out, &h, 2); return NULL; }
-  case GL_BF16: { uint16_t h = gl_f64_to_bf16(d); memcpy(out, &h, 2); return NULL; }
+  case GL_F16: { uint16_t h = gld_f64_to_f16(d); memcpy(out, &h, 2); return NULL; }
+  case GL_BF16: { uint16_t h = gld_f64_to_bf16(d); memcpy(out, &h, 2); return NULL; }
   default: break;
   }
   /* integers: the value must be integral and in range */

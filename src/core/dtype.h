@@ -35,6 +35,6 @@ const char *gl_dtype_article(gl_dtype dt);
 const char *gl_dtype_store_number(gl_dtype dt, double d, void *out);
 const char *gl_dtype_store_integer(gl_dtype dt, long long i, void *out);
 
-#include "halfprec.h" /* gl_f32_to_f16 and the others (driver layer) */
+#include "halfprec.h" /* gld_f32_to_f16 and the others (driver layer) */
 
 #endif

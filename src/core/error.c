@@ -110,7 +110,7 @@ void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *sit
   gl_buf *p = &dev->poison;
   const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_buf_str(&rt->host_kernel_error) : "";
   gl_buf_printf(p, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s", dev->ordinal,
-                gl_error_name(r), gl_error_string(r), call, gl_loc_text(rt, gl_site_loc(rt, site)),
+                gld_error_name(r), gld_error_string(r), call, gl_loc_text(rt, gl_site_loc(rt, site)),
                 detail[0] ? ": " : "", detail);
   int named = 0;
   for (gl_stream *s = dev->streams; s; s = s->next_open) {
@@ -127,8 +127,8 @@ void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *sit
 }
 
 int gl_fail_cu(gl_runtime *rt, gl_device *dev, CUresult r, const char *call, gl_site *site) {
-  int sticky = gl_error_is_sticky(r);
+  int sticky = gld_error_is_sticky(r);
   if (dev && sticky && !gl_device_poisoned(dev)) gl_comm_fault(rt, dev, r, call, site); /* poisons dev */
   if (dev && sticky) return gl_fail_code(rt, r, "%s", gl_buf_str(&dev->poison));
-  return gl_fail_code(rt, r, "%s failed: %s: %s", call, gl_error_name(r), gl_error_string(r));
+  return gl_fail_code(rt, r, "%s failed: %s: %s", call, gld_error_name(r), gld_error_string(r));
 }

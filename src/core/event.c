@@ -20,7 +20,7 @@ CUresult gl_event_take(gl_device *d, int timing, CUevent *ev) {
     return CUDA_SUCCESS;
   }
   gl_set_ctx(d);
-  return gl_drv.cuEventCreate(ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
+  return gld_drv.cuEventCreate(ev, timing ? 0 : CU_EVENT_DISABLE_TIMING);
 }
 
 void gl_event_give(gl_device *d, CUevent ev, int timing) {
@@ -29,7 +29,7 @@ void gl_event_give(gl_device *d, CUevent ev, int timing) {
     CUevent *p = cap <= 4096 ? realloc(d->event_pool[timing], (size_t)cap * sizeof *p) : NULL;
     if (!p) {
       gl_set_ctx(d);
-      gl_drv.cuEventDestroy(ev);
+      gld_drv.cuEventDestroy(ev);
       return;
     }
     d->event_pool[timing] = p;
@@ -41,7 +41,7 @@ void gl_event_give(gl_device *d, CUevent ev, int timing) {
 void gl_event_pool_clear(gl_device *d) {
   gl_set_ctx(d);
   for (int t = 0; t < 2; t++) {
-    for (int i = 0; i < d->npool[t]; i++) gl_drv.cuEventDestroy(d->event_pool[t][i]);
+    for (int i = 0; i < d->npool[t]; i++) gld_drv.cuEventDestroy(d->event_pool[t][i]);
     free(d->event_pool[t]);
     d->event_pool[t] = NULL;
     d->npool[t] = d->cappool[t] = 0;
@@ -89,7 +89,7 @@ int gl_event_record(gl_event *e, gl_stream *s, int timing, const char *call, gl_
   CUresult r = gl_event_take(d, timing != 0, &ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
   gl_set_ctx(d);
-  r = gl_drv.cuEventRecord(ev, s->cu);
+  r = gld_drv.cuEventRecord(ev, s->cu);
   if (r != CUDA_SUCCESS) {
     gl_event_give(d, ev, timing != 0);
     return gl_fail_cu(d->rt, d, r, "cuEventRecord", site);
@@ -114,7 +114,7 @@ int gl_event_rerecord(gl_event *e, gl_stream *s, const char *call, gl_site *site
     if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventCreate", site);
   }
   gl_set_ctx(d);
-  CUresult r = gl_drv.cuEventRecord(ev, s->cu);
+  CUresult r = gld_drv.cuEventRecord(ev, s->cu);
   if (r != CUDA_SUCCESS) {
     if (ev != e->ev) gl_event_give(d, ev, e->timing != 0);
     return gl_fail_cu(d->rt, d, r, "cuEventRecord", site);
@@ -148,7 +148,7 @@ int gl_event_sync(gl_event *e, const char *call, gl_site *site) {
   gl_device *d = e->s->dev;
   if (gl_capture_check_event(d->rt, e, call, site) != 0) return -1;
   if (gl_comm_settle(d->rt, d, site) != 0) return -1;
-  CUresult r = gl_drv.cuEventSynchronize(e->ev);
+  CUresult r = gld_drv.cuEventSynchronize(e->ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventSynchronize", site);
   reached(e);
   return 0;
@@ -159,7 +159,7 @@ int gl_event_query(gl_event *e, int *done, const char *call, gl_site *site) {
   *done = 0;
   if (gl_capture_check_event(d->rt, e, call, site) != 0) return -1;
   if (gl_comm_poll(d->rt, d, site) != 0) return -1;
-  CUresult r = gl_drv.cuEventQuery(e->ev);
+  CUresult r = gld_drv.cuEventQuery(e->ev);
   *done = 0;
   if (r == CUDA_ERROR_NOT_READY) return 0;
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuEventQuery", site);
@@ -171,9 +171,9 @@ int gl_event_query(gl_event *e, int *done, const char *call, gl_site *site) {
 
 int gl_event_peek(const gl_event *e) {
   if (!e->ev || !e->s || e->capture) return 0;
-  int q = gl_drv_quiet(1); /* for display: moves no clock */
-  int done = gl_drv.cuEventQuery(e->ev) == CUDA_SUCCESS;
-  gl_drv_quiet(q);
+  int q = gld_drv_quiet(1); /* for display: moves no clock */
+  int done = gld_drv.cuEventQuery(e->ev) == CUDA_SUCCESS;
+  gld_drv_quiet(q);
   return done;
 }
 
@@ -189,7 +189,7 @@ int gl_event_elapsed(gl_event *a, gl_event *b, float *ms, const char *call, gl_s
                    call, a->s->dev->ordinal, b->s->dev->ordinal);
   if (gl_event_sync(a, call, site) != 0 || gl_event_sync(b, call, site) != 0) return -1;
   *ms = 0;
-  CUresult r = gl_drv.cuEventElapsedTime(ms, a->ev, b->ev);
+  CUresult r = gld_drv.cuEventElapsedTime(ms, a->ev, b->ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, a->s->dev, r, "cuEventElapsedTime", site);
   return 0;
 }

@@ -52,7 +52,7 @@ static int capture_new(gl_stream *s, const char *name, const char *call, gl_site
   /* thread-local: another thread's CUDA calls (a library's) never break this
    * capture, and this thread's calls that cannot be captured are refused by
    * gpulua before the driver sees them */
-  CUresult r = gl_drv.cuStreamBeginCapture(s->cu, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  CUresult r = gld_drv.cuStreamBeginCapture(s->cu, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS) {
     free(g);
     return gl_fail_cu(rt, dev, r, "cuStreamBeginCapture", site);
@@ -122,8 +122,8 @@ static void destroy(gl_graph *g) {
   if (g->handle) *g->handle = NULL;
   if (g->dev->opened) {
     gl_set_ctx(g->dev);
-    if (g->exec) gl_drv.cuGraphExecDestroy(g->exec);
-    if (g->graph) gl_drv.cuGraphDestroy(g->graph);
+    if (g->exec) gld_drv.cuGraphExecDestroy(g->exec);
+    if (g->graph) gld_drv.cuGraphDestroy(g->graph);
   }
   run_cleanups(g);
   release_modules(g);
@@ -138,7 +138,7 @@ static CUresult end_capture(gl_graph *g) {
   if (g->origin) {
     gl_set_ctx(g->dev);
     CUgraph graph = NULL;
-    r = gl_drv.cuStreamEndCapture(g->origin->cu, &graph);
+    r = gld_drv.cuStreamEndCapture(g->origin->cu, &graph);
     g->graph = graph; /* NULL until now: a graph is made only here */
     g->origin->capture = NULL;
     gl_stream_unref(g->origin);
@@ -214,18 +214,18 @@ static void merge_uses(gl_graph *g) {
 
 static int instantiate(gl_graph *g, gl_stream *s, gl_site *site) {
   gl_runtime *rt = g->dev->rt;
-  CUresult r = gl_drv.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0);
+  CUresult r = gld_drv.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0);
   const char *call = "cuGraphInstantiateWithFlags";
   if (r == CUDA_SUCCESS) {
     call = "cuGraphGetNodes";
-    r = gl_drv.cuGraphGetNodes(g->graph, NULL, &g->nodes);
+    r = gld_drv.cuGraphGetNodes(g->graph, NULL, &g->nodes);
   }
   if (r == CUDA_SUCCESS && s->cu) { /* the first replay pays no upload */
     call = "cuGraphUpload";
-    r = gl_drv.cuGraphUpload(g->exec, s->cu);
+    r = gld_drv.cuGraphUpload(g->exec, s->cu);
   }
   if (r != CUDA_SUCCESS) {
-    if (g->exec) gl_drv.cuGraphExecDestroy(g->exec);
+    if (g->exec) gld_drv.cuGraphExecDestroy(g->exec);
     g->exec = NULL;
     return gl_fail_cu(rt, g->dev, r, call, site);
   }
@@ -322,17 +322,17 @@ static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, const 
     gl_set_ctx(g->dev);
     CUgraphExecUpdateResultInfo info;
     memset(&info, 0, sizeof info);
-    if (gl_drv.cuGraphExecUpdate(g->exec, fresh->graph, &info) == CUDA_SUCCESS) {
+    if (gld_drv.cuGraphExecUpdate(g->exec, fresh->graph, &info) == CUDA_SUCCESS) {
       fresh->exec = g->exec;
       g->exec = NULL;
       /* the executable already runs the new work: the update cannot be undone, so a
        * count the driver will not give (a valid graph: it cannot refuse) is the old one */
-      if (gl_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes) != CUDA_SUCCESS) fresh->nodes = g->nodes;
+      if (gld_drv.cuGraphGetNodes(fresh->graph, NULL, &fresh->nodes) != CUDA_SUCCESS) fresh->nodes = g->nodes;
     } else { /* another topology: made anew */
       *rebuilt = 1;
       rc = instantiate(fresh, origin, site);
       if (rc == 0) {
-        gl_drv.cuGraphExecDestroy(g->exec);
+        gld_drv.cuGraphExecDestroy(g->exec);
         g->exec = NULL;
       }
     }
@@ -349,7 +349,7 @@ static int end_update(gl_graph *g, gl_graph *fresh, int ok, int *rebuilt, const 
   run_cleanups(g);
   release_modules(g);
   gl_set_ctx(g->dev);
-  if (g->graph) gl_drv.cuGraphDestroy(g->graph);
+  if (g->graph) gld_drv.cuGraphDestroy(g->graph);
   g->graph = fresh->graph;
   g->exec = fresh->exec;
   g->nodes = fresh->nodes;
@@ -494,7 +494,7 @@ int gl_graph_launch(gl_graph *g, gl_stream *s, const char *call, gl_site *site) 
   if (gl_access_reserve(&g->replays, 1) != 0) return gl_fail_nomem(rt, NULL);
   gl_set_ctx(dev);
   if (rt->trace) gl_trace_begin(s);
-  CUresult r = gl_drv.cuGraphLaunch(g->exec, s->cu);
+  CUresult r = gld_drv.cuGraphLaunch(g->exec, s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuGraphLaunch", site);
   s->seq++;
   s->last_kind = GL_OP_GRAPH + 1;

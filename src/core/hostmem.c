@@ -90,7 +90,7 @@ int gl_hostbuf_readable_now(gl_hostbuf *h, size_t n, const gl_stream **other) {
 static void hostmem_release(gl_hostmem *m) {
   if (!m->ptr || m->borrowed) { /* expired, or device memory: not ours */
   } else if (m->pinned) {
-    gl_drv.cuMemFreeHost(m->ptr);
+    gld_drv.cuMemFreeHost(m->ptr);
     m->rt->pinned_held -= m->bytes;
   } else if (m->mapped) {
     munmap(m->ptr, m->bytes);
@@ -146,7 +146,7 @@ static size_t physical_bytes(void) {
 }
 
 static void host_memory(int pinned, size_t *avail, size_t *total) {
-  if (pinned && gl_drv_ext.host_memory && gl_drv_ext.host_memory(avail, total)) return;
+  if (pinned && gld_drv_ext.host_memory && gld_drv_ext.host_memory(avail, total)) return;
   long page = sysconf(_SC_PAGESIZE), free_pages = sysconf(_SC_AVPHYS_PAGES);
   *total = physical_bytes();
   *avail = page > 0 && free_pages > 0 ? (size_t)page * (size_t)free_pages : 0;
@@ -173,7 +173,7 @@ static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count
     gl_device *d0;
     if (gl_device_open(rt, 0, rt->names.device, &d0) != 0) return -1; /* pinned memory needs a context */
     gl_set_ctx(d0);
-    r = gl_drv.cuMemHostAlloc(&m->ptr, m->bytes, CU_MEMHOSTALLOC_PORTABLE);
+    r = gld_drv.cuMemHostAlloc(&m->ptr, m->bytes, CU_MEMHOSTALLOC_PORTABLE);
   }
   if (r == CUDA_SUCCESS) {
     rt->pinned_held += m->bytes;
@@ -182,7 +182,7 @@ static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count
   m->ptr = NULL;
   if (r != CUDA_ERROR_OUT_OF_MEMORY)
     return gl_fail_code(rt, r, "%s: could not allocate %zu bytes of pinned host memory (%s[%zu]): %s", call,
-                        m->bytes, dn, count, gl_error_name(r));
+                        m->bytes, dn, count, gld_error_name(r));
   size_t avail = 0, total = 0;
   host_memory(1, &avail, &total);
   return gl_fail_code(rt, r,
@@ -233,7 +233,7 @@ int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int ze
   /* zeros: fresh mmap pages and a backend's zeroed pinned memory (the sim's)
    * already are (without touching every page of a large buffer); the
    * driver's pinned memory is resident anyway and is cleared here */
-  if (zero && !m->mapped && !(m->pinned && gl_drv_ext.host_alloc_zeroed)) memset(m->ptr, 0, m->bytes);
+  if (zero && !m->mapped && !(m->pinned && gld_drv_ext.host_alloc_zeroed)) memset(m->ptr, 0, m->bytes);
   m->refs = 1;
   m->freed_at = GL_LOC_NONE;
   init_handle(h, m, dt, count);

@@ -34,7 +34,7 @@ static int check_kernel(const gl_launch_req *r) {
   if (k->m->dev != dev)
     return gl_fail(dev->rt, "%s: kernel '%s' was loaded on device %d, but stream '%s' is on device %d", r->call,
                    k->name, k->m->dev->ordinal, r->s->name, dev->ordinal);
-  if (gl_drv_ext.host_only && !k->builtin && !r->has_host)
+  if (gld_drv_ext.host_only && !k->builtin && !r->has_host)
     return gl_fail(dev->rt, "%s: kernel '%s' has no host implementation, and the sim backend cannot run device "
                             "code: give one with %s", r->call, k->name, dev->rt->names.set_host);
   return 0;
@@ -311,7 +311,7 @@ int gl_launch_submit(gl_launch_req *r) {
   op.u.launch.block = c->block;
   op.u.launch.shared = c->shared;
   op.u.launch.params = k->params;
-  if (gl_drv_ext.launch_costed) { /* its cost, for the backend's timing model */
+  if (gld_drv_ext.launch_costed) { /* its cost, for the backend's timing model */
     op.u.launch.modeled = 1;
     op.u.launch.model_us = r->cost_us;
     if (k->builtin) {

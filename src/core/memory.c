@@ -45,14 +45,14 @@ int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call
     return gl_fail_nomem(rt, NULL);
   }
   gl_set_ctx(dev);
-  CUresult r = gl_drv.cuMemAllocAsync(&a->ptr, bytes, s->cu);
+  CUresult r = gld_drv.cuMemAllocAsync(&a->ptr, bytes, s->cu);
   if (r != CUDA_SUCCESS) {
     gl_access_clear(&a->acc);
     free(a);
     if (r != CUDA_ERROR_OUT_OF_MEMORY) return gl_fail_cu(rt, dev, r, "cuMemAllocAsync", site);
     gl_device_trim(dev); /* a failed request can leave the pool holding the memory: the free bytes are real */
     size_t free_ = 0, total = 0;
-    gl_drv.cuMemGetInfo(&free_, &total);
+    gld_drv.cuMemGetInfo(&free_, &total);
     return gl_fail_code(rt, r, "%s: out of memory on device %d: requested %s[%zu] (%zu bytes), %zu of %zu bytes free",
                         call, dev->ordinal, gl_dtypes[dt].name, n, bytes, free_, total);
   }
@@ -132,7 +132,7 @@ static int alloc_free(gl_alloc *a, int loc, gl_site *site) {
   gl_stream *fs = a->home->cu ? a->home : d->main;
   if (gl_access_order_all(&a->acc, fs, site) != 0) return -1;
   gl_set_ctx(d);
-  CUresult r = gl_drv.cuMemFreeAsync(a->ptr, fs->cu);
+  CUresult r = gld_drv.cuMemFreeAsync(a->ptr, fs->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(d->rt, d, r, "cuMemFreeAsync", site);
   fs->seq++;
   return 0;

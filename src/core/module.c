@@ -26,11 +26,11 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
     return gl_fail_nomem(rt, what);
   }
   gl_set_ctx(dev);
-  CUresult r = gl_drv.cuModuleLoadData(&m->mod, image);
+  CUresult r = gld_drv.cuModuleLoadData(&m->mod, image);
   if (r != CUDA_SUCCESS) {
     free(m);
     free(copy);
-    return gl_fail_code(rt, r, "%s: %s: the driver refused the module: %s", what, name, gl_error_name(r));
+    return gl_fail_code(rt, r, "%s: %s: the driver refused the module: %s", what, name, gld_error_name(r));
   }
   m->refs = 1;
   m->dev = dev;
@@ -45,7 +45,7 @@ static void unload(void *obj) {
   gl_module *m = obj;
   if (m->dev->opened) {
     gl_set_ctx(m->dev);
-    gl_drv.cuModuleUnload(m->mod);
+    gld_drv.cuModuleUnload(m->mod);
   }
   gl_access_clear(&m->uses);
   free(m->name);
@@ -67,12 +67,12 @@ void gl_module_unref(gl_module *m) {
 /* The kernel's parameters as the driver reports them, against the
  * signature. */
 static int check_param_info(gl_kernel *k) {
-  if (!gl_drv.cuFuncGetParamInfo) return 0;
+  if (!gld_drv.cuFuncGetParamInfo) return 0;
   gl_runtime *rt = k->dev->rt;
   size_t off, size;
   int n = 0;
   for (;; n++) {
-    CUresult r = gl_drv.cuFuncGetParamInfo(k->f, (size_t)n, &off, &size);
+    CUresult r = gld_drv.cuFuncGetParamInfo(k->f, (size_t)n, &off, &size);
     if (r == CUDA_ERROR_NOT_SUPPORTED) return 0; /* the driver cannot tell for this image */
     if (r != CUDA_SUCCESS) break;
     if (n >= k->sig.n && n < k->sig.n + k->nhidden && size != 8)
@@ -98,9 +98,9 @@ static int check_param_info(gl_kernel *k) {
  * device's when its registers or __launch_bounds__ say so. */
 static void read_max_threads(gl_kernel *k) {
   int v = 0;
-  if (gl_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f) != CUDA_SUCCESS) v = 0;
+  if (gld_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f) != CUDA_SUCCESS) v = 0;
   k->max_threads = v;
-  if (gl_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->f) != CUDA_SUCCESS) v = 0;
+  if (gld_drv.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->f) != CUDA_SUCCESS) v = 0;
   k->regs = v;
 }
 
@@ -131,7 +131,7 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
   if (!k) return gl_fail_nomem(rt, call);
   k->sig = *sig;
   gl_set_ctx(m->dev);
-  CUresult r = gl_drv.cuModuleGetFunction(&k->f, m->mod, name);
+  CUresult r = gld_drv.cuModuleGetFunction(&k->f, m->mod, name);
   int rc = 0;
   if (r == CUDA_ERROR_NOT_FOUND)
     rc = gl_fail(rt, "%s: module '%s' has no kernel named '%s' (declare it extern \"C\" __global__)", call, m->name,
@@ -155,7 +155,7 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
 /* The built-ins are compiled for real, from kernels/builtins.cu; on sim
  * without NVRTC a stand-in PTX names their entries (sim runs their host
  * implementations anyway). */
-static int stand_in(void) { return gl_drv_ext.host_only && gl_nvrtc_load() != NULL; }
+static int stand_in(void) { return gld_drv_ext.host_only && gld_nvrtc_load() != NULL; }
 
 /* The module of dt's built-ins for dev: kernels/builtins.cu compiled with
  * the option that instantiates dt's kernels alone (one program per dtype: a
@@ -185,13 +185,13 @@ static int builtin_module(gl_device *dev, gl_dtype dt) {
   snprintf(name, sizeof name, "gpulua built-in kernels for %s (device %d)", dtn, dev->ordinal);
   gl_set_ctx(dev);
   CUmodule mod;
-  CUresult r = gl_drv.cuModuleLoadData(&mod, img);
+  CUresult r = gld_drv.cuModuleLoadData(&mod, img);
   free(img);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuModuleLoadData (built-in kernels)", NULL);
   gl_module *m = calloc(1, sizeof *m);
   if (!m || !(m->name = strdup(name))) {
     free(m);
-    gl_drv.cuModuleUnload(mod);
+    gld_drv.cuModuleUnload(mod);
     return gl_fail_nomem(rt, rt->names.builtins);
   }
   m->refs = 1;
@@ -235,17 +235,17 @@ int gl_builtin_kernel(gl_device *dev, const gl_builtin *b, gl_dtype dt, gl_kerne
     return -1;
   }
   gl_set_ctx(dev);
-  CUresult r = gl_drv.cuModuleGetFunction(&k->f, dev->builtins[dt]->mod, k->name);
+  CUresult r = gld_drv.cuModuleGetFunction(&k->f, dev->builtins[dt]->mod, k->name);
   if (r != CUDA_SUCCESS) {
     gl_kernel_unref(k);
     return gl_fail_cu(rt, dev, r, "cuModuleGetFunction", NULL);
   }
   read_max_threads(k);
   int rc = stand_in() ? 0 : check_param_info(k); /* on sim too: its PTX reader tells the compiled parameters */
-  if (rc == 0 && gl_drv_ext.func_set_builtin) { /* the backend's host implementation */
+  if (rc == 0 && gld_drv_ext.func_set_builtin) { /* the backend's host implementation */
     size_t sizes[GL_MAX_PARAMS + GL_BUILTIN_HIDDEN];
     for (int i = 0; i < k->sig.n + k->nhidden; i++) sizes[i] = i < k->sig.n ? gl_param_size(&k->sig.p[i]) : 8;
-    CUresult sr = gl_drv_ext.func_set_builtin(k->f, b->name, gl_dtypes[dt].name, k->sig.n + k->nhidden, sizes);
+    CUresult sr = gld_drv_ext.func_set_builtin(k->f, b->name, gl_dtypes[dt].name, k->sig.n + k->nhidden, sizes);
     if (sr != CUDA_SUCCESS) rc = gl_fail_cu(rt, dev, sr, "func_set_builtin", NULL);
   }
   if (rc != 0) {

@@ -117,33 +117,33 @@ const char *gl_timeline_svg_option(void) {
  * with why. */
 static int read_sim_model(int use, gl_buf *why) {
   const char *path = opt.sim_model[0] ? opt.sim_model : getenv("GPULUA_SIM_MODEL");
-  if (!path || !*path) return use ? gl_driver_sim_model(NULL, 1, NULL, 0) : 0;
+  if (!path || !*path) return use ? gld_driver_sim_model(NULL, 1, NULL, 0) : 0;
   char bad[1536];
-  if (gl_driver_sim_model(path, use, bad, sizeof bad) == 0) return 0;
+  if (gld_driver_sim_model(path, use, bad, sizeof bad) == 0) return 0;
   gl_buf_printf(why, "gpulua: %s: %s", opt.sim_model[0] ? "--sim-model" : "GPULUA_SIM_MODEL", bad);
   return -1;
 }
 
 static int load_sim(gl_buf *why) {
   char bad[256]; /* the sim's own messages: short */
-  if (gl_driver_sim_check(bad, sizeof bad) != 0) {
+  if (gld_driver_sim_check(bad, sizeof bad) != 0) {
     gl_buf_printf(why, "gpulua: %s", bad);
     return -1;
   }
   if (read_sim_model(1, why) != 0) return -1;
-  gl_driver_sim_load(&gl_drv);
-  gl_driver_sim_load_ext(&gl_drv_ext);
-  CUresult r = gl_drv.cuInit(0);
+  gld_driver_sim_load(&gld_drv);
+  gld_driver_sim_load_ext(&gld_drv_ext);
+  CUresult r = gld_drv.cuInit(0);
   if (r != CUDA_SUCCESS) {
-    gl_buf_printf(why, "gpulua: the sim backend failed to start: %s", gl_error_name(r));
+    gl_buf_printf(why, "gpulua: the sim backend failed to start: %s", gld_error_name(r));
     return -1;
   }
-  gl_backend_name = "sim";
+  gld_backend_name = "sim";
   return 0;
 }
 
 int gl_backend_choose(gl_buf *why) {
-  if (gl_backend_name) return 0;
+  if (gld_backend_name) return 0;
   const char *pref = opt.backend[0] ? opt.backend : getenv("GPULUA_BACKEND");
   const char *source = opt.backend[0] ? "--backend" : "GPULUA_BACKEND";
   if (pref && *pref && !valid_backend(pref)) {
@@ -153,8 +153,8 @@ int gl_backend_choose(gl_buf *why) {
   if (pref && strcmp(pref, "sim") == 0) return load_sim(why);
   if (read_sim_model(0, why) != 0) return -1; /* checked on cuda too; used on sim */
   char no_cuda[2048]; /* a dlerror() with a path, at most */
-  if (gl_driver_cuda_load(&gl_drv, no_cuda, sizeof no_cuda) == 0) {
-    gl_backend_name = "cuda";
+  if (gld_driver_cuda_load(&gld_drv, no_cuda, sizeof no_cuda) == 0) {
+    gld_backend_name = "cuda";
     return 0;
   }
   if (pref && strcmp(pref, "cuda") == 0) {
@@ -177,9 +177,9 @@ const char *gpulua_backend_probe(char *why, size_t whylen) {
     snprintf(why, whylen, "%s=sim", source);
     return "sim";
   }
-  gl_driver d;
+  gld_driver d;
   char no_cuda[2048];
-  if (gl_driver_cuda_load(&d, no_cuda, sizeof no_cuda) == 0) {
+  if (gld_driver_cuda_load(&d, no_cuda, sizeof no_cuda) == 0) {
     int n = 0;
     d.cuDeviceGetCount(&n);
     snprintf(why, whylen, "%s%s%d device%s", named ? source : "", named ? "=cuda; " : "", n, n == 1 ? "" : "s");

@@ -32,7 +32,7 @@ const char *gl_timeline_svg_option(void); /* that file, else NULL */
  * name; else 0. */
 int gl_timeline_check(gl_buf *why);
 
-/* Fill gl_drv once: --backend, else GPULUA_BACKEND, else cuda when the
+/* Fill gld_drv once: --backend, else GPULUA_BACKEND, else cuda when the
  * driver loads and has a device, else sim with one line on stderr saying
  * why. 0, or -1 with the reason in why. */
 int gl_backend_choose(gl_buf *why);

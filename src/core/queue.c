@@ -137,16 +137,16 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
   switch (op->kind) {
   case GL_OP_H2D:
     *call = "cuMemcpyHtoDAsync";
-    return gl_drv.cuMemcpyHtoDAsync(op->u.copy.dst, op->u.copy.hsrc, op->bytes, s->cu);
+    return gld_drv.cuMemcpyHtoDAsync(op->u.copy.dst, op->u.copy.hsrc, op->bytes, s->cu);
   case GL_OP_D2H:
     *call = "cuMemcpyDtoHAsync";
-    return gl_drv.cuMemcpyDtoHAsync(op->u.copy.hdst, op->u.copy.src, op->bytes, s->cu);
+    return gld_drv.cuMemcpyDtoHAsync(op->u.copy.hdst, op->u.copy.src, op->bytes, s->cu);
   case GL_OP_D2D:
     *call = "cuMemcpyDtoDAsync";
-    return gl_drv.cuMemcpyDtoDAsync(op->u.copy.dst, op->u.copy.src, op->bytes, s->cu);
+    return gld_drv.cuMemcpyDtoDAsync(op->u.copy.dst, op->u.copy.src, op->bytes, s->cu);
   case GL_OP_PEER:
     *call = "cuMemcpyPeerAsync";
-    return gl_drv.cuMemcpyPeerAsync(op->u.copy.dst, op->u.copy.dctx, op->u.copy.src, op->u.copy.sctx, op->bytes,
+    return gld_drv.cuMemcpyPeerAsync(op->u.copy.dst, op->u.copy.dctx, op->u.copy.src, op->u.copy.sctx, op->bytes,
                                     s->cu);
   case GL_OP_FILL: {
     CUdeviceptr p = op->u.fill.p;
@@ -155,18 +155,18 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
     switch (op->u.fill.size) {
     case 1:
       *call = "cuMemsetD8Async";
-      return gl_drv.cuMemsetD8Async(p, v[0], n, s->cu);
+      return gld_drv.cuMemsetD8Async(p, v[0], n, s->cu);
     case 2: {
       unsigned short u;
       memcpy(&u, v, 2);
       *call = "cuMemsetD16Async";
-      return gl_drv.cuMemsetD16Async(p, u, n, s->cu);
+      return gld_drv.cuMemsetD16Async(p, u, n, s->cu);
     }
     case 4: {
       unsigned u;
       memcpy(&u, v, 4);
       *call = "cuMemsetD32Async";
-      return gl_drv.cuMemsetD32Async(p, u, n, s->cu);
+      return gld_drv.cuMemsetD32Async(p, u, n, s->cu);
     }
     default: {
       unsigned lo, hi;
@@ -174,14 +174,14 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
       memcpy(&hi, v + 4, 4);
       if (lo == hi) {
         *call = "cuMemsetD32Async";
-        return gl_drv.cuMemsetD32Async(p, lo, 2 * n, s->cu);
+        return gld_drv.cuMemsetD32Async(p, lo, 2 * n, s->cu);
       }
       /* an 8-byte pattern: the low and the high words as two pitched 2D fills */
       *call = "cuMemsetD2D32Async";
-      CUresult r = gl_drv.cuMemsetD2D32Async(p, 8, lo, 1, n, s->cu);
+      CUresult r = gld_drv.cuMemsetD2D32Async(p, 8, lo, 1, n, s->cu);
       if (r != CUDA_SUCCESS) return r;
       *queued = 2;
-      r = gl_drv.cuMemsetD2D32Async(p + 4, 8, hi, 1, n, s->cu);
+      r = gld_drv.cuMemsetD2D32Async(p + 4, 8, hi, 1, n, s->cu);
       if (r != CUDA_SUCCESS) *queued = 1;
       return r;
     }
@@ -196,10 +196,10 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
     const unsigned *g = op->u.launch.grid, *b = op->u.launch.block;
     *call = "cuLaunchKernel";
     if (op->u.launch.modeled) /* with its cost, for the backend's timing model */
-      return gl_drv_ext.launch_costed(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared,
+      return gld_drv_ext.launch_costed(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared,
                                       s->cu, op->u.launch.params, NULL, op->u.launch.model_bytes,
                                       op->u.launch.model_us);
-    return gl_drv.cuLaunchKernel(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared, s->cu,
+    return gld_drv.cuLaunchKernel(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared, s->cu,
                                  op->u.launch.params, NULL);
   }
   }

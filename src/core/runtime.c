@@ -88,16 +88,16 @@ static void untrack(gl_runtime *rt) {
 }
 
 gl_runtime *gl_runtime_new(gl_buf *why) {
-  if (!gl_backend_name) {
+  if (!gld_backend_name) {
     gl_buf_printf(why, "gpulua: no backend has been chosen");
     return NULL;
   }
   int policy = gl_initial_policy(why);
   if (policy < 0 || gl_timeline_check(why) != 0) return NULL;
   int n = 0;
-  CUresult r = gl_drv.cuDeviceGetCount(&n);
+  CUresult r = gld_drv.cuDeviceGetCount(&n);
   if (r != CUDA_SUCCESS) {
-    gl_buf_printf(why, "cuDeviceGetCount failed: %s: %s", gl_error_name(r), gl_error_string(r));
+    gl_buf_printf(why, "cuDeviceGetCount failed: %s: %s", gld_error_name(r), gld_error_string(r));
     return NULL;
   }
   gl_runtime *rt = calloc(1, sizeof *rt);
@@ -162,7 +162,7 @@ void gl_runtime_teardown(gl_runtime *rt) {
   for (int i = 0; i < rt->ndev; i++) {
     gl_device *d = &rt->devs[i];
     if (!d->opened) continue;
-    gl_drv.cuDevicePrimaryCtxRelease(d->cu);
+    gld_drv.cuDevicePrimaryCtxRelease(d->cu);
     d->opened = 0;
   }
   gl_ctx_forget();

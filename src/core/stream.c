@@ -33,9 +33,9 @@ void gl_stream_unref(gl_stream *s) {
   if (!s || --s->refs > 0) return;
   if (s->dev->opened) {
     gl_set_ctx(s->dev);
-    if (s->cu) gl_drv.cuStreamDestroy(s->cu);
-    if (s->tail_ev) gl_drv.cuEventDestroy(s->tail_ev);
-    if (s->final_ev) gl_drv.cuEventDestroy(s->final_ev);
+    if (s->cu) gld_drv.cuStreamDestroy(s->cu);
+    if (s->tail_ev) gld_drv.cuEventDestroy(s->tail_ev);
+    if (s->final_ev) gld_drv.cuEventDestroy(s->final_ev);
   }
   unlink_open(s);
   gl_clock_stream_free(s);
@@ -54,12 +54,12 @@ int gl_stream_new(gl_device *dev, const char *name, int priority, int is_main, g
   if (name) snprintf(s->name, sizeof s->name, "%s", name);
   else snprintf(s->name, sizeof s->name, "stream%d", ++dev->stream_counter);
   gl_set_ctx(dev);
-  CUresult r = gl_drv.cuStreamCreateWithPriority(&s->cu, CU_STREAM_NON_BLOCKING, priority);
-  if (r == CUDA_SUCCESS) r = gl_drv.cuEventCreate(&s->tail_ev, CU_EVENT_DISABLE_TIMING);
+  CUresult r = gld_drv.cuStreamCreateWithPriority(&s->cu, CU_STREAM_NON_BLOCKING, priority);
+  if (r == CUDA_SUCCESS) r = gld_drv.cuEventCreate(&s->tail_ev, CU_EVENT_DISABLE_TIMING);
   if (r == CUDA_SUCCESS && gl_clock_stream_new(rt, s) != 0) r = CUDA_ERROR_OUT_OF_MEMORY;
   if (r != CUDA_SUCCESS) {
-    if (s->cu) gl_drv.cuStreamDestroy(s->cu);
-    if (s->tail_ev) gl_drv.cuEventDestroy(s->tail_ev);
+    if (s->cu) gld_drv.cuStreamDestroy(s->cu);
+    if (s->tail_ev) gld_drv.cuEventDestroy(s->tail_ev);
     free(s);
     return gl_fail_cu(rt, dev, r, "cuStreamCreateWithPriority", site);
   }
@@ -97,16 +97,16 @@ void gl_stream_describe(gl_stream *s, gl_buf *b) {
     gl_buf_printf(b, ": its device is shut down");
   } else {
     gl_set_ctx(s->dev);
-    int q = gl_drv_quiet(1); /* for display: moves no clock */
-    CUresult r = gl_drv.cuStreamQuery(s->cu); /* the answer is not passed on: no verdict changes */
-    gl_drv_quiet(q);
+    int q = gld_drv_quiet(1); /* for display: moves no clock */
+    CUresult r = gld_drv.cuStreamQuery(s->cu); /* the answer is not passed on: no verdict changes */
+    gld_drv_quiet(q);
     uint64_t open = s->seq - s->done_seq, all = s->seq;
     if (r == CUDA_SUCCESS || open == 0)
       gl_buf_printf(b, ": idle, %llu operation%s queued", (unsigned long long)all, all == 1 ? "" : "s");
     else if (r == CUDA_ERROR_NOT_READY)
       gl_buf_printf(b, ": busy, %llu of %llu operation%s queued may be pending", (unsigned long long)open,
                     (unsigned long long)all, all == 1 ? "" : "s");
-    else gl_buf_printf(b, ": %s", gl_error_name(r));
+    else gl_buf_printf(b, ": %s", gld_error_name(r));
   }
   if (s->last_kind == 0) return;
   if (s->last_kind == GL_OP_LAUNCH + 1 && s->last_launch_seq == s->seq && s->last_kernel != GL_LOC_NONE) {
@@ -128,13 +128,13 @@ int gl_stream_order_after(gl_stream *waiter, gl_stream *s, int learn, gl_site *s
   CUevent ev = s->final_ev;
   if (s->cu) {
     gl_set_ctx(s->dev);
-    CUresult r = gl_drv.cuEventRecord(s->tail_ev, s->cu);
+    CUresult r = gld_drv.cuEventRecord(s->tail_ev, s->cu);
     if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuEventRecord", site);
     ev = s->tail_ev;
   }
   if (!ev) return 0;
   gl_set_ctx(waiter->dev);
-  CUresult r = gl_drv.cuStreamWaitEvent(waiter->cu, ev, 0);
+  CUresult r = gld_drv.cuStreamWaitEvent(waiter->cu, ev, 0);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, waiter->dev, r, "cuStreamWaitEvent", site);
   waiter->seq++;
   return 0;
@@ -161,7 +161,7 @@ int gl_stream_wait_event(gl_stream *s, gl_event *e, const char *call, gl_site *s
   gl_runtime *rt = s->dev->rt;
   if ((rt->capture || e->capture) && gl_capture_check_wait(rt, s, e, call, site) != 0) return -1;
   gl_set_ctx(s->dev);
-  CUresult r = gl_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
+  CUresult r = gld_drv.cuStreamWaitEvent(s->cu, e->ev, 0);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, s->dev, r, "cuStreamWaitEvent", site);
   int lost = gl_clock_merge(s, e->snap, e->snap_gen, e->nsnap);
   if (rt->trace) gl_trace_wait(s, e->s, e->seq, "wait");
@@ -175,7 +175,7 @@ int gl_stream_sync(gl_stream *s, const char *call, gl_site *site) {
   if (gl_comm_settle(s->dev->rt, s->dev, site) != 0) return -1;
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
-  CUresult r = gl_drv.cuStreamSynchronize(s->cu);
+  CUresult r = gld_drv.cuStreamSynchronize(s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(s->dev->rt, s->dev, r, "cuStreamSynchronize", site);
   gl_clock_host_reached(s, seq);
   return 0;
@@ -187,7 +187,7 @@ int gl_stream_query(gl_stream *s, int *finished, const char *call, gl_site *site
   if (gl_comm_poll(s->dev->rt, s->dev, site) != 0) return -1;
   gl_set_ctx(s->dev);
   uint64_t seq = s->seq;
-  CUresult r = gl_drv.cuStreamQuery(s->cu);
+  CUresult r = gld_drv.cuStreamQuery(s->cu);
   *finished = 0;
   if (r == CUDA_ERROR_NOT_READY) return 0;
   if (r != CUDA_SUCCESS) return gl_fail_cu(s->dev->rt, s->dev, r, "cuStreamQuery", site);
@@ -200,11 +200,11 @@ int gl_stream_query(gl_stream *s, int *finished, const char *call, gl_site *site
 int gl_stream_wait_host(gl_stream *s, gl_site *site) {
   gl_device *dev = s->dev;
   gl_set_ctx(dev);
-  CUresult r = gl_drv.cuEventRecord(s->tail_ev, s->cu);
+  CUresult r = gld_drv.cuEventRecord(s->tail_ev, s->cu);
   if (r != CUDA_SUCCESS) return gl_fail_cu(dev->rt, dev, r, "cuEventRecord", site);
   if (gl_comm_settle(dev->rt, dev, site) != 0) return -1;
   gl_set_ctx(dev);
-  r = gl_drv.cuEventSynchronize(s->tail_ev);
+  r = gld_drv.cuEventSynchronize(s->tail_ev);
   if (r != CUDA_SUCCESS) return gl_fail_cu(dev->rt, dev, r, "cuEventSynchronize", site);
   gl_clock_host_reached(s, s->seq);
   return 0;
@@ -216,11 +216,11 @@ int gl_stream_close(gl_stream *s, int loc, int learn) {
   gl_set_ctx(dev);
   gl_blas_stream_close(s); /* its workspace freed in its order, its cuBLAS handle kept for the next stream */
   gl_scratch_stream_close(s); /* its reductions' scratch, freed in its order */
-  CUresult r = gl_drv.cuEventCreate(&s->final_ev, CU_EVENT_DISABLE_TIMING);
+  CUresult r = gld_drv.cuEventCreate(&s->final_ev, CU_EVENT_DISABLE_TIMING);
   const char *call = "cuEventCreate";
-  if (r == CUDA_SUCCESS) r = gl_drv.cuEventRecord(s->final_ev, s->cu), call = "cuEventRecord";
+  if (r == CUDA_SUCCESS) r = gld_drv.cuEventRecord(s->final_ev, s->cu), call = "cuEventRecord";
   if (r == CUDA_SUCCESS && dev->main && dev->main->cu) {
-    r = gl_drv.cuStreamWaitEvent(dev->main->cu, s->final_ev, 0);
+    r = gld_drv.cuStreamWaitEvent(dev->main->cu, s->final_ev, 0);
     call = "cuStreamWaitEvent";
     if (r == CUDA_SUCCESS) {
       if (learn) gl_clock_join(dev->main, s); /* out of memory here only loses knowledge */
@@ -228,7 +228,7 @@ int gl_stream_close(gl_stream *s, int loc, int learn) {
       dev->main->seq++;
     }
   }
-  gl_drv.cuStreamDestroy(s->cu); /* queued work still completes */
+  gld_drv.cuStreamDestroy(s->cu); /* queued work still completes */
   s->cu = NULL;
   s->closed_at = loc;
   unlink_open(s);

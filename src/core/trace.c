@@ -38,8 +38,8 @@ static double host_now(void) {
  * (completed), or NULL for the clock now. */
 static double trace_clock(CUevent base) {
   double t;
-  if (gl_drv_ext.model_host_time)
-    return base && gl_drv_ext.model_event_time(base, &t) == 0 ? t : gl_drv_ext.model_host_time();
+  if (gld_drv_ext.model_host_time)
+    return base && gld_drv_ext.model_event_time(base, &t) == 0 ? t : gld_drv_ext.model_host_time();
   return host_now();
 }
 
@@ -48,11 +48,11 @@ static dev_state *dev_of(gl_trace *T, gl_device *d) {
   dev_state *ds = &T->dev[d->ordinal];
   if (!ds->ready) {
     gl_set_ctx(d);
-    if (gl_drv.cuStreamCreateWithPriority(&ds->idle, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
-        gl_drv.cuEventCreate(&ds->base, 0) != CUDA_SUCCESS)
+    if (gld_drv.cuStreamCreateWithPriority(&ds->idle, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
+        gld_drv.cuEventCreate(&ds->base, 0) != CUDA_SUCCESS)
       return NULL;
-    gl_drv.cuEventRecord(ds->base, ds->idle);
-    gl_drv.cuEventSynchronize(ds->base);
+    gld_drv.cuEventRecord(ds->base, ds->idle);
+    gld_drv.cuEventSynchronize(ds->base);
     ds->base_host = trace_clock(ds->base);
     ds->ready = 1;
   }
@@ -80,17 +80,17 @@ static void harvest(gl_trace *T, op_rec *o, int wait) {
     return;
   }
   gl_set_ctx(d);
-  if (wait) gl_drv.cuEventSynchronize(o->b);
+  if (wait) gld_drv.cuEventSynchronize(o->b);
   else {
-    int q = gl_drv_quiet(1); /* the trace's own harvest moves no clock */
-    CUresult r = gl_drv.cuEventQuery(o->b);
-    gl_drv_quiet(q);
+    int q = gld_drv_quiet(1); /* the trace's own harvest moves no clock */
+    CUresult r = gld_drv.cuEventQuery(o->b);
+    gld_drv_quiet(q);
     if (r != CUDA_SUCCESS) return;
   }
   dev_state *ds = &T->dev[d->ordinal];
   float ms_a = 0, ms_b = 0;
-  gl_drv.cuEventElapsedTime(&ms_a, ds->base, o->a);
-  gl_drv.cuEventElapsedTime(&ms_b, ds->base, o->b);
+  gld_drv.cuEventElapsedTime(&ms_a, ds->base, o->a);
+  gld_drv.cuEventElapsedTime(&ms_b, ds->base, o->b);
   double off = (ds->base_host - T->t0) * 1e6;
   o->ts = off + ms_a * 1e3;
   o->dur = (ms_b - ms_a) * 1e3;
@@ -160,7 +160,7 @@ void gl_trace_begin(gl_stream *s) {
   if (T->npending == GL_TRACE_PENDING) return; /* no begin event: drawn as an instant */
   CUevent e = take_event(T, s->dev);
   if (!e) return;
-  gl_drv.cuEventRecord(e, s->cu);
+  gld_drv.cuEventRecord(e, s->cu);
   T->pending[T->npending++] = (pending_rec){s, s->dev, e};
 }
 
@@ -168,7 +168,7 @@ void gl_trace_end(gl_stream *s, gl_op_kind kind, const char *name, size_t bytes)
   gl_trace *T = s->dev->rt->trace;
   if (!T) return;
   CUevent a = take_pending(T, s), b = take_event(T, s->dev);
-  if (b) gl_drv.cuEventRecord(b, s->cu);
+  if (b) gld_drv.cuEventRecord(b, s->cu);
   if (T->n == T->cap) {
     long cap = T->cap ? 2 * T->cap : 1024;
     op_rec *v = realloc(T->ops, (size_t)cap * sizeof *v);
@@ -454,8 +454,8 @@ void gl_trace_finish(gl_runtime *rt) {
     dev_state *ds = &T->dev[d];
     if (!ds->ready || !rt->devs[d].opened) continue;
     gl_set_ctx(&rt->devs[d]);
-    gl_drv.cuEventDestroy(ds->base);
-    gl_drv.cuStreamDestroy(ds->idle);
+    gld_drv.cuEventDestroy(ds->base);
+    gld_drv.cuStreamDestroy(ds->idle);
   }
   free(T->ops);
   free(T->flows);

@@ -532,7 +532,7 @@ int gl_trace_svg_write(const gl_trace *T, const char *path) {
     fprintf(f, "<text class=\"title\" x=\"12\" y=\"24\">gpulua timeline: %s from the first operation's start to the "
                "last one's end</text>\n", span);
   fprintf(f, "<text class=\"sub\" x=\"12\" y=\"44\">%d stream%s on %d device%s (%s backend), %ld operation%s", P.nrows,
-          P.nrows == 1 ? "" : "s", ndev, ndev == 1 ? "" : "s", gl_backend_name ? gl_backend_name : "no", done,
+          P.nrows == 1 ? "" : "s", ndev, ndev == 1 ? "" : "s", gld_backend_name ? gld_backend_name : "no", done,
           done == 1 ? "" : "s");
   if (T->n > done) fprintf(f, ", %ld not finished yet (not drawn)", T->n - done);
   if (T->dropped) fprintf(f, ", %ld older ones no longer kept", T->dropped);

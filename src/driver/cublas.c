@@ -12,30 +12,30 @@
 #include "dl_search.h"
 #include "driver_ext.h"
 
-gl_cublas gl_blas;
+gld_cublas gld_blas;
 static int tried;
 static char load_error[1024];
 
 static int try_load(const char *path, char *why, size_t len) {
-  void *h = gl_dl_open(path, why, len);
+  void *h = gld_dl_open(path, why, len);
   if (!h) return 0;
-  gl_cublas t;
+  gld_cublas t;
   memset(&t, 0, sizeof t);
 #define BLAS_GET(ret, name, params) \
-  if (!(t.name = (ret(*) params)gl_dl_need(h, path, #name, why, len))) return 0;
+  if (!(t.name = (ret(*) params)gld_dl_need(h, path, #name, why, len))) return 0;
   GL_CUBLAS_CALLS(BLAS_GET)
 #undef BLAS_GET
   snprintf(t.path, sizeof t.path, "%s", path);
   t.loaded = 1;
-  gl_blas = t;
+  gld_blas = t;
   return 1;
 }
 
-const char *gl_cublas_load(void) {
-  if (gl_blas.loaded) return NULL;
-  if (gl_drv_ext.cublas_table) { /* the backend's own */
-    gl_drv_ext.cublas_table(&gl_blas);
-    gl_blas.loaded = 1;
+const char *gld_cublas_load(void) {
+  if (gld_blas.loaded) return NULL;
+  if (gld_drv_ext.cublas_table) { /* the backend's own */
+    gld_drv_ext.cublas_table(&gld_blas);
+    gld_blas.loaded = 1;
     return NULL;
   }
   if (tried) return load_error;
@@ -44,7 +44,7 @@ const char *gl_cublas_load(void) {
     "libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.13",
     "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.12", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.12",
   };
-  return gl_dl_search("cuBLAS", "GPULUA_CUBLAS", paths, sizeof paths / sizeof *paths,
+  return gld_dl_search("cuBLAS", "GPULUA_CUBLAS", paths, sizeof paths / sizeof *paths,
                       "libcublas.so.13, then libcublas.so.12, on the loader's path and in /usr/local/cuda", try_load, load_error,
                       sizeof load_error);
 }

@@ -55,24 +55,24 @@ GL_CUBLAS_ENUMS(GL_DECL_ENUM)
      int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType,                     \
      cublasGemmAlgo_t algo))
 
-typedef struct gl_cublas {
+typedef struct gld_cublas {
 #define GL_CUBLAS_MEMBER(ret, name, params) ret(*name) params;
   GL_CUBLAS_CALLS(GL_CUBLAS_MEMBER)
 #undef GL_CUBLAS_MEMBER
   int loaded;
   char path[512]; /* the library loaded, or "sim" */
-} gl_cublas;
+} gld_cublas;
 
-extern gl_cublas gl_blas;
+extern gld_cublas gld_blas;
 
-/* Load cuBLAS once (the backend's own where it has one: gl_drv_ext). NULL
+/* Load cuBLAS once (the backend's own where it has one: gld_drv_ext). NULL
  * on success, else a message naming what was tried and why it failed.
  * Otherwise: GPULUA_CUBLAS, else libcublas.so.13, then .so.12, on the loader's
  * path and in the usual CUDA toolkit folders. */
-const char *gl_cublas_load(void);
+const char *gld_cublas_load(void);
 
-/* The sim's table (sim_cublas.c), reached through gl_drv_ext.cublas_table; its path
+/* The sim's table (sim_cublas.c), reached through gld_drv_ext.cublas_table; its path
  * is "sim". */
-void gl_cublas_sim_table(gl_cublas *t);
+void gld_cublas_sim_table(gld_cublas *t);
 
 #endif

@@ -129,7 +129,7 @@ GL_CU_STRUCTS(GL_DECL_STRUCT)
 #endif
 
 /* cuGetProcAddress_v2, which the loader takes with dlsym (driver_cuda.c). */
-typedef CUresult (*gl_cuGetProcAddress_fn)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+typedef CUresult (*gld_cuGetProcAddress_fn)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                                            CUdriverProcAddressQueryResult *symbolStatus);
 
 #endif

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void *gl_dl_open(const char *path, char *why, size_t len) {
+void *gld_dl_open(const char *path, char *why, size_t len) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) snprintf(why, len, "%s", dlerror());
   return h;
 }
 
-void *gl_dl_need(void *h, const char *path, const char *name, char *why, size_t len) {
+void *gld_dl_need(void *h, const char *path, const char *name, char *why, size_t len) {
   void *sym = dlsym(h, name);
   if (!sym) {
     snprintf(why, len, "%s lacks %s", path, name);
@@ -22,8 +22,8 @@ void *gl_dl_need(void *h, const char *path, const char *name, char *why, size_t 
   return sym;
 }
 
-const char *gl_dl_search(const char *what, const char *env_name, const char *const *paths, size_t npaths,
-                         const char *tried, gl_dl_try try_load, char *out, size_t outlen) {
+const char *gld_dl_search(const char *what, const char *env_name, const char *const *paths, size_t npaths,
+                         const char *tried, gld_dl_try try_load, char *out, size_t outlen) {
   char why[600];
   const char *env = getenv(env_name);
   if (env && *env) {

@@ -5,23 +5,23 @@
 #include "driver.h"
 #include "driver_ext.h"
 
-gl_driver gl_drv;
-gl_driver_ext gl_drv_ext;
-const char *gl_backend_name;
+gld_driver gld_drv;
+gld_driver_ext gld_drv_ext;
+const char *gld_backend_name;
 
-const char *gl_error_name(CUresult r) {
+const char *gld_error_name(CUresult r) {
   const char *s = NULL;
-  if (gl_drv.cuGetErrorName && gl_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
+  if (gld_drv.cuGetErrorName && gld_drv.cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
   return "CUDA_ERROR_UNKNOWN";
 }
 
-const char *gl_error_string(CUresult r) {
+const char *gld_error_string(CUresult r) {
   const char *s = NULL;
-  if (gl_drv.cuGetErrorString && gl_drv.cuGetErrorString(r, &s) == CUDA_SUCCESS && s) return s;
+  if (gld_drv.cuGetErrorString && gld_drv.cuGetErrorString(r, &s) == CUDA_SUCCESS && s) return s;
   return "unrecognised error code";
 }
 
-int gl_error_is_sticky(CUresult r) {
+int gld_error_is_sticky(CUresult r) {
   switch (r) {
   case CUDA_ERROR_ILLEGAL_ADDRESS:
   case CUDA_ERROR_LAUNCH_FAILED:

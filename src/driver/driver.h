@@ -1,12 +1,12 @@
 /*
  * driver.h -- the driver table: one struct of function pointers shaped exactly
  * like the CUDA driver API calls gpulua uses, and the process's one table,
- * gl_drv (driver.c).
+ * gld_drv (driver.c).
  *
  * Two backends fill it: driver_cuda.c (dlopen("libcuda.so.1") and
  * cuGetProcAddress) and the sim backend (sim/: a software device in host
  * memory). What a backend offers beyond this table is in its extension table,
- * gl_drv_ext (driver_ext.h). Everything above the two tables is
+ * gld_drv_ext (driver_ext.h). Everything above the two tables is
  * backend-agnostic: it tests an extension, never the backend. The driver is a
  * process-wide resource, so the table and the chosen backend are too: they
  * are filled once (core/options.c: gl_backend_choose) before any runtime.
@@ -107,37 +107,37 @@
   X(cuFuncGetParamInfo, 12040, (CUfunction func, size_t paramIndex, size_t *paramOffset, \
     size_t *paramSize))
 
-typedef struct gl_driver {
+typedef struct gld_driver {
 #define GL_DRIVER_MEMBER(name, version, params) CUresult (*name) params;
   GL_DRIVER_CALLS(GL_DRIVER_MEMBER)
   GL_DRIVER_OPTIONAL_CALLS(GL_DRIVER_MEMBER)
 #undef GL_DRIVER_MEMBER
-} gl_driver;
+} gld_driver;
 
-extern gl_driver gl_drv;            /* the chosen backend's table */
-extern const char *gl_backend_name; /* "cuda" or "sim" once chosen, else NULL */
+extern gld_driver gld_drv;            /* the chosen backend's table */
+extern const char *gld_backend_name; /* "cuda" or "sim" once chosen, else NULL */
 
 /* The driver's name and description of a result ("CUDA_ERROR_UNKNOWN" and
  * "unrecognised error code" when it cannot say). */
-const char *gl_error_name(CUresult r);
-const char *gl_error_string(CUresult r);
+const char *gld_error_name(CUresult r);
+const char *gld_error_string(CUresult r);
 /* A fault after which the context is unusable (the device is poisoned). */
-int gl_error_is_sticky(CUresult r);
+int gld_error_is_sticky(CUresult r);
 
 /* Fill `d` from the real driver. Returns 0 on success; otherwise fills `why`
  * with one line saying why there is no usable CUDA device (no libcuda, stub
  * library, no device, ...). */
-int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen);
+int gld_driver_cuda_load(gld_driver *d, char *why, size_t whylen);
 
-/* The sim backend's setup, before gl_driver_sim_load: its GPULUA_SIM_*
+/* The sim backend's setup, before gld_driver_sim_load: its GPULUA_SIM_*
  * environment checked (-1 with why on a bad value); the timing model file at
  * path read and checked (-1 with why: "FILE: field 'h2d_gbps' is missing"),
  * and used from now on when `use` is set (path NULL: no model). */
-int gl_driver_sim_check(char *why, size_t whylen);
-int gl_driver_sim_model(const char *path, int use, char *why, size_t whylen);
+int gld_driver_sim_check(char *why, size_t whylen);
+int gld_driver_sim_model(const char *path, int use, char *why, size_t whylen);
 
 /* Fill `d` with the software device. Never fails. Its extensions:
- * gl_driver_sim_load_ext (driver_ext.h). */
-void gl_driver_sim_load(gl_driver *d);
+ * gld_driver_sim_load_ext (driver_ext.h). */
+void gld_driver_sim_load(gld_driver *d);
 
 #endif

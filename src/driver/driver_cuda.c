@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *err_name(const gl_driver *d, CUresult r) {
+static const char *err_name(const gld_driver *d, CUresult r) {
   const char *s = NULL;
   if (d->cuGetErrorName && d->cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
   switch (r) { /* a stub library cannot name its own errors */
@@ -33,7 +33,7 @@ static const char *err_name(const gl_driver *d, CUresult r) {
   }
 }
 
-int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
+int gld_driver_cuda_load(gld_driver *d, char *why, size_t whylen) {
   memset(d, 0, sizeof *d);
   const char *lib = getenv("GPULUA_LIBCUDA");
   if (!lib || !*lib) lib = "libcuda.so.1";
@@ -42,7 +42,7 @@ int gl_driver_cuda_load(gl_driver *d, char *why, size_t whylen) {
     snprintf(why, whylen, "the CUDA driver (%s) could not be loaded: %s", lib, dlerror());
     return -1;
   }
-  gl_cuGetProcAddress_fn get_proc = (gl_cuGetProcAddress_fn)dlsym(h, "cuGetProcAddress_v2");
+  gld_cuGetProcAddress_fn get_proc = (gld_cuGetProcAddress_fn)dlsym(h, "cuGetProcAddress_v2");
   if (!get_proc) {
     snprintf(why, whylen, "the CUDA driver (%s) is older than CUDA 12 (no cuGetProcAddress_v2)", lib);
     dlclose(h);

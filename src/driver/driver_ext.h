@@ -1,10 +1,10 @@
 /*
  * driver_ext.h -- what a backend offers beyond the CUDA-shaped driver table:
- * the extension table gl_drv_ext (driver.c), beside gl_drv.
+ * the extension table gld_drv_ext (driver.c), beside gld_drv.
  *
  * Every entry is optional. The cuda backend leaves them all NULL (0); the
  * sim backend (sim/sim_ext.c) fills those it has. The layers above the
- * driver test an entry (`if (gl_drv_ext.func_set_host)`), never the
+ * driver test an entry (`if (gld_drv_ext.func_set_host)`), never the
  * backend's name: what the sim alone does is reached through this table and
  * nothing else (tests/layering_check.sh keeps it so).
  */
@@ -14,23 +14,23 @@
 #include "cuda_decls.h"
 #include <stddef.h>
 
-struct gl_cublas;
-struct gl_nccl;
+struct gld_cublas;
+struct gld_nccl;
 
 #define GL_HOST_MAX_PARAMS 64
 
 /* A launch as a kernel's host implementation sees it: parameters copied at
  * launch. */
-typedef struct gl_host_launch {
+typedef struct gld_host_launch {
   unsigned grid[3], block[3], shared;
   int nparams;
   void *params[GL_HOST_MAX_PARAMS];
-} gl_host_launch;
+} gld_host_launch;
 
 /* A kernel's host implementation; non-zero return = the launch failed. */
-typedef int (*gl_host_kernel_fn)(void *user, const gl_host_launch *launch);
+typedef int (*gld_host_kernel_fn)(void *user, const gld_host_launch *launch);
 
-typedef struct gl_driver_ext {
+typedef struct gld_driver_ext {
   /* ---- properties ---- */
   /* The backend runs no device code: a kernel launches only with a host
    * implementation (func_set_host, func_set_builtin), and NVRTC need only
@@ -49,7 +49,7 @@ typedef struct gl_driver_ext {
   /* ---- calls ---- */
   /* Queries this thread makes while on (1) are quiet: gpulua's own, for
    * display and bookkeeping, not the script's; they move no virtual clock.
-   * Returns the previous setting. Use gl_drv_quiet, which is harmless where
+   * Returns the previous setting. Use gld_drv_quiet, which is harmless where
    * this is NULL. */
   int (*quiet)(int on);
   /* Give a function (from cuModuleGetFunction) its host implementation, run
@@ -57,7 +57,7 @@ typedef struct gl_driver_ext {
    * skipped (may be NULL) runs where fn would, for a launch that a fault on
    * its context skips: it releases what the launch's parameters hold.
    * sizes: the bytes of each parameter, to copy them at launch. */
-  CUresult (*func_set_host)(CUfunction f, gl_host_kernel_fn fn, gl_host_kernel_fn skipped, void *user, int on_main,
+  CUresult (*func_set_host)(CUfunction f, gld_host_kernel_fn fn, gld_host_kernel_fn skipped, void *user, int on_main,
                             int nparams, const size_t *sizes);
   /* The thread that runs on_main host implementations (the Lua thread). */
   void (*set_main_thread)(void);
@@ -72,8 +72,8 @@ typedef struct gl_driver_ext {
   /* The backend's own cuBLAS and NCCL, used instead of loading the
    * libraries: fill t. Its NCCL's communicators are between the devices of
    * one process (no NCCL id across processes). */
-  void (*cublas_table)(struct gl_cublas *t);
-  void (*nccl_table)(struct gl_nccl *t);
+  void (*cublas_table)(struct gld_cublas *t);
+  void (*nccl_table)(struct gld_nccl *t);
 
   /* ---- the timing model: filled only while one is in use ---- */
   /* The name of the model (its file's "name"). */
@@ -88,15 +88,15 @@ typedef struct gl_driver_ext {
   int (*model_event_time)(CUevent e, double *seconds);
   /* The host's virtual clock, in seconds from the model's start. */
   double (*model_host_time)(void);
-} gl_driver_ext;
+} gld_driver_ext;
 
-extern gl_driver_ext gl_drv_ext; /* the chosen backend's extensions */
+extern gld_driver_ext gld_drv_ext; /* the chosen backend's extensions */
 
-/* gl_drv_ext.quiet where the backend has it: the previous setting, else 0. */
-static inline int gl_drv_quiet(int on) { return gl_drv_ext.quiet ? gl_drv_ext.quiet(on) : 0; }
+/* gld_drv_ext.quiet where the backend has it: the previous setting, else 0. */
+static inline int gld_drv_quiet(int on) { return gld_drv_ext.quiet ? gld_drv_ext.quiet(on) : 0; }
 
-/* Fill x with the sim's extensions (after gl_driver_sim_load, and after
- * gl_driver_sim_model chose the timing model). */
-void gl_driver_sim_load_ext(gl_driver_ext *x);
+/* Fill x with the sim's extensions (after gld_driver_sim_load, and after
+ * gld_driver_sim_model chose the timing model). */
+void gld_driver_sim_load_ext(gld_driver_ext *x);
 
 #endif

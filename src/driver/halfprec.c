@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* IEEE half precision, round to nearest even; overflow goes to infinity. */
-uint16_t gl_f32_to_f16(float f) {
+uint16_t gld_f32_to_f16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000;
@@ -34,7 +34,7 @@ uint16_t gl_f32_to_f16(float f) {
   return (uint16_t)h;
 }
 
-float gl_f16_to_f32(uint16_t h) {
+float gld_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
   uint32_t exp = (h >> 10) & 0x1f;
   uint32_t man = h & 0x3ff;
@@ -56,7 +56,7 @@ float gl_f16_to_f32(uint16_t h) {
   return f;
 }
 
-uint16_t gl_f32_to_bf16(float f) {
+uint16_t gld_f32_to_bf16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
@@ -64,7 +64,7 @@ uint16_t gl_f32_to_bf16(float f) {
   return (uint16_t)((x + rounding) >> 16);
 }
 
-float gl_bf16_to_f32(uint16_t h) {
+float gld_bf16_to_f32(uint16_t h) {
   uint32_t x = (uint32_t)h << 16;
   float f;
   memcpy(&f, &x, 4);
@@ -88,6 +88,6 @@ static float f32_round_odd(double d) {
   return f;
 }
 
-uint16_t gl_f64_to_f16(double d) { return gl_f32_to_f16(f32_round_odd(d)); }
+uint16_t gld_f64_to_f16(double d) { return gld_f32_to_f16(f32_round_odd(d)); }
 
-uint16_t gl_f64_to_bf16(double d) { return gl_f32_to_bf16(f32_round_odd(d)); }
+uint16_t gld_f64_to_bf16(double d) { return gld_f32_to_bf16(f32_round_odd(d)); }

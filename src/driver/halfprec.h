@@ -9,12 +9,12 @@
 
 #include <stdint.h>
 
-uint16_t gl_f32_to_f16(float f);
-float gl_f16_to_f32(uint16_t h);
-uint16_t gl_f32_to_bf16(float f);
-float gl_bf16_to_f32(uint16_t h);
+uint16_t gld_f32_to_f16(float f);
+float gld_f16_to_f32(uint16_t h);
+uint16_t gld_f32_to_bf16(float f);
+float gld_bf16_to_f32(uint16_t h);
 /* from f64, rounded once to the nearest (even) 16-bit value (not through f32's nearest) */
-uint16_t gl_f64_to_f16(double d);
-uint16_t gl_f64_to_bf16(double d);
+uint16_t gld_f64_to_f16(double d);
+uint16_t gld_f64_to_bf16(double d);
 
 #endif

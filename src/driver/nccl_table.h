@@ -17,60 +17,60 @@ typedef struct ncclComm *ncclComm_t;
 #define GL_NCCL_UNIQUE_ID_BYTES 128
 typedef struct {
   char internal[GL_NCCL_UNIQUE_ID_BYTES];
-} gl_ncclUniqueId;
+} gld_ncclUniqueId;
 
-typedef int gl_ncclResult; /* ncclResult_t: */
+typedef int gld_ncclResult; /* ncclResult_t: */
 enum {
   GL_NCCL_SUCCESS = 0, GL_NCCL_UNHANDLED_CUDA_ERROR = 1, GL_NCCL_SYSTEM_ERROR = 2, GL_NCCL_INTERNAL_ERROR = 3,
   GL_NCCL_INVALID_ARGUMENT = 4, GL_NCCL_INVALID_USAGE = 5, GL_NCCL_REMOTE_ERROR = 6, GL_NCCL_IN_PROGRESS = 7
 };
-typedef int gl_ncclRedOp; /* ncclRedOp_t: ncclSum .. ncclAvg */
+typedef int gld_ncclRedOp; /* ncclRedOp_t: ncclSum .. ncclAvg */
 enum { GL_NCCL_SUM = 0, GL_NCCL_PROD = 1, GL_NCCL_MAX = 2, GL_NCCL_MIN = 3, GL_NCCL_AVG = 4 };
-typedef int gl_ncclDataType; /* ncclDataType_t */
+typedef int gld_ncclDataType; /* ncclDataType_t */
 enum {
   GL_NCCL_INT8 = 0, GL_NCCL_UINT8 = 1, GL_NCCL_INT32 = 2, GL_NCCL_UINT32 = 3, GL_NCCL_INT64 = 4, GL_NCCL_UINT64 = 5,
   GL_NCCL_FLOAT16 = 6, GL_NCCL_FLOAT32 = 7, GL_NCCL_FLOAT64 = 8, GL_NCCL_BFLOAT16 = 9
 };
 
 #define GL_NCCL_CALLS(X)                                                                                        \
-  X(gl_ncclResult, ncclGetVersion, (int *version))                                                              \
-  X(gl_ncclResult, ncclGetUniqueId, (gl_ncclUniqueId * id))                                                     \
-  X(gl_ncclResult, ncclCommInitAll, (ncclComm_t * comms, int ndev, const int *devlist))                         \
-  X(gl_ncclResult, ncclCommInitRank, (ncclComm_t * comm, int nranks, gl_ncclUniqueId id, int rank))             \
-  X(gl_ncclResult, ncclCommDestroy, (ncclComm_t comm))                                                          \
-  X(gl_ncclResult, ncclCommAbort, (ncclComm_t comm))                                                            \
-  X(gl_ncclResult, ncclGroupStart, (void))                                                                      \
-  X(gl_ncclResult, ncclGroupEnd, (void))                                                                        \
-  X(gl_ncclResult, ncclAllReduce, (const void *send, void *recv, size_t count, gl_ncclDataType type,             \
-                                   gl_ncclRedOp op, ncclComm_t comm, CUstream stream))                            \
-  X(gl_ncclResult, ncclBroadcast, (const void *send, void *recv, size_t count, gl_ncclDataType type, int root,   \
+  X(gld_ncclResult, ncclGetVersion, (int *version))                                                              \
+  X(gld_ncclResult, ncclGetUniqueId, (gld_ncclUniqueId * id))                                                     \
+  X(gld_ncclResult, ncclCommInitAll, (ncclComm_t * comms, int ndev, const int *devlist))                         \
+  X(gld_ncclResult, ncclCommInitRank, (ncclComm_t * comm, int nranks, gld_ncclUniqueId id, int rank))             \
+  X(gld_ncclResult, ncclCommDestroy, (ncclComm_t comm))                                                          \
+  X(gld_ncclResult, ncclCommAbort, (ncclComm_t comm))                                                            \
+  X(gld_ncclResult, ncclGroupStart, (void))                                                                      \
+  X(gld_ncclResult, ncclGroupEnd, (void))                                                                        \
+  X(gld_ncclResult, ncclAllReduce, (const void *send, void *recv, size_t count, gld_ncclDataType type,             \
+                                   gld_ncclRedOp op, ncclComm_t comm, CUstream stream))                            \
+  X(gld_ncclResult, ncclBroadcast, (const void *send, void *recv, size_t count, gld_ncclDataType type, int root,   \
                                    ncclComm_t comm, CUstream stream))                                            \
-  X(gl_ncclResult, ncclReduce, (const void *send, void *recv, size_t count, gl_ncclDataType type,                \
-                                gl_ncclRedOp op, int root, ncclComm_t comm, CUstream stream))                     \
-  X(gl_ncclResult, ncclAllGather, (const void *send, void *recv, size_t sendcount, gl_ncclDataType type,         \
+  X(gld_ncclResult, ncclReduce, (const void *send, void *recv, size_t count, gld_ncclDataType type,                \
+                                gld_ncclRedOp op, int root, ncclComm_t comm, CUstream stream))                     \
+  X(gld_ncclResult, ncclAllGather, (const void *send, void *recv, size_t sendcount, gld_ncclDataType type,         \
                                    ncclComm_t comm, CUstream stream))                                            \
-  X(gl_ncclResult, ncclReduceScatter, (const void *send, void *recv, size_t recvcount, gl_ncclDataType type,     \
-                                       gl_ncclRedOp op, ncclComm_t comm, CUstream stream))                        \
-  X(const char *, ncclGetErrorString, (gl_ncclResult result))                                                   \
-  X(gl_ncclResult, ncclCommGetAsyncError, (ncclComm_t comm, gl_ncclResult * async))
+  X(gld_ncclResult, ncclReduceScatter, (const void *send, void *recv, size_t recvcount, gld_ncclDataType type,     \
+                                       gld_ncclRedOp op, ncclComm_t comm, CUstream stream))                        \
+  X(const char *, ncclGetErrorString, (gld_ncclResult result))                                                   \
+  X(gld_ncclResult, ncclCommGetAsyncError, (ncclComm_t comm, gld_ncclResult * async))
 
-typedef struct gl_nccl {
+typedef struct gld_nccl {
 #define GL_NCCL_MEMBER(ret, name, params) ret(*name) params;
   GL_NCCL_CALLS(GL_NCCL_MEMBER)
 #undef GL_NCCL_MEMBER
   int loaded, version;
   char path[512]; /* the library loaded, or "sim" */
-} gl_nccl;
+} gld_nccl;
 
-extern gl_nccl gl_nc;
+extern gld_nccl gld_nc;
 
-/* Load NCCL once (the backend's own where it has one: gl_drv_ext). NULL on success, else a message
+/* Load NCCL once (the backend's own where it has one: gld_drv_ext). NULL on success, else a message
  * naming what was tried: GPULUA_NCCL, else libnccl.so.2 on the loader's path
  * and in the usual CUDA folders. */
-const char *gl_nccl_load(void);
+const char *gld_nccl_load(void);
 
-/* The sim's table (sim_nccl.c), reached through gl_drv_ext.nccl_table; its path
+/* The sim's table (sim_nccl.c), reached through gld_drv_ext.nccl_table; its path
  * is "sim". */
-void gl_nccl_sim_table(gl_nccl *t);
+void gld_nccl_sim_table(gld_nccl *t);
 
 #endif

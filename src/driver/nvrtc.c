@@ -18,17 +18,17 @@
 
 #include "dl_search.h"
 
-gl_nvrtc gl_nv;
+gld_nvrtc gld_nv;
 static int tried;
 static char load_error[1024];
 
 static int try_load(const char *path) {
-  void *h = gl_dl_open(path, load_error, sizeof load_error);
+  void *h = gld_dl_open(path, load_error, sizeof load_error);
   if (!h) return 0;
-  gl_nvrtc t;
+  gld_nvrtc t;
   memset(&t, 0, sizeof t);
 #define NV_GET(ret, name, params) \
-  if (!(t.name = (ret(*) params)gl_dl_need(h, path, #name, load_error, sizeof load_error))) return 0;
+  if (!(t.name = (ret(*) params)gld_dl_need(h, path, #name, load_error, sizeof load_error))) return 0;
   GL_NVRTC_CALLS(NV_GET)
 #undef NV_GET
 #define NV_GET_OPTIONAL(ret, name, params) t.name##_ = (ret(*) params)dlsym(h, #name);
@@ -43,9 +43,9 @@ static int try_load(const char *path) {
   struct link_map *lm = NULL;
   const char *file = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name ? lm->l_name : path;
   snprintf(t.path, sizeof t.path, "%s", file);
-  gl_nvrtc_include_dir(file, getenv("CUDA_HOME"), getenv("CUDA_PATH"), t.include, sizeof t.include);
+  gld_nvrtc_include_dir(file, getenv("CUDA_HOME"), getenv("CUDA_PATH"), t.include, sizeof t.include);
   t.loaded = 1;
-  gl_nv = t;
+  gld_nv = t;
   return 1;
 }
 
@@ -65,7 +65,7 @@ static int headers_in(const char *dir, const char *rel, char *out, size_t len) {
   return 0;
 }
 
-const char *gl_nvrtc_include_dir(const char *lib, const char *cuda_home, const char *cuda_path, char *out,
+const char *gld_nvrtc_include_dir(const char *lib, const char *cuda_home, const char *cuda_path, char *out,
                                  size_t len) {
   if (len) out[0] = '\0';
   const char *slash = lib ? strrchr(lib, '/') : NULL;
@@ -86,14 +86,14 @@ const char *gl_nvrtc_include_dir(const char *lib, const char *cuda_home, const c
   return NULL;
 }
 
-int gl_nvrtc_arch(int cc, int *exact) {
+int gld_nvrtc_arch(int cc, int *exact) {
   *exact = 1;
   int n = 0;
-  if (!gl_nv.nvrtcGetNumSupportedArchs_ || !gl_nv.nvrtcGetSupportedArchs_ ||
-      gl_nv.nvrtcGetNumSupportedArchs_(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
+  if (!gld_nv.nvrtcGetNumSupportedArchs_ || !gld_nv.nvrtcGetSupportedArchs_ ||
+      gld_nv.nvrtcGetNumSupportedArchs_(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
     return cc; /* cannot ask: try the device's own */
   int archs[256], best = -1;
-  if (gl_nv.nvrtcGetSupportedArchs_(archs) != NVRTC_SUCCESS) return cc;
+  if (gld_nv.nvrtcGetSupportedArchs_(archs) != NVRTC_SUCCESS) return cc;
   for (int i = 0; i < n; i++) {
     if (archs[i] == cc) return cc;
     if (archs[i] < cc && archs[i] > best) best = archs[i];
@@ -102,8 +102,8 @@ int gl_nvrtc_arch(int cc, int *exact) {
   return best;
 }
 
-const char *gl_nvrtc_load(void) {
-  if (gl_nv.loaded) return NULL;
+const char *gld_nvrtc_load(void) {
+  if (gld_nv.loaded) return NULL;
   if (tried) return load_error;
   tried = 1;
   const char *env = getenv("GPULUA_NVRTC");

@@ -43,7 +43,7 @@ GL_NVRTC_ENUMS(GL_DECL_ENUM)
   X(nvrtcResult, nvrtcGetNumSupportedArchs, (int *numArchs))                   \
   X(nvrtcResult, nvrtcGetSupportedArchs, (int *supportedArchs))
 
-typedef struct gl_nvrtc {
+typedef struct gld_nvrtc {
 #define GL_NVRTC_MEMBER(ret, name, params) ret(*name) params;
 #define GL_NVRTC_OPTIONAL_MEMBER(ret, name, params) ret(*name##_) params;
   GL_NVRTC_CALLS(GL_NVRTC_MEMBER)
@@ -52,15 +52,15 @@ typedef struct gl_nvrtc {
 #undef GL_NVRTC_OPTIONAL_MEMBER
   int loaded, major, minor;
   char path[512];    /* the library file loaded */
-  char include[512]; /* the toolkit's headers for its programs (gl_nvrtc_include_dir), or "" */
-} gl_nvrtc;
+  char include[512]; /* the toolkit's headers for its programs (gld_nvrtc_include_dir), or "" */
+} gld_nvrtc;
 
-extern gl_nvrtc gl_nv;
+extern gld_nvrtc gld_nv;
 
 /* The architecture to compile for a device of compute capability cc (e.g.
  * 90): cc itself when this NVRTC supports it, else the newest it supports
  * below cc, or -1 when it supports none; *exact says which. */
-int gl_nvrtc_arch(int cc, int *exact);
+int gld_nvrtc_arch(int cc, int *exact);
 
 /* The folder of the toolkit's headers (cuda_fp16.h, ...) for the programs
  * of the NVRTC library file `lib`: the first of <lib's folder>/../include
@@ -70,12 +70,12 @@ int gl_nvrtc_arch(int cc, int *exact);
  * cuda_fp16.h or cuda_runtime.h. Fills out (len bytes) with its real path and
  * returns where it was found: "beside NVRTC", "CUDA_HOME" or "CUDA_PATH";
  * NULL (out "") when none does. */
-const char *gl_nvrtc_include_dir(const char *lib, const char *cuda_home, const char *cuda_path, char *out,
+const char *gld_nvrtc_include_dir(const char *lib, const char *cuda_home, const char *cuda_path, char *out,
                                  size_t len);
 
-/* Load NVRTC once (and find its include folder: gl_nvrtc_include_dir of the
+/* Load NVRTC once (and find its include folder: gld_nvrtc_include_dir of the
  * file loaded, $CUDA_HOME and $CUDA_PATH). NULL on success, else a message
  * saying why not. */
-const char *gl_nvrtc_load(void);
+const char *gld_nvrtc_load(void);
 
 #endif

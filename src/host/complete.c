@@ -233,7 +233,7 @@ static char **attempt (const char *text, int start, int end) {
 /* characters that end a word: '.' and ':' do not, so 'gpu.dev' is one */
 static char word_breaks[] = " \t\n\"\\'`@$><=;|&{}()[],+-*/%^~#";
 
-void gl_host_complete_init (lua_State *L) {
+void glh_complete_init (lua_State *L) {
   complete_L = L;
   rl_attempted_completion_function = attempt;
   rl_basic_word_break_characters = word_breaks;
@@ -243,7 +243,7 @@ void gl_host_complete_init (lua_State *L) {
 
 #else
 
-void gl_host_complete_init (lua_State *L) {
+void glh_complete_init (lua_State *L) {
   (void)L;
   (void)complete_text;  /* no line editing: nothing completes */
 }

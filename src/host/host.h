@@ -66,12 +66,12 @@ void clear_gpulua_env (void);
 
 /* Tab completion for the REPL's line editing (libedit) in state L: globals
 ** and keywords, a table's keys, a gpulua object's fields and methods */
-void gl_host_complete_init (lua_State *L);
+void glh_complete_init (lua_State *L);
 
 /* --- repl.c */
 
 /* the read-eval-print loop (lua.c's doREPL), until end of input */
-void gl_host_repl (lua_State *L);
+void glh_repl (lua_State *L);
 
 #pragma GCC visibility pop
 

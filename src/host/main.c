@@ -482,11 +482,11 @@ static int pmain (lua_State *L) {
       return 0;  /* interrupt in case of error */
   }
   if (args & has_i)  /* -i option? */
-    gl_host_repl(L);  /* do read-eval-print loop */
+    glh_repl(L);  /* do read-eval-print loop */
   else if (script < 1 && !(args & (has_e | has_v))) { /* no active option? */
     if (lua_stdin_is_tty()) {  /* running in interactive mode? */
       print_version();
-      gl_host_repl(L);  /* do read-eval-print loop */
+      glh_repl(L);  /* do read-eval-print loop */
     }
     else if (dofile(L, NULL) != LUA_OK)  /* executes stdin as a file */
       return 0;

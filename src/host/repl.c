@@ -50,7 +50,7 @@ static void lua_initreadline (lua_State *L) {
   use_readline = lua_stdin_is_tty();
   if (!use_readline) return;
   rl_readline_name = GPULUA_PROGNAME;
-  gl_host_complete_init(L);  /* Tab completes names (complete.c) */
+  glh_complete_init(L);  /* Tab completes names (complete.c) */
   using_history();
   if (history_file == NULL) {
     const char *home = getenv("HOME");
@@ -315,7 +315,7 @@ static void drain_after_interrupt (lua_State *L) {
 ** Do the REPL: repeatedly read (load) a line, evaluate (call) it, and
 ** print any results. (lua.c's doREPL.)
 */
-void gl_host_repl (lua_State *L) {
+void glh_repl (lua_State *L) {
   int status;
   const char *oldprogname = progname;
   progname = NULL;  /* no 'progname' on errors in interactive mode */

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-int gl_lua_loc(gl_runtime *rt, void *ctx) { return gl_lua_loc_from(rt, ctx, 1); }
+int gll_lua_loc(gl_runtime *rt, void *ctx) { return gll_lua_loc_from(rt, ctx, 1); }
 
-int gl_lua_loc_from(gl_runtime *rt, lua_State *L, int first) {
+int gll_lua_loc_from(gl_runtime *rt, lua_State *L, int first) {
   lua_Debug ar;
   for (int level = first; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
@@ -32,13 +32,13 @@ int gl_lua_loc_from(gl_runtime *rt, lua_State *L, int first) {
   return gl_intern(rt, "?");
 }
 
-int gl_refuse_in_capture(lua_State *L, gl_runtime *rt, const char *call) {
+int gll_refuse_in_capture(lua_State *L, gl_runtime *rt, const char *call) {
   gl_site site = GL_SITE(L);
   gl_capture_refuse(rt, call, &site);
-  return gl_raise(L, rt);
+  return gll_raise(L, rt);
 }
 
-int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what) {
+int gll_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what) {
   lua_Debug ar;
   const char *name = "?";
   if (!what && lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name) name = ar.name;
@@ -48,14 +48,14 @@ int gl_refuse_in_host_kernel(lua_State *L, const char *prefix, const char *what)
                        "write its own argument views", prefix, name);
 }
 
-int gl_raise(lua_State *L, gl_runtime *rt) {
-  gl_push_error(L, rt);
+int gll_raise(lua_State *L, gl_runtime *rt) {
+  gll_push_error(L, rt);
   return lua_error(L);
 }
 
-void gl_push_error(lua_State *L, gl_runtime *rt) { gl_push_error_at(L, rt, 1); }
+void gll_push_error(lua_State *L, gl_runtime *rt) { gll_push_error_at(L, rt, 1); }
 
-void gl_push_error_at(lua_State *L, gl_runtime *rt, int level) {
+void gll_push_error_at(lua_State *L, gl_runtime *rt, int level) {
   luaL_where(L, level);
   const char *msg = gl_error_message(rt);
   lua_pushstring(L, msg);
@@ -73,7 +73,7 @@ void gl_push_error_at(lua_State *L, gl_runtime *rt, int level) {
   lua_concat(L, n);
 }
 
-const char *gl_opt_name(lua_State *L, int idx, const char *fname, int max) {
+const char *gll_opt_name(lua_State *L, int idx, const char *fname, int max) {
   if (lua_isnoneornil(L, idx)) return NULL;
   lua_getfield(L, idx, "name");
   const char *name = NULL;
@@ -81,7 +81,7 @@ const char *gl_opt_name(lua_State *L, int idx, const char *fname, int max) {
   if (!fname) fname = "";
   if (!lua_isnil(L, -1)) {
     if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "%s%soption 'name' expected a string, got %s", fname, sep, gl_given(L, -1));
+      luaL_error(L, "%s%soption 'name' expected a string, got %s", fname, sep, gll_given(L, -1));
     name = lua_tostring(L, -1);
     if (strlen(name) == 0 || strlen(name) > (size_t)max)
       luaL_error(L, "%s%soption 'name' must be 1 to %d characters long", fname, sep, max);
@@ -90,7 +90,7 @@ const char *gl_opt_name(lua_State *L, int idx, const char *fname, int max) {
   return name;
 }
 
-int gl_check_options(lua_State *L, int idx, const char *fname, const char *const keys[]) {
+int gll_check_options(lua_State *L, int idx, const char *fname, const char *const keys[]) {
   if (lua_isnoneornil(L, idx)) return 0;
   luaL_checktype(L, idx, LUA_TTABLE);
   idx = lua_absindex(L, idx);
@@ -119,7 +119,7 @@ int gl_check_options(lua_State *L, int idx, const char *fname, const char *const
   return 1;
 }
 
-const char *gl_given(lua_State *L, int idx) {
+const char *gll_given(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) {
     lua_Number v = lua_tonumber(L, idx);
@@ -131,7 +131,7 @@ const char *gl_given(lua_State *L, int idx) {
   return luaL_typename(L, idx);
 }
 
-void gl_check_view(lua_State *L, size_t total, const char *what, size_t *off, size_t *cnt) {
+void gll_check_view(lua_State *L, size_t total, const char *what, size_t *off, size_t *cnt) {
   lua_Integer o = luaL_checkinteger(L, 2);
   if (o < 0 || (uint64_t)o > total)
     luaL_argerror(L, 2, lua_pushfstring(L, "offset %I is outside the %s's %I elements", (LUAI_UACINT)o, what,

@@ -16,8 +16,8 @@ static int field(lua_State *L, const char *key) { return lua_getfield(L, 2, key)
 
 static gl_slice *slice_field(lua_State *L, const char *key) {
   field(L, key);
-  gl_slice *x = gl_test_slice(L, -1);
-  if (!x) luaL_error(L, "s:gemm: option '%s' expected a slice, got %s", key, gl_given(L, -1));
+  gl_slice *x = gll_test_slice(L, -1);
+  if (!x) luaL_error(L, "s:gemm: option '%s' expected a slice, got %s", key, gll_given(L, -1));
   lua_pop(L, 1);
   return x;
 }
@@ -33,7 +33,7 @@ static int64_t int_field(lua_State *L, const char *key, int required, int64_t df
   lua_Integer v = lua_tointegerx(L, -1, &ok);
   if (!ok || t != LUA_TNUMBER || v < min)
     luaL_error(L, "s:gemm: option '%s' expected %s integer%s, got %s", key, required ? "an" : "an optional",
-               min > 0 ? " >= 1" : " >= 0", gl_given(L, -1));
+               min > 0 ? " >= 1" : " >= 0", gll_given(L, -1));
   lua_pop(L, 1);
   return (int64_t)v;
 }
@@ -42,7 +42,7 @@ static double number_field(lua_State *L, const char *key, double dflt) {
   int t = field(L, key);
   double v = dflt;
   if (t != LUA_TNIL) {
-    if (t != LUA_TNUMBER) luaL_error(L, "s:gemm: option '%s' expected a number, got %s", key, gl_given(L, -1));
+    if (t != LUA_TNUMBER) luaL_error(L, "s:gemm: option '%s' expected a number, got %s", key, gll_given(L, -1));
     v = lua_tonumber(L, -1);
   }
   lua_pop(L, 1);
@@ -52,7 +52,7 @@ static double number_field(lua_State *L, const char *key, double dflt) {
 static int bool_field(lua_State *L, const char *key) {
   int t = field(L, key);
   if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-    luaL_error(L, "s:gemm: option '%s' expected a boolean, got %s", key, gl_given(L, -1));
+    luaL_error(L, "s:gemm: option '%s' expected a boolean, got %s", key, gll_given(L, -1));
   int v = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
@@ -60,12 +60,12 @@ static int bool_field(lua_State *L, const char *key) {
 
 /* s:gemm{a =, b =, c =, m =, n =, k =, alpha =, beta =, trans_a =, trans_b =,
  *        lda =, ldb =, ldc =, count =, stride_a =, stride_b =, stride_c =} */
-int gl_stream_gemm(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
+int gll_stream_gemm(lua_State *L) {
+  gl_stream *s = gll_check_stream(L, 1);
   if (lua_type(L, 2) != LUA_TTABLE)
     return luaL_error(L, "s:gemm: expected a table of options {a =, b =, c =, m =, n =, k =, ...}, got %s",
-                      gl_given(L, 2));
-  gl_check_options(L, 2, "s:gemm", gemm_keys);
+                      gll_given(L, 2));
+  gll_check_options(L, 2, "s:gemm", gemm_keys);
   lua_settop(L, 2);
   gl_site site = GL_SITE(L);
   gl_gemm_req g = {.call = "s:gemm", .s = s, .site = &site};
@@ -93,7 +93,7 @@ int gl_stream_gemm(lua_State *L) {
         return luaL_error(L, "s:gemm: option '%s' needs 'count' (a strided batched gemm)", strides[i]);
       else lua_pop(L, 1);
   }
-  if (gl_gemm(&g) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_gemm(&g) != 0) return gll_raise(L, s->dev->rt);
   lua_pushvalue(L, 1);
   return 1;
 }

@@ -16,7 +16,7 @@ typedef struct comm_ud {
 } comm_ud;
 
 static gl_comm *check_comm(lua_State *L) {
-  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+  comm_ud *u = gll_checkudata(L, 1, &gll_comm_type);
   if (!u->c) luaL_error(L, "gpulua.Comm has been released");
   GL_NOT_IN_HOST_KERNEL(L, "comm:");
   return u->c;
@@ -27,27 +27,27 @@ static gl_device *device_value(lua_State *L, int idx, const char *what) {
   int isint;
   lua_Integer i = lua_tointegerx(L, idx, &isint);
   if (isint && lua_type(L, idx) == LUA_TNUMBER) {
-    gl_runtime *rt = gl_rt(L);
+    gl_runtime *rt = gll_rt(L);
     if (i < 0 || i >= rt->ndev)
       luaL_error(L, "gpu.comm: %s: device %d does not exist (%d device%s)", what, (int)i, rt->ndev,
                  rt->ndev == 1 ? "" : "s");
-    return gl_open_device(L, (int)i);
+    return gll_open_device(L, (int)i);
   }
-  if (lua_type(L, idx) == LUA_TUSERDATA) return gl_check_device(L, idx);
-  luaL_error(L, "gpu.comm: %s expected a device or a device ordinal, got %s", what, gl_given(L, idx));
+  if (lua_type(L, idx) == LUA_TUSERDATA) return gll_check_device(L, idx);
+  luaL_error(L, "gpu.comm: %s expected a device or a device ordinal, got %s", what, gll_given(L, idx));
   return NULL;
 }
 
 static const char *const comm_keys[] = {"devices", "rank", "size", "id_file", "device", "timeout", NULL};
 
 /* gpu.comm{devices = {...}} or gpu.comm{rank =, size =, id_file =, device =, timeout =} */
-int gl_gpu_comm_lua(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
+int gll_gpu_comm(lua_State *L) {
+  gl_runtime *rt = gll_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
-  if (lua_type(L, 1) != LUA_TTABLE) return luaL_error(L, "gpu.comm: expected a table of options, got %s", gl_given(L, 1));
-  gl_check_options(L, 1, "gpu.comm", comm_keys);
+  if (lua_type(L, 1) != LUA_TTABLE) return luaL_error(L, "gpu.comm: expected a table of options, got %s", gll_given(L, 1));
+  gll_check_options(L, 1, "gpu.comm", comm_keys);
   lua_settop(L, 1);
-  comm_ud *u = gl_newudata(L, sizeof *u, 1, &gl_comm_type); /* at 2; uservalue 1: the devices list */
+  comm_ud *u = gll_newudata(L, sizeof *u, 1, &gll_comm_type); /* at 2; uservalue 1: the devices list */
   gl_site site = GL_SITE(L);
   int has_devices = lua_getfield(L, 1, "devices") != LUA_TNIL; /* at 3 */
   if (has_devices) {
@@ -61,7 +61,7 @@ int gl_gpu_comm_lua(lua_State *L) {
     }
     if (lua_type(L, 3) != LUA_TTABLE || lua_rawlen(L, 3) == 0)
       return luaL_error(L, "gpu.comm: option 'devices' expected a non-empty list of devices or ordinals, got %s",
-                        gl_given(L, 3));
+                        gll_given(L, 3));
     int n = (int)lua_rawlen(L, 3);
     if (n > GL_MAX_LOCAL_RANKS) return luaL_error(L, "gpu.comm: more than %d devices", GL_MAX_LOCAL_RANKS);
     gl_device *devs[GL_MAX_LOCAL_RANKS];
@@ -72,10 +72,10 @@ int gl_gpu_comm_lua(lua_State *L) {
       snprintf(what, sizeof what, "option 'devices' entry %d", i + 1);
       devs[i] = device_value(L, -1, what);
       lua_pop(L, 1);
-      gl_push_device(L, devs[i]);
+      gll_push_device(L, devs[i]);
       lua_rawseti(L, 4, i + 1);
     }
-    if (gl_comm_new_local(rt, "gpu.comm", n, devs, &site, &u->c) != 0) return gl_raise(L, rt);
+    if (gl_comm_new_local(rt, "gpu.comm", n, devs, &site, &u->c) != 0) return gll_raise(L, rt);
   } else {
     static const char *const need[] = {"rank", "size", "id_file", "device"};
     for (int i = 0; i < 4; i++)
@@ -87,25 +87,25 @@ int gl_gpu_comm_lua(lua_State *L) {
     int ok1, ok2;
     lua_Integer rank = lua_tointegerx(L, 4, &ok1), size = lua_tointegerx(L, 5, &ok2);
     if (!ok2 || size < 1 || size > 1 << 20)
-      return luaL_error(L, "gpu.comm: option 'size' expected an integer >= 1, got %s", gl_given(L, 5));
+      return luaL_error(L, "gpu.comm: option 'size' expected an integer >= 1, got %s", gll_given(L, 5));
     if (!ok1 || rank < 0 || rank >= size)
       return luaL_error(L, "gpu.comm: option 'rank' expected an integer from 0 to size - 1 = %d, got %s", (int)size - 1,
-                        gl_given(L, 4));
+                        gll_given(L, 4));
     if (lua_type(L, 6) != LUA_TSTRING || lua_rawlen(L, 6) == 0)
-      return luaL_error(L, "gpu.comm: option 'id_file' expected a file path, got %s", gl_given(L, 6));
+      return luaL_error(L, "gpu.comm: option 'id_file' expected a file path, got %s", gll_given(L, 6));
     gl_device *dev = device_value(L, 7, "option 'device'");
     double timeout = 60;
     if (lua_getfield(L, 1, "timeout") != LUA_TNIL) { /* at 8 */
       if (lua_type(L, 8) != LUA_TNUMBER || !(lua_tonumber(L, 8) > 0))
-        return luaL_error(L, "gpu.comm: option 'timeout' expected a number of seconds > 0, got %s", gl_given(L, 8));
+        return luaL_error(L, "gpu.comm: option 'timeout' expected a number of seconds > 0, got %s", gll_given(L, 8));
       timeout = lua_tonumber(L, 8);
     }
     lua_createtable(L, 1, 0);
-    gl_push_device(L, dev);
+    gll_push_device(L, dev);
     lua_rawseti(L, -2, 1);
     lua_insert(L, 4); /* comm.devices at 4 */
     if (gl_comm_new_rank(rt, "gpu.comm", (int)rank, (int)size, lua_tostring(L, 7), timeout, dev, &site, &u->c) != 0)
-      return gl_raise(L, rt);
+      return gll_raise(L, rt);
   }
   lua_pushvalue(L, 4);
   lua_setiuservalue(L, 2, 1);
@@ -115,21 +115,21 @@ int gl_gpu_comm_lua(lua_State *L) {
 
 /* The list at idx (or, for one rank, a single slice): n slices, one per rank. */
 static void slice_list(lua_State *L, int idx, const char *what, const char *role, int n, gl_slice **out) {
-  gl_slice *one = gl_test_slice(L, idx);
+  gl_slice *one = gll_test_slice(L, idx);
   if (one && n == 1) {
     out[0] = one;
     return;
   }
   if (lua_type(L, idx) != LUA_TTABLE)
     luaL_error(L, "%s: %s expected a list of slices, one per rank of this process (%d), got %s", what, role, n,
-               gl_given(L, idx));
+               gll_given(L, idx));
   if ((int)lua_rawlen(L, idx) != n)
     luaL_error(L, "%s: %s has %d entr%s, but the communicator has %d rank%s in this process", what, role,
                (int)lua_rawlen(L, idx), lua_rawlen(L, idx) == 1 ? "y" : "ies", n, n == 1 ? "" : "s");
   for (int i = 0; i < n; i++) {
     lua_rawgeti(L, idx, i + 1);
-    out[i] = gl_test_slice(L, -1);
-    if (!out[i]) luaL_error(L, "%s: %s entry %d expected a slice, got %s", what, role, i + 1, gl_given(L, -1));
+    out[i] = gll_test_slice(L, -1);
+    if (!out[i]) luaL_error(L, "%s: %s entry %d expected a slice, got %s", what, role, i + 1, gll_given(L, -1));
     lua_pop(L, 1);
   }
 }
@@ -144,12 +144,12 @@ static void stream_list(lua_State *L, int opts, const char *what, gl_comm *c, gl
   int idx = lua_gettop(L);
   if (lua_type(L, idx) != LUA_TTABLE || (int)lua_rawlen(L, idx) != c->n)
     luaL_error(L, "%s: option 'streams' expected a list of %d stream%s, one per rank of this process, got %s", what,
-               c->n, c->n == 1 ? "" : "s", gl_given(L, idx));
+               c->n, c->n == 1 ? "" : "s", gll_given(L, idx));
   for (int i = 0; i < c->n; i++) {
     lua_rawgeti(L, idx, i + 1);
-    if (!gl_testudata(L, -1, &gl_stream_type))
-      luaL_error(L, "%s: option 'streams' entry %d expected a stream, got %s", what, i + 1, gl_given(L, -1));
-    out[i] = gl_check_stream(L, lua_gettop(L));
+    if (!gll_testudata(L, -1, &gll_stream_type))
+      luaL_error(L, "%s: option 'streams' entry %d expected a stream, got %s", what, i + 1, gll_given(L, -1));
+    out[i] = gll_check_stream(L, lua_gettop(L));
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -165,7 +165,7 @@ static int op_option(lua_State *L, int opts, const char *what) {
   if (op < 0 && name)
     luaL_error(L, "%s: option 'op' expected one of sum, prod, max, min, avg, got '%s'", what, name);
   if (op < 0)
-    luaL_error(L, "%s: option 'op' expected one of sum, prod, max, min, avg, got %s", what, gl_given(L, -1));
+    luaL_error(L, "%s: option 'op' expected one of sum, prod, max, min, avg, got %s", what, gll_given(L, -1));
   lua_pop(L, 1);
   return op;
 }
@@ -178,7 +178,7 @@ static int root_option(lua_State *L, int opts, const char *what) {
   int ok;
   lua_Integer r = lua_tointegerx(L, -1, &ok);
   if (!ok || lua_type(L, -1) != LUA_TNUMBER)
-    luaL_error(L, "%s: option 'root' expected an integer rank, got %s", what, gl_given(L, -1));
+    luaL_error(L, "%s: option 'root' expected an integer rank, got %s", what, gll_given(L, -1));
   lua_pop(L, 1);
   return r < -1 || r > 1 << 20 ? -1 : (int)r;
 }
@@ -191,7 +191,7 @@ static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two
   gl_comm *c = check_comm(L);
   int opts_at = two_lists ? 4 : 3;
   int opts = lua_isnoneornil(L, opts_at) ? 0 : opts_at;
-  if (opts) gl_check_options(L, opts, what, keys);
+  if (opts) gll_check_options(L, opts, what, keys);
   gl_slice *send[GL_MAX_LOCAL_RANKS], *recv[GL_MAX_LOCAL_RANKS];
   gl_stream *streams[GL_MAX_LOCAL_RANKS];
   slice_list(L, 2, what, two_lists ? "send" : kind == GL_COLL_BROADCAST ? "the buffers" : "send", c->n, send);
@@ -209,33 +209,33 @@ static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two
   gl_coll_req k = {.call = what, .comm = c, .kind = kind, .send = send, .recv = recv, .streams = streams, .site = &site};
   k.op = op_option(L, opts, what);
   k.root = root_option(L, opts, what);
-  if (gl_comm_collective(&k) != 0) return gl_raise(L, c->rt);
+  if (gl_comm_collective(&k) != 0) return gll_raise(L, c->rt);
   lua_pushvalue(L, 1);
   return 1;
 }
 
-int gl_comm_all_reduce_lua(lua_State *L) {
+int gll_comm_all_reduce(lua_State *L) {
   static const char *const keys[] = {"op", "recv", "streams", NULL};
   return collective(L, GL_COLL_ALL_REDUCE, "comm:all_reduce", 0, keys);
 }
-int gl_comm_broadcast_lua(lua_State *L) {
+int gll_comm_broadcast(lua_State *L) {
   static const char *const keys[] = {"root", "recv", "streams", NULL};
   return collective(L, GL_COLL_BROADCAST, "comm:broadcast", 0, keys);
 }
-int gl_comm_reduce_lua(lua_State *L) {
+int gll_comm_reduce(lua_State *L) {
   static const char *const keys[] = {"root", "op", "recv", "streams", NULL};
   return collective(L, GL_COLL_REDUCE, "comm:reduce", 0, keys);
 }
-int gl_comm_all_gather_lua(lua_State *L) {
+int gll_comm_all_gather(lua_State *L) {
   static const char *const keys[] = {"streams", NULL};
   return collective(L, GL_COLL_ALL_GATHER, "comm:all_gather", 1, keys);
 }
-int gl_comm_reduce_scatter_lua(lua_State *L) {
+int gll_comm_reduce_scatter(lua_State *L) {
   static const char *const keys[] = {"op", "streams", NULL};
   return collective(L, GL_COLL_REDUCE_SCATTER, "comm:reduce_scatter", 1, keys);
 }
 
-/* comm:close(), __close and __gc, through gl_release */
+/* comm:close(), __close and __gc, through gll_release */
 static gl_runtime *c_held(void *o) {
   comm_ud *u = o;
   return u->c ? u->c->rt : NULL;
@@ -252,7 +252,7 @@ static int c_close(lua_State *L, void *o, int block) {
   (void)block;
   gl_comm *c = ((comm_ud *)o)->c;
   gl_site site = GL_SITE(L);
-  if (gl_comm_close(c, "comm:close", gl_site_loc(c->rt, &site)) != 0) return gl_raise(L, c->rt);
+  if (gl_comm_close(c, "comm:close", gl_site_loc(c->rt, &site)) != 0) return gll_raise(L, c->rt);
   return 0;
 }
 
@@ -264,8 +264,8 @@ static void c_collect(lua_State *L, void *o) {
   gl_comm_release(c);
 }
 
-static const gl_release_ops comm_release = {
-  .type = &gl_comm_type,
+static const gll_release_ops comm_release = {
+  .type = &gll_comm_type,
   .call = "comm:close",
   .collected = "the communicator is closed already",
   .block = "closing a communicator (<close>)",
@@ -276,10 +276,10 @@ static const gl_release_ops comm_release = {
   .collect = c_collect,
 };
 
-int gl_comm_release_lua(lua_State *L) { return gl_release(L, &comm_release, gl_release_how(L)); }
+int gll_comm_release(lua_State *L) { return gll_release(L, &comm_release, gll_release_how(L)); }
 
-int gl_comm_field_lua(lua_State *L) {
-  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+int gll_comm_field(lua_State *L) {
+  comm_ud *u = gll_checkudata(L, 1, &gll_comm_type);
   const char *k = lua_tostring(L, 2);
   if (!k) return 0;
   if (strcmp(k, "size") == 0) {
@@ -294,8 +294,8 @@ int gl_comm_field_lua(lua_State *L) {
   return 0;
 }
 
-int gl_comm_tostring_lua(lua_State *L) {
-  comm_ud *u = gl_checkudata(L, 1, &gl_comm_type);
+int gll_comm_tostring(lua_State *L) {
+  comm_ud *u = gll_checkudata(L, 1, &gll_comm_type);
   if (!u->c) lua_pushliteral(L, "gpulua.Comm (released)");
   else lua_pushfstring(L, "gpulua.Comm(%d rank%s, %d here%s)", u->c->size, u->c->size == 1 ? "" : "s", u->c->n,
                        u->c->closed ? ", closed" : "");

@@ -33,7 +33,7 @@ static void table_shape_error(lua_State *L, const char *what, int vidx, const ch
     if (lua_type(L, -1) == LUA_TSTRING)
       hint = lua_pushfstring(L, " with key '%s' (the dimensions are a list: {4, 2}, not {x = 4, y = 2})",
                              lua_tostring(L, -1));
-    else hint = lua_pushfstring(L, " with key %s", gl_given(L, -1));
+    else hint = lua_pushfstring(L, " with key %s", gll_given(L, -1));
   }
   luaL_error(L, "%s: cfg.%s must have 1 to 3 dimensions, a list {x[, y[, z]]} of positive integers, got a table of "
                 "length %I%s", what, field, len, hint);
@@ -52,9 +52,9 @@ static int dims(lua_State *L, const char *what, int vidx, const char *field, uns
   }
   if (t == LUA_TNIL) luaL_error(L, "%s: cfg.%s is required (a number or {x, y, z})", what, field);
   if (grid && t != LUA_TNUMBER && t != LUA_TTABLE)
-    luaL_error(L, "%s: cfg.grid expected a number, {x, y, z} or \"auto\", got %s", what, gl_given(L, vidx));
+    luaL_error(L, "%s: cfg.grid expected a number, {x, y, z} or \"auto\", got %s", what, gll_given(L, vidx));
   if (t != LUA_TNUMBER && t != LUA_TTABLE)
-    luaL_error(L, "%s: cfg.%s expected a number or {x, y, z}, got %s", what, field, gl_given(L, vidx));
+    luaL_error(L, "%s: cfg.%s expected a number or {x, y, z}, got %s", what, field, gll_given(L, vidx));
   lua_Integer len = t == LUA_TNUMBER ? 1 : luaL_len(L, vidx); /* __len may say anything: no cast before the check */
   if (len < 1 || len > 3) table_shape_error(L, what, vidx, field, len);
   int n = (int)len;
@@ -65,10 +65,10 @@ static int dims(lua_State *L, const char *what, int vidx, const char *field, uns
     lua_Integer v = lua_tointegerx(L, -1, &ok);
     const char *axis = t == LUA_TTABLE ? (i == 0 ? ".x" : i == 1 ? ".y" : ".z") : "";
     if (!ok || v < 1)
-      luaL_error(L, "%s: cfg.%s%s must be a positive integer, got %s", what, field, axis, gl_given(L, -1));
+      luaL_error(L, "%s: cfg.%s%s must be a positive integer, got %s", what, field, axis, gll_given(L, -1));
     if (v > GL_CFG_DIM_MAX)
       luaL_error(L, "%s: cfg.%s%s must be at most %d (no device takes a larger grid or block dimension), got %s",
-                 what, field, axis, GL_CFG_DIM_MAX, gl_given(L, -1));
+                 what, field, axis, GL_CFG_DIM_MAX, gll_given(L, -1));
     out[i] = (unsigned)v;
     lua_pop(L, 1);
   }
@@ -78,7 +78,7 @@ static int dims(lua_State *L, const char *what, int vidx, const char *field, uns
 /* The cfg table at idx in one pass over its keys (the launch's hot path: no
  * lookup by name), each value into its slot; then the fields in a fixed
  * order, so the first error named does not depend on the table's layout. An
- * unknown key is an error naming it (gl_check_options). */
+ * unknown key is an error naming it (gll_check_options). */
 static void read_cfg(lua_State *L, int idx, const char *what, gl_launch_cfg *c, int ndims[2]) {
   int base = lua_gettop(L);
   lua_settop(L, base + 3); /* slots: grid, block, shared */
@@ -90,7 +90,7 @@ static void read_cfg(lua_State *L, int idx, const char *what, gl_launch_cfg *c, 
       lua_settop(L, base);
       char prefix[32];
       snprintf(prefix, sizeof prefix, "%s: cfg", what);
-      gl_check_options(L, idx, prefix, cfg_fields); /* raises */
+      gll_check_options(L, idx, prefix, cfg_fields); /* raises */
     }
     lua_replace(L, base + 1 + f); /* the key stays on top for lua_next */
   }
@@ -102,32 +102,32 @@ static void read_cfg(lua_State *L, int idx, const char *what, gl_launch_cfg *c, 
     int ok;
     lua_Integer shared = lua_tointegerx(L, base + 3, &ok);
     if (!ok || shared < 0 || shared > 0x7fffffff)
-      luaL_error(L, "%s: cfg.shared must be a non-negative integer (bytes), got %s", what, gl_given(L, base + 3));
+      luaL_error(L, "%s: cfg.shared must be a non-negative integer (bytes), got %s", what, gll_given(L, base + 3));
     c->shared = (unsigned)shared;
   }
   lua_settop(L, base);
 }
 
-const gl_launch_cfg *gl_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *read) {
-  config_ud *u = gl_testudata(L, idx, &gl_config_type); /* the prepared form first: the fast one */
+const gl_launch_cfg *gll_launch_cfg_arg(lua_State *L, int idx, gl_launch_cfg *read) {
+  config_ud *u = gll_testudata(L, idx, &gll_config_type); /* the prepared form first: the fast one */
   if (u) return &u->c;
   if (lua_type(L, idx) == LUA_TTABLE) {
     int ndims[2];
     read_cfg(L, idx, "s:launch", read, ndims);
     return read;
   }
-  luaL_error(L, "s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got %s", gl_given(L, idx));
+  luaL_error(L, "s:launch: cfg expected a table {grid =, block =, shared =} or a gpu.config, got %s", gll_given(L, idx));
   return NULL;
 }
 
-int gl_is_config(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_config_type) != NULL; }
+int gll_is_config(lua_State *L, int idx) { return gll_testudata(L, idx, &gll_config_type) != NULL; }
 
 /* gpu.config{grid =, block =, shared =} */
-int gl_gpu_config_lua(lua_State *L) {
+int gll_gpu_config(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  config_ud *u = gl_newudata(L, sizeof *u, 0, &gl_config_type);
+  config_ud *u = gll_newudata(L, sizeof *u, 0, &gll_config_type);
   read_cfg(L, 1, "gpu.config", &u->c, u->ndims);
-  u->c.id = ++gl_rt(L)->configs;
+  u->c.id = ++gll_rt(L)->configs;
   return 1;
 }
 
@@ -148,8 +148,8 @@ static void push_dims(lua_State *L, const unsigned d[3], int n) {
 }
 
 /* the fields, as given (a new table for a dimension given as one) */
-int gl_config_field_lua(lua_State *L) {
-  config_ud *u = gl_checkudata(L, 1, &gl_config_type);
+int gll_config_field(lua_State *L) {
+  config_ud *u = gll_checkudata(L, 1, &gll_config_type);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   if (strcmp(k, "grid") == 0) push_dims(L, u->c.grid, u->ndims[0]);
   else if (strcmp(k, "block") == 0) push_dims(L, u->c.block, u->ndims[1]);
@@ -158,13 +158,13 @@ int gl_config_field_lua(lua_State *L) {
   return 1;
 }
 
-int gl_config_newindex_lua(lua_State *L) {
+int gll_config_newindex(lua_State *L) {
   return luaL_error(L, "gpulua.Config is immutable: make another with gpu.config{...} (cannot set '%s')",
                     luaL_tolstring(L, 2, NULL));
 }
 
-int gl_config_tostring_lua(lua_State *L) {
-  config_ud *u = gl_checkudata(L, 1, &gl_config_type);
+int gll_config_tostring(lua_State *L) {
+  config_ud *u = gll_checkudata(L, 1, &gll_config_type);
   const gl_launch_cfg *c = &u->c;
   if (c->grid[0] == 0)
     lua_pushfstring(L, "gpulua.Config(grid auto, block %Ix%Ix%I, shared %I)", (lua_Integer)c->block[0],

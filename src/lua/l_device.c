@@ -7,39 +7,39 @@
 
 #include <string.h>
 
-int gl_dev_stream(lua_State *L); /* l_stream.c */
+int gll_dev_stream(lua_State *L); /* l_stream.c */
 
 static gl_device *to_device(lua_State *L, int idx) {
-  gl_device **ud = gl_testudata(L, idx, &gl_device_type);
+  gl_device **ud = gll_testudata(L, idx, &gll_device_type);
   if (!ud) luaL_typeerror(L, idx, "gpulua.Device");
   if (!(*ud)->opened) luaL_error(L, "gpulua has been shut down");
   return *ud;
 }
 
-gl_device *gl_check_device(lua_State *L, int idx) {
+gl_device *gll_check_device(lua_State *L, int idx) {
   gl_device *d = to_device(L, idx);
   GL_NOT_IN_HOST_KERNEL(L, "dev:");
   return d;
 }
 
-int gl_device_sync_lua(lua_State *L) {
-  gl_device *d = gl_check_device(L, 1);
+int gll_device_sync(lua_State *L) {
+  gl_device *d = gll_check_device(L, 1);
   GL_NOT_IN_CAPTURE(L, d->rt, "dev:sync");
   gl_site site = GL_SITE(L);
-  if (gl_device_sync(d, &site) != 0) return gl_raise(L, d->rt);
+  if (gl_device_sync(d, &site) != 0) return gll_raise(L, d->rt);
   lua_settop(L, 1);
   return 1;
 }
 
-int gl_device_free_memory_lua(lua_State *L) {
-  gl_device *d = gl_check_device(L, 1);
+int gll_device_free_memory(lua_State *L) {
+  gl_device *d = gll_check_device(L, 1);
   size_t free_ = 0, total = 0;
-  if (gl_device_free_memory(d, &free_, &total) != 0) return gl_raise(L, d->rt);
+  if (gl_device_free_memory(d, &free_, &total) != 0) return gll_raise(L, d->rt);
   lua_pushinteger(L, (lua_Integer)free_);
   return 1;
 }
 
-int gl_device_field_lua(lua_State *L) {
+int gll_device_field(lua_State *L) {
   gl_device *d = to_device(L, 1); /* fields may be read anywhere, a host kernel included */
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "ordinal") == 0) lua_pushinteger(L, d->ordinal);
@@ -53,8 +53,8 @@ int gl_device_field_lua(lua_State *L) {
   return 1;
 }
 
-int gl_device_tostring_lua(lua_State *L) {
-  gl_device **ud = gl_checkudata(L, 1, &gl_device_type);
+int gll_device_tostring(lua_State *L) {
+  gl_device **ud = gll_checkudata(L, 1, &gll_device_type);
   gl_device *d = *ud;
   if (!d->opened) lua_pushliteral(L, "gpulua.Device (shut down)");
   else lua_pushfstring(L, "gpulua.Device(%d: %s, cc %d.%d)", d->ordinal, d->name, d->cc_major, d->cc_minor);

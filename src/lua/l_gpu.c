@@ -30,7 +30,7 @@ typedef struct {
   gl_runtime *rt;
 } runtime_ud; /* uservalue 1: ordinal -> the device's userdata */
 
-gl_runtime *gl_rt(lua_State *L) {
+gl_runtime *gll_rt(lua_State *L) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key);
   runtime_ud *u = lua_touserdata(L, -1);
   lua_pop(L, 1);
@@ -38,26 +38,26 @@ gl_runtime *gl_rt(lua_State *L) {
   return u->rt;
 }
 
-gl_device *gl_open_device(lua_State *L, int ordinal) {
-  gl_runtime *rt = gl_rt(L);
+gl_device *gll_open_device(lua_State *L, int ordinal) {
+  gl_runtime *rt = gll_rt(L);
   gl_device *d;
-  if (gl_device_open(rt, ordinal, "gpu.device", &d) != 0) gl_raise(L, rt);
+  if (gl_device_open(rt, ordinal, "gpu.device", &d) != 0) gll_raise(L, rt);
   return d;
 }
 
-int gl_can_collect(lua_State *L) {
+int gll_can_collect(lua_State *L) {
   return !gl_in_host_kernel() && lua_gc(L, LUA_GCISRUNNING);
 }
 
-void gl_push_device(lua_State *L, gl_device *dev) {
+void gll_push_device(lua_State *L, gl_device *dev) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &runtime_key);
   lua_getiuservalue(L, -1, 1);
   lua_remove(L, -2);
   if (lua_rawgeti(L, -1, dev->ordinal) == LUA_TNIL) {
     lua_pop(L, 1);
-    gl_device **ud = gl_newudata(L, sizeof *ud, 1, &gl_device_type);
+    gl_device **ud = gll_newudata(L, sizeof *ud, 1, &gll_device_type);
     *ud = dev;
-    gl_push_stream(L, dev->main); /* dev.main: one userdata for the device's life */
+    gll_push_stream(L, dev->main); /* dev.main: one userdata for the device's life */
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, dev->ordinal);
@@ -67,12 +67,12 @@ void gl_push_device(lua_State *L, gl_device *dev) {
 
 /* The state closes. Inside a capture (os.exit(code, true) in s:capture's or
  * g:update's function) the objects' finalizers, which ran first, were kept
- * for the capture's end (gl_gc_defer): the capture is discarded, then they
+ * for the capture's end (gll_gc_defer): the capture is discarded, then they
  * run, so that what they release is released before the teardown. */
 static int runtime_gc(lua_State *L) {
   runtime_ud *u = lua_touserdata(L, 1);
   if (u->rt && u->rt->capture) gl_graph_close(u->rt->capture);
-  gl_release_deferred(L);
+  gll_release_deferred(L);
   gl_runtime_free(u->rt);
   u->rt = NULL;
   return 0;
@@ -131,53 +131,53 @@ static void create_runtime(lua_State *L) {
 
 /* ---- gpu.* -------------------------------------------------------------- */
 
-int gl_gpu_backend_lua(lua_State *L) {
-  lua_pushstring(L, gl_backend_name);
+int gll_gpu_backend(lua_State *L) {
+  lua_pushstring(L, gld_backend_name);
   return 1;
 }
 
-int gl_gpu_count_lua(lua_State *L) {
-  lua_pushinteger(L, gl_rt(L)->ndev);
+int gll_gpu_count(lua_State *L) {
+  lua_pushinteger(L, gll_rt(L)->ndev);
   return 1;
 }
 
 static const char *range_message(lua_State *L, const char *fname, const char *what, lua_Integer i, int n) {
   return lua_pushfstring(L, "%s: %s %I is out of range (%s has %d device%s: 0 to %d)", fname, what, (LUAI_UACINT)i,
-                         gl_backend_name, n, n == 1 ? "" : "s", n - 1);
+                         gld_backend_name, n, n == 1 ? "" : "s", n - 1);
 }
 
-int gl_gpu_device_lua(lua_State *L) {
+int gll_gpu_device(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   int isint;
   lua_Integer i = lua_tointegerx(L, 1, &isint);
   if (!isint)
-    return luaL_argerror(L, 1, lua_pushfstring(L, "expected an integer device ordinal, got %s", gl_given(L, 1)));
-  gl_runtime *rt = gl_rt(L);
+    return luaL_argerror(L, 1, lua_pushfstring(L, "expected an integer device ordinal, got %s", gll_given(L, 1)));
+  gl_runtime *rt = gll_rt(L);
   if (i < 0 || i >= rt->ndev) return luaL_error(L, "%s", range_message(L, "gpu.device", "ordinal", i, rt->ndev));
-  gl_push_device(L, gl_open_device(L, (int)i));
+  gll_push_device(L, gll_open_device(L, (int)i));
   return 1;
 }
 
-int gl_gpu_sync_lua(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
+int gll_gpu_sync(lua_State *L) {
+  gl_runtime *rt = gll_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   GL_NOT_IN_CAPTURE(L, rt, "gpu.sync");
   gl_site site = GL_SITE(L);
   for (int i = 0; i < rt->ndev; i++)
-    if (rt->devs[i].opened && gl_device_sync(&rt->devs[i], &site) != 0) return gl_raise(L, rt);
+    if (rt->devs[i].opened && gl_device_sync(&rt->devs[i], &site) != 0) return gll_raise(L, rt);
   return 0;
 }
 
 /* gpu.clock(): seconds on a monotonic host clock (for timing from scripts) */
-int gl_gpu_clock_lua(lua_State *L) {
+int gll_gpu_clock(lua_State *L) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
   return 1;
 }
 
-int gl_gpu_policy_lua(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
+int gll_gpu_policy(lua_State *L) {
+  gl_runtime *rt = gll_rt(L);
   lua_pushstring(L, gl_policy_name(rt->policy));
   if (!lua_isnoneornil(L, 1)) {
     GL_NOT_IN_HOST_KERNEL(L, "gpu.");
@@ -190,28 +190,28 @@ int gl_gpu_policy_lua(lua_State *L) {
 }
 
 /* gpu.peer(a, b): let work on device b use memory of device a. */
-int gl_gpu_peer_lua(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
+int gll_gpu_peer(lua_State *L) {
+  gl_runtime *rt = gll_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   lua_Integer a = luaL_checkinteger(L, 1), b = luaL_checkinteger(L, 2);
   for (int i = 0; i < 2; i++) {
     lua_Integer o = i ? b : a;
     if (o < 0 || o >= rt->ndev) return luaL_error(L, "%s", range_message(L, "gpu.peer", "device ordinal", o, rt->ndev));
   }
-  if (gl_peer_grant(rt, (int)a, (int)b, "gpu.peer") != 0) return gl_raise(L, rt);
+  if (gl_peer_grant(rt, (int)a, (int)b, "gpu.peer") != 0) return gll_raise(L, rt);
   return 0;
 }
 
 /* gpu.sim_model(): the name of the sim's timing model in use, or nil */
-int gl_gpu_sim_model_lua(lua_State *L) {
-  const char *name = gl_drv_ext.model_name ? gl_drv_ext.model_name() : NULL;
+int gll_gpu_sim_model(lua_State *L) {
+  const char *name = gld_drv_ext.model_name ? gld_drv_ext.model_name() : NULL;
   if (name) lua_pushstring(L, name);
   else lua_pushnil(L);
   return 1;
 }
 
 /* gpu.calibrate(file, opts): lua/gpulua/calibrate.lua's run */
-int gl_gpu_calibrate_lua(lua_State *L) {
+int gll_gpu_calibrate(lua_State *L) {
   int n = lua_gettop(L);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "gpulua.calibrate");
@@ -312,8 +312,8 @@ static void pin_library(void) {
 
 int luaopen_gpulua(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) { /* a second require, after an unload */
-    gl_register_all(L, gl_types);
-    gl_internal_functions(L);
+    gll_register_all(L, gll_types);
+    gll_internal_functions(L);
     return 1;
   }
   lua_pop(L, 1);
@@ -325,16 +325,16 @@ int luaopen_gpulua(lua_State *L) {
     return luaL_error(L, "%s", lua_tostring(L, -1));
   }
   create_runtime(L);
-  gl_register_all(L, gl_types);
-  gl_internal_functions(L);
+  gll_register_all(L, gll_types);
+  gll_internal_functions(L);
   add_searcher(L);
 
   /* the gpu table (l_surface.c), with its values in their places */
   lua_createtable(L, 0, 24);
-  luaL_setfuncs(L, gl_gpu_lib, 0);
+  luaL_setfuncs(L, gll_gpu_lib, 0);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");
-  gl_push_builtins(L);
+  gll_push_builtins(L);
   lua_setfield(L, -2, "kernels");
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);

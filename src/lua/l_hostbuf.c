@@ -10,32 +10,32 @@
 #include <stdio.h>
 #include <string.h>
 
-gl_hostbuf *gl_test_hostbuf(lua_State *L, int idx) { return gl_testudata(L, idx, &gl_host_type); }
+gl_hostbuf *gll_test_hostbuf(lua_State *L, int idx) { return gll_testudata(L, idx, &gll_host_type); }
 
-gl_hostbuf *gl_check_hostbuf(lua_State *L, int idx) {
-  gl_hostbuf *h = gl_test_hostbuf(L, idx);
+gl_hostbuf *gll_check_hostbuf(lua_State *L, int idx) {
+  gl_hostbuf *h = gll_test_hostbuf(L, idx);
   if (!h) luaL_typeerror(L, idx, "gpulua.HostBuffer");
-  gl_runtime *rt = h->m ? h->m->rt : gl_rt(L); /* the hot path needs no registry lookup */
-  if (gl_hostbuf_check(rt, h) != 0) gl_raise(L, rt);
+  gl_runtime *rt = h->m ? h->m->rt : gll_rt(L); /* the hot path needs no registry lookup */
+  if (gl_hostbuf_check(rt, h) != 0) gll_raise(L, rt);
   if (gl_in_host_kernel() && !h->m->borrowed)
-    gl_refuse_in_host_kernel(L, NULL, "a host buffer that is not one of the kernel's argument views");
+    gll_refuse_in_host_kernel(L, NULL, "a host buffer that is not one of the kernel's argument views");
   return h;
 }
 
 static gl_hostbuf *new_handle(lua_State *L) {
-  return gl_newudata(L, sizeof(gl_hostbuf), 0, &gl_host_type);
+  return gll_newudata(L, sizeof(gl_hostbuf), 0, &gll_host_type);
 }
 
 /* Out of pinned memory: collect garbage, release what finished copies no
  * longer use, and try once more. */
-gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned, int zero) {
-  gl_runtime *rt = gl_rt(L);
+gl_hostbuf *gll_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned, int zero) {
+  gl_runtime *rt = gll_rt(L);
   gl_hostbuf *h = new_handle(L);
   if (gl_hostbuf_new(rt, dt, count, pinned, zero, "gpu.host", h) == 0) return h;
-  if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gl_can_collect(L)) gl_raise(L, rt);
+  if (!pinned || gl_error_code(rt) != CUDA_ERROR_OUT_OF_MEMORY || !gll_can_collect(L)) gll_raise(L, rt);
   lua_gc(L, LUA_GCCOLLECT);
   gl_retire_reap(rt, 0);
-  if (gl_hostbuf_new(rt, dt, count, pinned, zero, "gpu.host", h) != 0) gl_raise(L, rt);
+  if (gl_hostbuf_new(rt, dt, count, pinned, zero, "gpu.host", h) != 0) gll_raise(L, rt);
   return h;
 }
 
@@ -43,22 +43,22 @@ gl_hostbuf *gl_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned,
 static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int write) {
   if (h->m->acc.n == 0 && !(write && h->m->readonly) && !h->m->graph_uses) return;
   gl_site site = GL_SITE(L);
-  if (gl_hostbuf_access(h, first, n, write, &site) != 0) gl_raise(L, h->m->rt);
+  if (gl_hostbuf_access(h, first, n, write, &site) != 0) gll_raise(L, h->m->rt);
 }
 
 static const char *const host_options[] = {"pinned", NULL};
 
 /* gpu.host(dtype, n or {values}, {pinned = true}) */
-int gl_host_new(lua_State *L) {
+int gll_host_new(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
-  GL_NOT_IN_CAPTURE(L, gl_rt(L), "gpu.host");
-  gl_dtype dt = gl_check_dtype(L, 1);
+  GL_NOT_IN_CAPTURE(L, gll_rt(L), "gpu.host");
+  gl_dtype dt = gll_check_dtype(L, 1);
   int pinned = 1;
-  if (gl_check_options(L, 3, "gpu.host", host_options)) {
+  if (gll_check_options(L, 3, "gpu.host", host_options)) {
     lua_getfield(L, 3, "pinned");
     if (!lua_isnil(L, -1)) {
       if (!lua_isboolean(L, -1))
-        return luaL_error(L, "gpu.host: option 'pinned' expected a boolean, got %s", gl_given(L, -1));
+        return luaL_error(L, "gpu.host: option 'pinned' expected a boolean, got %s", gll_given(L, -1));
       pinned = lua_toboolean(L, -1);
     }
     lua_pop(L, 1);
@@ -75,7 +75,7 @@ int gl_host_new(lua_State *L) {
     if (!ok) {
       if (lua_type(L, 2) == LUA_TNUMBER)
         return luaL_argerror(L, 2, lua_pushfstring(L, "expected an integer element count or a table of numbers, got %s",
-                                                   gl_given(L, 2)));
+                                                   gll_given(L, 2)));
       return luaL_typeerror(L, 2, "integer element count or table of numbers");
     }
     if (c < 1) return luaL_argerror(L, 2, lua_pushfstring(L, "element count must be positive, got %I", (LUAI_UACINT)c));
@@ -83,16 +83,16 @@ int gl_host_new(lua_State *L) {
       return luaL_argerror(L, 2, lua_pushfstring(L, "element count %I is too large", (LUAI_UACINT)c));
     n = (size_t)c;
   }
-  gl_hostbuf *h = gl_push_hostbuf(L, dt, n, pinned, !from_table); /* zeros, on every backend */
+  gl_hostbuf *h = gll_push_hostbuf(L, dt, n, pinned, !from_table); /* zeros, on every backend */
   if (from_table) {
     char *p = h->m->ptr;
     size_t sz = gl_dtypes[dt].size;
     for (size_t i = 0; i < n; i++) {
       lua_geti(L, 2, (lua_Integer)i + 1);
-      const char *why = gl_dtype_encode(L, -1, dt, p + i * sz);
+      const char *why = gll_dtype_encode(L, -1, dt, p + i * sz);
       if (why)
         return luaL_error(L, "gpu.host: element %I of the table: %s for %s, got %s", (LUAI_UACINT)i + 1, why,
-                          gl_dtypes[dt].name, gl_given(L, -1));
+                          gl_dtypes[dt].name, gll_given(L, -1));
       lua_pop(L, 1);
     }
   }
@@ -108,7 +108,7 @@ static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
     lua_Number f = lua_tonumber(L, idx);
     if (f != f || f != floor(f)) /* NaN, or with a fraction (infinities are whole, out of range) */
       luaL_error(L, "host buffer %s[%I]: an index must be an integer, got %s", dt, (LUAI_UACINT)h->count,
-                 gl_given(L, idx));
+                 gll_given(L, idx));
     luaL_error(L, "host buffer %s[%I]: index %s is out of range (1 to %I)", dt, (LUAI_UACINT)h->count,
                lua_tostring(L, idx), (LUAI_UACINT)h->count);
   }
@@ -118,27 +118,27 @@ static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
   return (size_t)i - 1;
 }
 
-int gl_hostbuf_totable_lua(lua_State *L) {
-  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+int gll_hostbuf_totable(lua_State *L) {
+  gl_hostbuf *h = gll_check_hostbuf(L, 1);
   host_access(L, h, 0, h->count, 0);
   if (h->count > (size_t)INT32_MAX) return luaL_error(L, "h:totable: the buffer is too large for a table");
   lua_createtable(L, (int)h->count, 0);
   const char *p = gl_hostbuf_ptr(h);
   size_t sz = gl_dtypes[h->dtype].size;
   for (size_t i = 0; i < h->count; i++) {
-    gl_dtype_push(L, h->dtype, p + i * sz);
+    gll_dtype_push(L, h->dtype, p + i * sz);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
 }
 
-int gl_hostbuf_fill_lua(lua_State *L) {
-  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+int gll_hostbuf_fill(lua_State *L) {
+  gl_hostbuf *h = gll_check_hostbuf(L, 1);
   unsigned char v[8];
   luaL_checkany(L, 2);
-  const char *why = gl_dtype_encode(L, 2, h->dtype, v);
+  const char *why = gll_dtype_encode(L, 2, h->dtype, v);
   if (why)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name, gl_given(L, 2)));
+    return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name, gll_given(L, 2)));
   host_access(L, h, 0, h->count, 1);
   char *p = gl_hostbuf_ptr(h);
   size_t sz = gl_dtypes[h->dtype].size;
@@ -148,23 +148,23 @@ int gl_hostbuf_fill_lua(lua_State *L) {
 }
 
 /* h:view(offset, count): offset 0-based like device views. */
-int gl_hostbuf_view_lua(lua_State *L) {
-  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+int gll_hostbuf_view(lua_State *L) {
+  gl_hostbuf *h = gll_check_hostbuf(L, 1);
   size_t off, cnt;
-  gl_check_view(L, h->count, "buffer", &off, &cnt);
+  gll_check_view(L, h->count, "buffer", &off, &cnt);
   gl_hostbuf_view(h, off, cnt, new_handle(L));
   return 1;
 }
 
 /* h[i] and the fields (the methods were looked up first) */
-int gl_hostbuf_field_lua(lua_State *L) {
-  gl_hostbuf *h = gl_test_hostbuf(L, 1);
+int gll_hostbuf_field(lua_State *L) {
+  gl_hostbuf *h = gll_test_hostbuf(L, 1);
   if (!h) return luaL_typeerror(L, 1, "gpulua.HostBuffer");
-  if (lua_type(L, 2) != LUA_TSTRING) gl_check_hostbuf(L, 1); /* fields stay reachable once freed */
+  if (lua_type(L, 2) != LUA_TSTRING) gll_check_hostbuf(L, 1); /* fields stay reachable once freed */
   if (lua_type(L, 2) == LUA_TNUMBER) {
     size_t i = check_index(L, h, 2);
     host_access(L, h, i, 1, 0);
-    gl_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
+    gll_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
     return 1;
   }
   if (lua_type(L, 2) == LUA_TSTRING) {
@@ -177,8 +177,8 @@ int gl_hostbuf_field_lua(lua_State *L) {
   }
 no_such_key: /* h["1"] or h.lenght: an error, not a silent nil */
   {
-    const char *key = luaL_tolstring(L, 2, NULL), *fields = gl_push_fields(L, &gl_host_type);
-    const char *methods = gl_push_methods(L);
+    const char *key = luaL_tolstring(L, 2, NULL), *fields = gll_push_fields(L, &gll_host_type);
+    const char *methods = gll_push_methods(L);
     return luaL_error(L, "host buffer %s[%I]: no element or field %s %s (elements are h[1] to h[%I] with integer "
                          "indices; fields: %s; methods: %s)",
                       gl_dtypes[h->dtype].name, (LUAI_UACINT)h->count, luaL_typename(L, 2), key,
@@ -186,31 +186,31 @@ no_such_key: /* h["1"] or h.lenght: an error, not a silent nil */
   }
 }
 
-int gl_hostbuf_newindex_lua(lua_State *L) {
-  gl_hostbuf *h = gl_check_hostbuf(L, 1);
+int gll_hostbuf_newindex(lua_State *L) {
+  gl_hostbuf *h = gll_check_hostbuf(L, 1);
   if (lua_type(L, 2) != LUA_TNUMBER)
     return luaL_error(L, "host buffer: cannot set field '%s' (only elements 1 to #h can be assigned)",
                       luaL_tolstring(L, 2, NULL));
   size_t i = check_index(L, h, 2);
   unsigned char v[8];
-  const char *why = gl_dtype_encode(L, 3, h->dtype, v);
+  const char *why = gll_dtype_encode(L, 3, h->dtype, v);
   if (why)
     return luaL_error(L, "host buffer %s[%I]: element %I: %s for %s, got %s", gl_dtypes[h->dtype].name,
-                      (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, gl_given(L, 3));
+                      (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, gll_given(L, 3));
   host_access(L, h, i, 1, 1);
   memcpy((char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size, v, gl_dtypes[h->dtype].size);
   return 0;
 }
 
-int gl_hostbuf_len_lua(lua_State *L) { /* answers for a freed buffer too, like the fields */
-  gl_hostbuf *h = gl_test_hostbuf(L, 1);
+int gll_hostbuf_len(lua_State *L) { /* answers for a freed buffer too, like the fields */
+  gl_hostbuf *h = gll_test_hostbuf(L, 1);
   if (!h) return luaL_typeerror(L, 1, "gpulua.HostBuffer");
-  if (h->expired || (h->m && h->m->borrowed && !h->m->ptr)) gl_check_hostbuf(L, 1); /* a host kernel's, after it */
+  if (h->expired || (h->m && h->m->borrowed && !h->m->ptr)) gll_check_hostbuf(L, 1); /* a host kernel's, after it */
   lua_pushinteger(L, (lua_Integer)h->count);
   return 1;
 }
 
-/* h:free(), __close and __gc, through gl_release. A finalizer of a released
+/* h:free(), __close and __gc, through gll_release. A finalizer of a released
  * handle needs no runtime (it may already be gone). A host kernel's views
  * are ended by their <close> inside the kernel. */
 static gl_runtime *h_held(void *o) {
@@ -221,7 +221,7 @@ static gl_runtime *h_held(void *o) {
 static int h_released(lua_State *L, void *o) {
   gl_hostbuf *h = o;
   gl_buf why = GL_BUF_INIT;
-  int released = gl_hostbuf_released(h->m ? h->m->rt : gl_rt(L), h, &why);
+  int released = gl_hostbuf_released(h->m ? h->m->rt : gll_rt(L), h, &why);
   if (released) lua_pushstring(L, gl_buf_str(&why));
   gl_buf_free(&why);
   return released;
@@ -231,7 +231,7 @@ static int h_close(lua_State *L, void *o, int block) {
   gl_hostbuf *h = o;
   gl_runtime *rt = h->m->rt;
   gl_site site = GL_SITE(L);
-  if (gl_hostbuf_free(rt, h, block, "h:free", &site) != 0) return gl_raise(L, rt);
+  if (gl_hostbuf_free(rt, h, block, "h:free", &site) != 0) return gll_raise(L, rt);
   return 0;
 }
 
@@ -240,8 +240,8 @@ static void h_collect(lua_State *L, void *o) {
   gl_hostbuf_collect(o);
 }
 
-static const gl_release_ops host_release = {
-  .type = &gl_host_type,
+static const gll_release_ops host_release = {
+  .type = &gll_host_type,
   .call = "h:free",
   .collected = "the host buffer is freed already",
   .block = "h:free",
@@ -252,10 +252,10 @@ static const gl_release_ops host_release = {
   .collect = h_collect,
 };
 
-int gl_hostbuf_release_lua(lua_State *L) { return gl_release(L, &host_release, gl_release_how(L)); }
+int gll_hostbuf_release(lua_State *L) { return gll_release(L, &host_release, gll_release_how(L)); }
 
-int gl_hostbuf_tostring_lua(lua_State *L) {
-  gl_hostbuf *h = gl_checkudata(L, 1, &gl_host_type);
+int gll_hostbuf_tostring(lua_State *L) {
+  gl_hostbuf *h = gll_checkudata(L, 1, &gll_host_type);
   if (!h->m || h->m->freed) {
     lua_pushliteral(L, "gpulua.HostBuffer (freed)");
     return 1;

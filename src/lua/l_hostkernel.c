@@ -55,7 +55,7 @@ typedef struct host_launch {
 /* The host function's call, in protected mode: making the argument views can
  * raise (out of memory), and an error must not unwind through the sim. */
 static int call_host_kernel(lua_State *L) {
-  const gl_host_launch *l = lua_touserdata(L, 1);
+  const gld_host_launch *l = lua_touserdata(L, 1);
   host_launch *hl = lua_touserdata(L, 2);
   lua_settop(L, 0);
   luaL_checkstack(L, hl->nargs + 8, "too many kernel arguments");
@@ -64,11 +64,11 @@ static int call_host_kernel(lua_State *L) {
   for (int i = 0; i < hl->nargs; i++) {
     if (hl->arg[i].is_ptr) {
       void *p = (void *)(uintptr_t)*(unsigned long long *)l->params[i];
-      gl_hostbuf *h = gl_newudata(L, sizeof *h, 0, &gl_host_type);
+      gl_hostbuf *h = gll_newudata(L, sizeof *h, 0, &gll_host_type);
       if (gl_hostbuf_borrow(hl->rt, hl->arg[i].dt, p, hl->arg[i].count, hl->arg[i].is_const, h) != 0)
-        gl_raise(L, hl->rt);
+        gll_raise(L, hl->rt);
     } else {
-      gl_dtype_push(L, hl->arg[i].dt, l->params[i]);
+      gll_dtype_push(L, hl->arg[i].dt, l->params[i]);
     }
   }
   lua_call(L, 1 + hl->nargs, 0);
@@ -82,7 +82,7 @@ static void drop(host_launch *hl) {
 }
 
 /* Runs on the main thread when a sim stream reaches the launch. */
-static int run_host_kernel(void *user, const gl_host_launch *l) {
+static int run_host_kernel(void *user, const gld_host_launch *l) {
   (void)user;
   host_launch *hl = *(host_launch **)l->params[l->nparams - 1];
   lua_State *T = hl->T;
@@ -120,7 +120,7 @@ static int run_host_kernel(void *user, const gl_host_launch *l) {
 
 /* Runs on the main thread for a launch that a fault on its context skipped:
  * the record is released as if it had run. */
-static int skip_host_kernel(void *user, const gl_host_launch *l) {
+static int skip_host_kernel(void *user, const gld_host_launch *l) {
   (void)user;
   host_launch *hl = *(host_launch **)l->params[l->nparams - 1];
   if (!hl->kept) drop(hl);
@@ -140,15 +140,15 @@ static lua_State *host_thread(lua_State *L) {
   return T;
 }
 
-void gl_host_kernel_install(lua_State *L, kernel_ud *u) {
+void gll_host_kernel_install(lua_State *L, kernel_ud *u) {
   gl_kernel *k = u->k;
   host_thread(L);
   size_t sizes[GL_MAX_PARAMS + 1];
   for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
   sizes[k->sig.n] = sizeof(void *); /* the launch's record */
-  gl_drv_ext.set_main_thread();
-  CUresult r = gl_drv_ext.func_set_host(k->f, run_host_kernel, skip_host_kernel, NULL, 1, k->sig.n + 1, sizes);
-  if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gl_raise(L, k->dev->rt);
+  gld_drv_ext.set_main_thread();
+  CUresult r = gld_drv_ext.func_set_host(k->f, run_host_kernel, skip_host_kernel, NULL, 1, k->sig.n + 1, sizes);
+  if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gll_raise(L, k->dev->rt);
 }
 
 /* A copy of the launch's cfg table at idx (already checked by the launch):
@@ -172,7 +172,7 @@ static void push_cfg_copy(lua_State *L, int idx) {
   }
 }
 
-void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, gl_slice *const *slices) {
+void gll_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, gl_slice *const *slices) {
   gl_kernel *k = u->k;
   gl_runtime *rt = k->dev->rt;
   /* what may raise first, then the record: a raise never leaks it */
@@ -181,7 +181,7 @@ void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, g
   int at = gl_site_loc(rt, &site);
   lua_getiuservalue(L, kidx, 1);
   int fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  if (gl_is_config(L, cfg_idx)) lua_pushvalue(L, cfg_idx); /* immutable: the object itself */
+  if (gll_is_config(L, cfg_idx)) lua_pushvalue(L, cfg_idx); /* immutable: the object itself */
   else push_cfg_copy(L, lua_absindex(L, cfg_idx));
   int cfg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   host_launch *hl = malloc(sizeof *hl);
@@ -207,7 +207,7 @@ void gl_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, g
   memcpy(k->params[k->sig.n], &hl, sizeof hl);
 }
 
-void gl_host_kernel_abandon(lua_State *L, kernel_ud *u) {
+void gll_host_kernel_abandon(lua_State *L, kernel_ud *u) {
   (void)L;
   host_launch *hl;
   memcpy(&hl, u->k->params[u->k->sig.n], sizeof hl);
@@ -216,7 +216,7 @@ void gl_host_kernel_abandon(lua_State *L, kernel_ud *u) {
 
 static void drop_kept(void *hl) { drop(hl); }
 
-int gl_host_kernel_keep(kernel_ud *u, gl_graph *g) {
+int gll_host_kernel_keep(kernel_ud *u, gl_graph *g) {
   host_launch *hl;
   memcpy(&hl, u->k->params[u->k->sig.n], sizeof hl);
   if (gl_graph_add_cleanup(g, drop_kept, hl) != 0) return -1;

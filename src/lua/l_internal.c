@@ -31,20 +31,20 @@
 #include "graph.h"
 #include "ops.h"
 
-int gl_internal_given_lua(lua_State *L) {
+int gll_internal_given(lua_State *L) {
   luaL_checkany(L, 1);
-  lua_pushstring(L, gl_given(L, 1));
+  lua_pushstring(L, gll_given(L, 1));
   return 1;
 }
 
-int gl_internal_isatty_lua(lua_State *L) {
+int gll_internal_isatty(lua_State *L) {
   lua_Integer fd = luaL_checkinteger(L, 1);
   lua_pushboolean(L, fd >= 0 && fd <= INT_MAX && isatty((int)fd));
   return 1;
 }
 
-int gl_internal_peek_lua(lua_State *L) {
-  gl_event *e = gl_testudata(L, 1, &gl_event_type);
+int gll_internal_peek(lua_State *L) {
+  gl_event *e = gll_testudata(L, 1, &gll_event_type);
   if (!e) return luaL_typeerror(L, 1, "gpulua.Event");
   lua_pushboolean(L, gl_event_peek(e));
   return 1;
@@ -57,7 +57,7 @@ typedef struct {
 
 static int loc_at_level(gl_runtime *rt, void *ctx) {
   at_level *a = ctx;
-  return gl_lua_loc_from(rt, a->L, a->level);
+  return gll_lua_loc_from(rt, a->L, a->level);
 }
 
 /* The runtime's error, raised at `level`, with "fname: name: "
@@ -66,18 +66,18 @@ static int raise_at(lua_State *L, gl_runtime *rt, int level, const char *fname, 
   luaL_where(L, level);
   if (strncmp(gl_error_message(rt), fname, strlen(fname)) == 0) lua_pushliteral(L, "");
   else lua_pushfstring(L, "%s: ", who);
-  gl_push_error_at(L, rt, 0); /* level 0, this C function: no position */
+  gll_push_error_at(L, rt, 0); /* level 0, this C function: no position */
   lua_concat(L, 3);
   return lua_error(L);
 }
 
-int gl_internal_contents_lua(lua_State *L) {
+int gll_internal_contents(lua_State *L) {
   int level = (int)luaL_checkinteger(L, 2);
   const char *fname = luaL_checkstring(L, 3), *name = luaL_checkstring(L, 4);
   lua_settop(L, 4);
   lua_pushfstring(L, "%s: %s", fname, name);
   const char *who = lua_tostring(L, 5);
-  gl_runtime *rt = gl_rt(L);
+  gl_runtime *rt = gll_rt(L);
   at_level ctx = {L, level};
   gl_site site = {loc_at_level, &ctx, GL_LOC_UNRESOLVED};
   if (gl_in_host_kernel()) {
@@ -87,7 +87,7 @@ int gl_internal_contents_lua(lua_State *L) {
     lua_concat(L, 2);
     return lua_error(L);
   }
-  gl_hostbuf *hb = gl_test_hostbuf(L, 1);
+  gl_hostbuf *hb = gll_test_hostbuf(L, 1);
   if (hb) {
     if (gl_hostbuf_check(rt, hb) != 0) return raise_at(L, rt, level, fname, who);
     if ((hb->m->acc.n != 0 || hb->m->graph_uses) && gl_hostbuf_access(hb, 0, hb->count, 0, &site) != 0)
@@ -99,9 +99,9 @@ int gl_internal_contents_lua(lua_State *L) {
     gl_buf_free(&d);
     return 2;
   }
-  gl_slice *x = gl_test_slice(L, 1);
+  gl_slice *x = gll_test_slice(L, 1);
   if (!x) {
-    const char *given = gl_given(L, 1);
+    const char *given = gll_given(L, 1);
     luaL_where(L, level);
     lua_pushfstring(L, "%s expected a gpulua.Slice or gpulua.HostBuffer, got %s", who, given);
     lua_concat(L, 2);
@@ -122,12 +122,12 @@ int gl_internal_contents_lua(lua_State *L) {
   }
   if (gl_device_check(dev) != 0) return raise_at(L, rt, level, fname, who);
   gl_stream *s = x->a->home->cu ? x->a->home : dev->main;
-  gl_hostbuf *h = gl_push_hostbuf(L, x->dtype, x->count, 0, 0);
+  gl_hostbuf *h = gll_push_hostbuf(L, x->dtype, x->count, 0, 0);
   gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = &site};
   if (gl_read_submit(&r) != 0) {
     luaL_where(L, level);
     lua_pushfstring(L, "%s: ", who);
-    gl_push_error_at(L, rt, 0);
+    gll_push_error_at(L, rt, 0);
     lua_pushfstring(L, " (%s reads %s on its home stream, where it was allocated, or on its device's main stream "
                        "once that is closed)", fname, name);
     lua_concat(L, 4);
@@ -148,11 +148,11 @@ static int open_internal(lua_State *L) {
   return 1;
 }
 
-void gl_internal_functions(lua_State *L) {
+void gll_internal_functions(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &internal_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
-    luaL_setfuncs(L, gl_internal_lib, 0);
+    luaL_setfuncs(L, gll_internal_lib, 0);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &internal_key);
   }

@@ -15,8 +15,8 @@
 
 #include "compile.h"
 
-gl_module *gl_check_module(lua_State *L, int idx) {
-  gl_module **u = gl_testudata(L, idx, &gl_module_type);
+gl_module *gll_check_module(lua_State *L, int idx) {
+  gl_module **u = gll_testudata(L, idx, &gll_module_type);
   if (!u) luaL_typeerror(L, idx, "gpulua.Module");
   if (!*u) luaL_error(L, "gpulua.Module has been unloaded");
   GL_NOT_IN_HOST_KERNEL(L, "m:");
@@ -24,7 +24,7 @@ gl_module *gl_check_module(lua_State *L, int idx) {
 }
 
 static void push_module(lua_State *L, gl_module *m) {
-  gl_module **u = gl_newudata(L, sizeof *u, 0, &gl_module_type);
+  gl_module **u = gll_newudata(L, sizeof *u, 0, &gll_module_type);
   *u = m; /* takes the caller's reference */
 }
 
@@ -32,26 +32,26 @@ static void push_module(lua_State *L, gl_module *m) {
 static gl_device *opt_device(lua_State *L, const char *fname, int opts) {
   gl_device *d = NULL;
   if (lua_isnoneornil(L, opts)) {
-    d = gl_open_device(L, 0);
+    d = gll_open_device(L, 0);
   } else {
     lua_getfield(L, opts, "device");
     if (lua_isnil(L, -1)) {
-      d = gl_open_device(L, 0);
+      d = gll_open_device(L, 0);
     } else if (lua_isinteger(L, -1)) {
       lua_Integer o = lua_tointeger(L, -1);
-      int n = gl_rt(L)->ndev;
+      int n = gll_rt(L)->ndev;
       if (o < 0 || o >= n)
         luaL_error(L, "%s: option 'device': ordinal %I is out of range (%s has %d device%s)", fname, (LUAI_UACINT)o,
-                   gl_backend_name, n, n == 1 ? "" : "s");
-      d = gl_open_device(L, (int)o);
-    } else if (gl_testudata(L, -1, &gl_device_type)) {
-      d = gl_check_device(L, -1);
+                   gld_backend_name, n, n == 1 ? "" : "s");
+      d = gll_open_device(L, (int)o);
+    } else if (gll_testudata(L, -1, &gll_device_type)) {
+      d = gll_check_device(L, -1);
     } else {
-      luaL_error(L, "%s: option 'device' expected a device or a device ordinal, got %s", fname, gl_given(L, -1));
+      luaL_error(L, "%s: option 'device' expected a device or a device ordinal, got %s", fname, gll_given(L, -1));
     }
     lua_pop(L, 1);
   }
-  if (gl_device_check(d) != 0) gl_raise(L, d->rt);
+  if (gl_device_check(d) != 0) gll_raise(L, d->rt);
   return d;
 }
 
@@ -63,7 +63,7 @@ static int opt_compile_options(lua_State *L, const char *fname, const char *name
     lua_pop(L, 1);
     return 0;
   }
-  if (!lua_istable(L, -1)) luaL_error(L, "%s: option 'options' expected a list of strings, got %s", fname, gl_given(L, -1));
+  if (!lua_istable(L, -1)) luaL_error(L, "%s: option 'options' expected a list of strings, got %s", fname, gll_given(L, -1));
   lua_Integer len = luaL_len(L, -1); /* __len may say anything: no cast before the check */
   if (len < 0 || len > GL_COMPILE_MAX_OPTIONS)
     luaL_error(L, "%s: %s: at most %d options, got a list of length %I", fname, name, GL_COMPILE_MAX_OPTIONS, len);
@@ -71,7 +71,7 @@ static int opt_compile_options(lua_State *L, const char *fname, const char *name
   for (int i = 1; i <= n; i++) {
     lua_geti(L, -1, i);
     if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "%s: %s: option %d expected a string, got %s", fname, name, i, gl_given(L, -1));
+      luaL_error(L, "%s: %s: option %d expected a string, got %s", fname, name, i, gll_given(L, -1));
     opts[i - 1] = lua_tostring(L, -1);
     lua_pop(L, 1);
   }
@@ -83,25 +83,25 @@ static void load_image(lua_State *L, gl_device *dev, void *img, const char *what
   gl_module *m;
   int rc = gl_module_load(dev, img, what, name, &m);
   free(img);
-  if (rc != 0) gl_raise(L, dev->rt);
+  if (rc != 0) gll_raise(L, dev->rt);
   push_module(L, m);
 }
 
 static const char *const compile_options[] = {"name", "options", "device", NULL};
 
 /* gpu.compile(source, {name =, options =, device =}) */
-int gl_gpu_compile_lua(lua_State *L) {
+int gll_gpu_compile(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   size_t len;
   const char *src = luaL_checklstring(L, 1, &len);
-  gl_check_options(L, 2, "gpu.compile", compile_options);
+  gll_check_options(L, 2, "gpu.compile", compile_options);
   gl_device *dev = opt_device(L, "gpu.compile", 2);
   const char *name = "kernel.cu";
   if (!lua_isnoneornil(L, 2)) {
     lua_getfield(L, 2, "name");
     if (!lua_isnil(L, -1)) {
       if (lua_type(L, -1) != LUA_TSTRING)
-        return luaL_error(L, "gpu.compile: option 'name' expected a string, got %s", gl_given(L, -1));
+        return luaL_error(L, "gpu.compile: option 'name' expected a string, got %s", gll_given(L, -1));
       name = lua_tostring(L, -1);
     }
     lua_pop(L, 1); /* the name stays reachable from the options table */
@@ -110,7 +110,7 @@ int gl_gpu_compile_lua(lua_State *L) {
   int nopts = opt_compile_options(L, "gpu.compile", name, 2, opts);
   void *img;
   size_t n;
-  if (gl_compile(dev, "gpu.compile", name, src, len, opts, nopts, &img, &n) != 0) return gl_raise(L, dev->rt);
+  if (gl_compile(dev, "gpu.compile", name, src, len, opts, nopts, &img, &n) != 0) return gll_raise(L, dev->rt);
   load_image(L, dev, img, "gpu.compile", name);
   return 1;
 }
@@ -141,10 +141,10 @@ static int ends_with(const char *s, const char *suffix) {
 static const char *const load_options[] = {"device", "options", NULL};
 
 /* gpu.load(path, {device =, options =}) */
-int gl_gpu_load_lua(lua_State *L) {
+int gll_gpu_load(lua_State *L) {
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   const char *path = luaL_checkstring(L, 1);
-  gl_check_options(L, 2, "gpu.load", load_options);
+  gll_check_options(L, 2, "gpu.load", load_options);
   gl_device *dev = opt_device(L, "gpu.load", 2);
   int is_cu = ends_with(path, ".cu"), is_ptx = ends_with(path, ".ptx");
   if (!is_cu && !is_ptx && !ends_with(path, ".cubin") && !ends_with(path, ".fatbin"))
@@ -158,7 +158,7 @@ int gl_gpu_load_lua(lua_State *L) {
     size_t n;
     int rc = gl_compile(dev, "gpu.load", path, data, len, opts, nopts, &img, &n);
     free(data);
-    if (rc != 0) return gl_raise(L, dev->rt);
+    if (rc != 0) return gll_raise(L, dev->rt);
     data = img;
   } else if (len == 0) {
     free(data);
@@ -168,7 +168,7 @@ int gl_gpu_load_lua(lua_State *L) {
   return 1;
 }
 
-/* __gc, through gl_release (a module has no method of its own to release it) */
+/* __gc, through gll_release (a module has no method of its own to release it) */
 static gl_runtime *m_held(void *o) {
   gl_module **u = o;
   return *u ? (*u)->dev->rt : NULL;
@@ -181,23 +181,23 @@ static void m_collect(lua_State *L, void *o) {
   *u = NULL;
 }
 
-static const gl_release_ops module_release = {.type = &gl_module_type, .held = m_held, .collect = m_collect};
+static const gll_release_ops module_release = {.type = &gll_module_type, .held = m_held, .collect = m_collect};
 
-int gl_module_gc_lua(lua_State *L) { return gl_release(L, &module_release, GL_RELEASE_GC); }
+int gll_module_gc(lua_State *L) { return gll_release(L, &module_release, GL_RELEASE_GC); }
 
-int gl_module_field_lua(lua_State *L) {
-  gl_module **u = gl_checkudata(L, 1, &gl_module_type);
+int gll_module_field(lua_State *L) {
+  gl_module **u = gll_checkudata(L, 1, &gll_module_type);
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   int name = strcmp(key, "name") == 0, device = strcmp(key, "device") == 0;
   if (!name && !device) return 0;
   if (!*u) lua_pushnil(L); /* released: its finalizer ran */
   else if (name) lua_pushstring(L, (*u)->name);
-  else gl_push_device(L, (*u)->dev);
+  else gll_push_device(L, (*u)->dev);
   return 1;
 }
 
-int gl_module_tostring_lua(lua_State *L) {
-  gl_module **u = gl_checkudata(L, 1, &gl_module_type);
+int gll_module_tostring(lua_State *L) {
+  gl_module **u = gll_checkudata(L, 1, &gll_module_type);
   if (!*u) lua_pushliteral(L, "gpulua.Module (unloaded)");
   else lua_pushfstring(L, "gpulua.Module(%s on device %d)", (*u)->name, (*u)->dev->ordinal);
   return 1;

@@ -1,6 +1,6 @@
 /*
  * l_release.c -- the one release prologue of every object type (see
- * bindings.h: gl_release): freeing twice, a <close> after a release, a
+ * bindings.h: gll_release): freeing twice, a <close> after a release, a
  * finalizer during a capture, and the refusals inside host kernels and
  * captures behave the same for every type.
  */
@@ -15,11 +15,11 @@ static void call_prefix(const char *call, char *out, size_t size) {
   out[n] = '\0';
 }
 
-int gl_release(lua_State *L, const gl_release_ops *t, gl_release_how how) {
-  void *o = gl_checkudata(L, 1, t->type);
+int gll_release(lua_State *L, const gll_release_ops *t, gll_release_how how) {
+  void *o = gll_checkudata(L, 1, t->type);
   gl_runtime *rt = t->held(o);
   if (how == GL_RELEASE_GC) {
-    if (rt && !gl_gc_defer(L, rt)) t->collect(L, o);
+    if (rt && !gll_gc_defer(L, rt)) t->collect(L, o);
     return 0;
   }
   int block = how == GL_RELEASE_CLOSE;
@@ -32,7 +32,7 @@ int gl_release(lua_State *L, const gl_release_ops *t, gl_release_how how) {
   if (!(t->allowed & GL_RELEASE_IN_HOST_KERNEL) && gl_in_host_kernel()) {
     char prefix[16];
     call_prefix(t->call, prefix, sizeof prefix);
-    gl_refuse_in_host_kernel(L, prefix, NULL);
+    gll_refuse_in_host_kernel(L, prefix, NULL);
   }
   if (!(t->allowed & GL_RELEASE_IN_CAPTURE)) GL_NOT_IN_CAPTURE(L, rt, block ? t->block : t->call);
   return t->close(L, o, block);

@@ -16,36 +16,36 @@ typedef struct {
   gl_stream *s; /* NULL once the finalizer ran */
 } stream_ud;
 
-void gl_push_stream(lua_State *L, gl_stream *s) {
-  stream_ud *u = gl_newudata(L, sizeof *u, 0, &gl_stream_type);
+void gll_push_stream(lua_State *L, gl_stream *s) {
+  stream_ud *u = gll_newudata(L, sizeof *u, 0, &gll_stream_type);
   u->s = s;
   gl_stream_ref(s);
 }
 
 static gl_stream *to_stream(lua_State *L, int idx) {
-  stream_ud *u = gl_testudata(L, idx, &gl_stream_type);
+  stream_ud *u = gll_testudata(L, idx, &gll_stream_type);
   if (!u) luaL_typeerror(L, idx, "gpulua.Stream");
   if (!u->s) luaL_error(L, "gpulua.Stream has been released (its finalizer ran)");
   return u->s;
 }
 
-gl_stream *gl_check_stream(lua_State *L, int idx) {
+gl_stream *gll_check_stream(lua_State *L, int idx) {
   gl_stream *s = to_stream(L, idx);
   GL_NOT_IN_HOST_KERNEL(L, "s:");
-  if (gl_stream_check(s) != 0) gl_raise(L, s->dev->rt);
+  if (gl_stream_check(s) != 0) gll_raise(L, s->dev->rt);
   return s;
 }
 
-gl_stream *gl_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char *fname) {
+gl_stream *gll_opt_stream(lua_State *L, int opts_idx, gl_device *dev, const char *fname) {
   if (lua_isnoneornil(L, opts_idx)) return dev->main;
   lua_getfield(L, opts_idx, "stream");
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     return dev->main;
   }
-  if (!gl_testudata(L, -1, &gl_stream_type))
-    luaL_error(L, "%s: option 'stream' expected a gpulua.Stream, got %s", fname, gl_given(L, -1));
-  gl_stream *s = gl_check_stream(L, -1);
+  if (!gll_testudata(L, -1, &gll_stream_type))
+    luaL_error(L, "%s: option 'stream' expected a gpulua.Stream, got %s", fname, gll_given(L, -1));
+  gl_stream *s = gll_check_stream(L, -1);
   lua_pop(L, 1);
   return s;
 }
@@ -61,7 +61,7 @@ static int check_priority(lua_State *L, gl_device *dev, int idx, const char *wha
     int ok;
     lua_Integer p = lua_tointegerx(L, -1, &ok);
     if (!ok)
-      luaL_error(L, "%s: option 'priority' expected an integer, got %s", what, gl_given(L, -1));
+      luaL_error(L, "%s: option 'priority' expected an integer, got %s", what, gll_given(L, -1));
     if (p > dev->prio_least || p < dev->prio_greatest)
       luaL_error(L, "%s: option 'priority' must be from %d (highest) to %d (lowest) on device %d, got %I", what,
                  dev->prio_greatest, dev->prio_least, dev->ordinal, (LUAI_UACINT)p);
@@ -73,75 +73,75 @@ static int check_priority(lua_State *L, gl_device *dev, int idx, const char *wha
 
 
 /* dev:stream{name =, priority =} */
-int gl_dev_stream(lua_State *L) {
-  gl_device *dev = gl_check_device(L, 1);
-  if (gl_device_check(dev) != 0) return gl_raise(L, dev->rt);
-  gl_check_options(L, 2, "dev:stream", stream_options);
-  const char *name = gl_opt_name(L, 2, "dev:stream", GL_STREAM_NAME_MAX);
+int gll_dev_stream(lua_State *L) {
+  gl_device *dev = gll_check_device(L, 1);
+  if (gl_device_check(dev) != 0) return gll_raise(L, dev->rt);
+  gll_check_options(L, 2, "dev:stream", stream_options);
+  const char *name = gll_opt_name(L, 2, "dev:stream", GL_STREAM_NAME_MAX);
   int prio = check_priority(L, dev, 2, "dev:stream");
   gl_stream *s;
   gl_site site = GL_SITE(L);
-  if (gl_stream_new(dev, name, prio, 0, &s, &site) != 0) return gl_raise(L, dev->rt);
-  gl_push_stream(L, s);
+  if (gl_stream_new(dev, name, prio, 0, &s, &site) != 0) return gll_raise(L, dev->rt);
+  gll_push_stream(L, s);
   gl_stream_unref(s); /* the userdata holds it now */
   return 1;
 }
 
-int gl_stream_fork_lua(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
-  gl_check_options(L, 2, "s:fork", stream_options);
-  const char *name = gl_opt_name(L, 2, "s:fork", GL_STREAM_NAME_MAX);
+int gll_stream_fork(lua_State *L) {
+  gl_stream *s = gll_check_stream(L, 1);
+  gll_check_options(L, 2, "s:fork", stream_options);
+  const char *name = gll_opt_name(L, 2, "s:fork", GL_STREAM_NAME_MAX);
   int prio = check_priority(L, s->dev, 2, "s:fork");
   gl_stream *t;
   gl_site site = GL_SITE(L);
   int rc = gl_stream_fork(s, name, prio, &t, "s:fork", &site);
   if (t) {
-    gl_push_stream(L, t);
+    gll_push_stream(L, t);
     gl_stream_unref(t);
   }
-  if (rc != 0) return gl_raise(L, s->dev->rt);
+  if (rc != 0) return gll_raise(L, s->dev->rt);
   return 1;
 }
 
-int gl_stream_wait_lua(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
-  gl_event *e = gl_testudata(L, 2, &gl_event_type);
+int gll_stream_wait(lua_State *L) {
+  gl_stream *s = gll_check_stream(L, 1);
+  gl_event *e = gll_testudata(L, 2, &gll_event_type);
   if (!e) return luaL_typeerror(L, 2, "gpulua.Event");
   if (!e->ev || !e->s) return luaL_argerror(L, 2, "the event has been released");
   gl_site site = GL_SITE(L);
-  if (gl_stream_wait_event(s, e, "s:wait", &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_wait_event(s, e, "s:wait", &site) != 0) return gll_raise(L, s->dev->rt);
   lua_pushvalue(L, 1); /* returned (cheaper than dropping the arguments) */
   return 1;
 }
 
-int gl_stream_join_lua(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
-  gl_stream *t = gl_check_stream(L, 2);
+int gll_stream_join(lua_State *L) {
+  gl_stream *s = gll_check_stream(L, 1);
+  gl_stream *t = gll_check_stream(L, 2);
   if (t == s) return luaL_argerror(L, 2, "a stream cannot join itself");
   gl_site site = GL_SITE(L);
-  if (gl_stream_join(s, t, 0, &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_join(s, t, 0, &site) != 0) return gll_raise(L, s->dev->rt);
   lua_settop(L, 1);
   return 1;
 }
 
-int gl_stream_sync_lua(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
+int gll_stream_sync(lua_State *L) {
+  gl_stream *s = gll_check_stream(L, 1);
   gl_site site = GL_SITE(L);
-  if (gl_stream_sync(s, "s:sync", &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_sync(s, "s:sync", &site) != 0) return gll_raise(L, s->dev->rt);
   lua_settop(L, 1);
   return 1;
 }
 
-int gl_stream_query_lua(lua_State *L) {
-  gl_stream *s = gl_check_stream(L, 1);
+int gll_stream_query(lua_State *L) {
+  gl_stream *s = gll_check_stream(L, 1);
   gl_site site = GL_SITE(L);
   int done;
-  if (gl_stream_query(s, &done, "s:query", &site) != 0) return gl_raise(L, s->dev->rt);
+  if (gl_stream_query(s, &done, "s:query", &site) != 0) return gll_raise(L, s->dev->rt);
   lua_pushboolean(L, done);
   return 1;
 }
 
-/* s:close(), __close and __gc, through gl_release */
+/* s:close(), __close and __gc, through gll_release */
 static gl_runtime *s_held(void *o) {
   stream_ud *u = o;
   return u->s ? u->s->dev->rt : NULL;
@@ -162,7 +162,7 @@ static int s_close(lua_State *L, void *o, int block) {
   if (s->is_main)
     return luaL_error(L, "stream 'main' of device %d cannot be closed: it lives as long as the device",
                       s->dev->ordinal);
-  if (gl_stream_close(s, gl_lua_loc(rt, L), 1) != 0) return gl_raise(L, rt);
+  if (gl_stream_close(s, gll_lua_loc(rt, L), 1) != 0) return gll_raise(L, rt);
   return 0;
 }
 
@@ -178,8 +178,8 @@ static void s_collect(lua_State *L, void *o) {
   gl_stream_unref(s);
 }
 
-static const gl_release_ops stream_release = {
-  .type = &gl_stream_type,
+static const gll_release_ops stream_release = {
+  .type = &gll_stream_type,
   .call = "s:close",
   .collected = "the stream is closed already",
   .block = "closing a stream (<close>)",
@@ -189,10 +189,10 @@ static const gl_release_ops stream_release = {
   .collect = s_collect,
 };
 
-int gl_stream_release_lua(lua_State *L) { return gl_release(L, &stream_release, gl_release_how(L)); }
+int gll_stream_release(lua_State *L) { return gll_release(L, &stream_release, gll_release_how(L)); }
 
-int gl_stream_tostring_lua(lua_State *L) {
-  stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
+int gll_stream_tostring(lua_State *L) {
+  stream_ud *u = gll_checkudata(L, 1, &gll_stream_type);
   gl_stream *s = u->s;
   if (!s) lua_pushliteral(L, "gpulua.Stream (released)");
   else {
@@ -204,13 +204,13 @@ int gl_stream_tostring_lua(lua_State *L) {
   return 1;
 }
 
-int gl_stream_field_lua(lua_State *L) {
-  stream_ud *u = gl_checkudata(L, 1, &gl_stream_type);
+int gll_stream_field(lua_State *L) {
+  stream_ud *u = gll_checkudata(L, 1, &gll_stream_type);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
   int name = strcmp(k, "name") == 0, device = strcmp(k, "device") == 0;
   if (!name && !device) return 0;
   if (!u->s) lua_pushnil(L); /* released: its finalizer ran */
   else if (name) lua_pushstring(L, u->s->name);
-  else gl_push_device(L, u->s->dev);
+  else gll_push_device(L, u->s->dev);
   return 1;
 }

@@ -15,23 +15,23 @@
 
 /* ---- gpu ------------------------------------------------------------------ */
 
-const luaL_Reg gl_gpu_lib[] = {
-  {"backend", gl_gpu_backend_lua},
-  {"count", gl_gpu_count_lua},
-  {"device", gl_gpu_device_lua},
-  {"sync", gl_gpu_sync_lua},
-  {"policy", gl_gpu_policy_lua},
-  {"host", gl_host_new},
-  {"peer", gl_gpu_peer_lua},
-  {"clock", gl_gpu_clock_lua},
-  {"trace", gl_trace_lua},
-  {"timeline", gl_timeline_lua},
-  {"calibrate", gl_gpu_calibrate_lua},
-  {"sim_model", gl_gpu_sim_model_lua},
-  {"compile", gl_gpu_compile_lua},
-  {"load", gl_gpu_load_lua},
-  {"config", gl_gpu_config_lua},
-  {"comm", gl_gpu_comm_lua},
+const luaL_Reg gll_gpu_lib[] = {
+  {"backend", gll_gpu_backend},
+  {"count", gll_gpu_count},
+  {"device", gll_gpu_device},
+  {"sync", gll_gpu_sync},
+  {"policy", gll_gpu_policy},
+  {"host", gll_host_new},
+  {"peer", gll_gpu_peer},
+  {"clock", gll_gpu_clock},
+  {"trace", gll_trace},
+  {"timeline", gll_timeline},
+  {"calibrate", gll_gpu_calibrate},
+  {"sim_model", gll_gpu_sim_model},
+  {"compile", gll_gpu_compile},
+  {"load", gll_gpu_load},
+  {"config", gll_gpu_config},
+  {"comm", gll_gpu_comm},
   {"version", NULL}, /* values, set by luaopen_gpulua (l_gpu.c) */
   {"kernels", NULL}, /* the built-in kernels (l_kernel.c) */
   {NULL, NULL}};
@@ -39,48 +39,48 @@ const luaL_Reg gl_gpu_lib[] = {
 /* ---- gpulua.Device: dev --------------------------------------------------- */
 
 static const luaL_Reg device_methods[] = {
-  {"stream", gl_dev_stream},
-  {"alloc", gl_dev_alloc},
-  {"zeros", gl_dev_zeros},
-  {"sync", gl_device_sync_lua},
-  {"free_memory", gl_device_free_memory_lua},
+  {"stream", gll_dev_stream},
+  {"alloc", gll_dev_alloc},
+  {"zeros", gll_dev_zeros},
+  {"sync", gll_device_sync},
+  {"free_memory", gll_device_free_memory},
   {NULL, NULL}};
 static const char *const device_fields[] = {"ordinal", "name", "memory", "cc", "sms", "copy_engines", "main", NULL};
-static const luaL_Reg device_meta[] = {{"__tostring", gl_device_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg device_meta[] = {{"__tostring", gll_device_tostring}, {NULL, NULL}};
 
-const gl_type gl_device_type = {
+const gll_type gll_device_type = {
   .name = "gpulua.Device",
   .methods = device_methods,
   .fields = device_fields,
-  .field = gl_device_field_lua,
+  .field = gll_device_field,
   .meta = device_meta,
 };
 
 /* ---- gpulua.Stream: s ----------------------------------------------------- */
 
 static const luaL_Reg stream_methods[] = {
-  {"record", gl_stream_record},
-  {"wait", gl_stream_wait_lua},
-  {"join", gl_stream_join_lua},
-  {"fork", gl_stream_fork_lua},
-  {"sync", gl_stream_sync_lua},
-  {"query", gl_stream_query_lua},
-  {"copy", gl_stream_copy},
-  {"fill", gl_stream_fill},
-  {"launch", gl_stream_launch},
-  {"capture", gl_stream_capture},
-  {"gemm", gl_stream_gemm},
+  {"record", gll_stream_record},
+  {"wait", gll_stream_wait},
+  {"join", gll_stream_join},
+  {"fork", gll_stream_fork},
+  {"sync", gll_stream_sync},
+  {"query", gll_stream_query},
+  {"copy", gll_stream_copy},
+  {"fill", gll_stream_fill},
+  {"launch", gll_stream_launch},
+  {"capture", gll_stream_capture},
+  {"gemm", gll_stream_gemm},
   {NULL, NULL}};
 static const char *const stream_fields[] = {"name", "device", NULL};
-static const luaL_Reg stream_meta[] = {{"__tostring", gl_stream_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg stream_meta[] = {{"__tostring", gll_stream_tostring}, {NULL, NULL}};
 
-const gl_type gl_stream_type = {
+const gll_type gll_stream_type = {
   .name = "gpulua.Stream",
   .methods = stream_methods,
   .fields = stream_fields,
-  .field = gl_stream_field_lua,
+  .field = gll_stream_field,
   .meta = stream_meta,
-  .release = gl_stream_release_lua,
+  .release = gll_stream_release,
   .release_method = "close",
   .own_methods = 1,
 };
@@ -88,13 +88,13 @@ const gl_type gl_stream_type = {
 /* ---- gpulua.Event: e ------------------------------------------------------ */
 
 static const luaL_Reg event_methods[] = {
-  {"sync", gl_event_sync_lua},
-  {"query", gl_event_query_lua},
-  {"elapsed", gl_event_elapsed_lua},
+  {"sync", gll_event_sync},
+  {"query", gll_event_query},
+  {"elapsed", gll_event_elapsed},
   {NULL, NULL}};
-static const luaL_Reg event_meta[] = {{"__gc", gl_event_gc_lua}, {"__tostring", gl_event_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg event_meta[] = {{"__gc", gll_event_gc}, {"__tostring", gll_event_tostring}, {NULL, NULL}};
 
-const gl_type gl_event_type = {
+const gll_type gll_event_type = {
   .name = "gpulua.Event",
   .methods = event_methods,
   .meta = event_meta,
@@ -103,20 +103,20 @@ const gl_type gl_event_type = {
 /* ---- gpulua.Slice: x ------------------------------------------------------ */
 
 static const luaL_Reg slice_methods[] = {
-  {"view", gl_slice_view_lua},
-  {"split", gl_slice_split_lua},
-  {"read", gl_slice_read_lua},
+  {"view", gll_slice_view},
+  {"split", gll_slice_split},
+  {"read", gll_slice_read},
   {NULL, NULL}};
 static const char *const slice_fields[] = {"dtype", "bytes", "device", NULL};
-static const luaL_Reg slice_meta[] = {{"__len", gl_slice_len_lua}, {"__tostring", gl_slice_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg slice_meta[] = {{"__len", gll_slice_len}, {"__tostring", gll_slice_tostring}, {NULL, NULL}};
 
-const gl_type gl_slice_type = {
+const gll_type gll_slice_type = {
   .name = "gpulua.Slice",
   .methods = slice_methods,
   .fields = slice_fields,
-  .field = gl_slice_field_lua,
+  .field = gll_slice_field,
   .meta = slice_meta,
-  .release = gl_slice_release_lua,
+  .release = gll_slice_release,
   .release_method = "free",
   .hint = "a slice's elements are in device memory: read them into a host buffer with "
           "x:read() (x:read()[1]), or copy them with s:copy(h, x)",
@@ -125,52 +125,52 @@ const gl_type gl_slice_type = {
 /* ---- gpulua.HostBuffer: h (its __index also serves h[i]) ------------------ */
 
 static const luaL_Reg host_methods[] = {
-  {"totable", gl_hostbuf_totable_lua},
-  {"fill", gl_hostbuf_fill_lua},
-  {"view", gl_hostbuf_view_lua},
+  {"totable", gll_hostbuf_totable},
+  {"fill", gll_hostbuf_fill},
+  {"view", gll_hostbuf_view},
   {NULL, NULL}};
 static const char *const host_fields[] = {"dtype", "bytes", "pinned", NULL};
 static const luaL_Reg host_meta[] = {
-  {"__newindex", gl_hostbuf_newindex_lua},
-  {"__len", gl_hostbuf_len_lua},
-  {"__tostring", gl_hostbuf_tostring_lua},
+  {"__newindex", gll_hostbuf_newindex},
+  {"__len", gll_hostbuf_len},
+  {"__tostring", gll_hostbuf_tostring},
   {NULL, NULL}};
 
-const gl_type gl_host_type = {
+const gll_type gll_host_type = {
   .name = "gpulua.HostBuffer",
   .methods = host_methods,
   .fields = host_fields,
-  .field = gl_hostbuf_field_lua,
+  .field = gll_hostbuf_field,
   .meta = host_meta,
-  .release = gl_hostbuf_release_lua,
+  .release = gll_hostbuf_release,
   .release_method = "free",
 };
 
 /* ---- gpulua.Module: m ----------------------------------------------------- */
 
-static const luaL_Reg module_methods[] = {{"kernel", gl_module_kernel}, {NULL, NULL}};
+static const luaL_Reg module_methods[] = {{"kernel", gll_module_kernel}, {NULL, NULL}};
 static const char *const module_fields[] = {"name", "device", NULL};
-static const luaL_Reg module_meta[] = {{"__gc", gl_module_gc_lua}, {"__tostring", gl_module_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg module_meta[] = {{"__gc", gll_module_gc}, {"__tostring", gll_module_tostring}, {NULL, NULL}};
 
-const gl_type gl_module_type = {
+const gll_type gll_module_type = {
   .name = "gpulua.Module",
   .methods = module_methods,
   .fields = module_fields,
-  .field = gl_module_field_lua,
+  .field = gll_module_field,
   .meta = module_meta,
 };
 
 /* ---- gpulua.Kernel: k ----------------------------------------------------- */
 
-static const luaL_Reg kernel_methods[] = {{"host", gl_kernel_host_lua}, {"cost", gl_kernel_cost_lua}, {NULL, NULL}};
+static const luaL_Reg kernel_methods[] = {{"host", gll_kernel_host}, {"cost", gll_kernel_cost}, {NULL, NULL}};
 static const char *const kernel_fields[] = {"name", "signature", "doc", NULL};
-static const luaL_Reg kernel_meta[] = {{"__gc", gl_kernel_gc_lua}, {"__tostring", gl_kernel_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg kernel_meta[] = {{"__gc", gll_kernel_gc}, {"__tostring", gll_kernel_tostring}, {NULL, NULL}};
 
-const gl_type gl_kernel_type = {
+const gll_type gll_kernel_type = {
   .name = "gpulua.Kernel",
   .methods = kernel_methods,
   .fields = kernel_fields,
-  .field = gl_kernel_field_lua,
+  .field = gll_kernel_field,
   .meta = kernel_meta,
 };
 
@@ -178,30 +178,30 @@ const gl_type gl_kernel_type = {
 
 static const char *const config_fields[] = {"grid", "block", "shared", NULL};
 static const luaL_Reg config_meta[] = {
-  {"__newindex", gl_config_newindex_lua},
-  {"__tostring", gl_config_tostring_lua},
+  {"__newindex", gll_config_newindex},
+  {"__tostring", gll_config_tostring},
   {NULL, NULL}};
 
-const gl_type gl_config_type = {
+const gll_type gll_config_type = {
   .name = "gpulua.Config",
   .fields = config_fields,
-  .field = gl_config_field_lua,
+  .field = gll_config_field,
   .meta = config_meta,
 };
 
 /* ---- gpulua.Graph: g ------------------------------------------------------ */
 
-static const luaL_Reg graph_methods[] = {{"launch", gl_graph_launch_lua}, {"update", gl_graph_update_lua}, {NULL, NULL}};
+static const luaL_Reg graph_methods[] = {{"launch", gll_graph_launch}, {"update", gll_graph_update}, {NULL, NULL}};
 static const char *const graph_fields[] = {"name", "nodes", "device", "launches", NULL};
-static const luaL_Reg graph_meta[] = {{"__tostring", gl_graph_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg graph_meta[] = {{"__tostring", gll_graph_tostring}, {NULL, NULL}};
 
-const gl_type gl_graph_type = {
+const gll_type gll_graph_type = {
   .name = "gpulua.Graph",
   .methods = graph_methods,
   .fields = graph_fields,
-  .field = gl_graph_field_lua,
+  .field = gll_graph_field,
   .meta = graph_meta,
-  .release = gl_graph_release_lua,
+  .release = gll_graph_release,
   .release_method = "close",
   .own_methods = 1,
 };
@@ -209,36 +209,36 @@ const gl_type gl_graph_type = {
 /* ---- gpulua.Comm: comm ---------------------------------------------------- */
 
 static const luaL_Reg comm_methods[] = {
-  {"all_reduce", gl_comm_all_reduce_lua},
-  {"broadcast", gl_comm_broadcast_lua},
-  {"reduce", gl_comm_reduce_lua},
-  {"all_gather", gl_comm_all_gather_lua},
-  {"reduce_scatter", gl_comm_reduce_scatter_lua},
+  {"all_reduce", gll_comm_all_reduce},
+  {"broadcast", gll_comm_broadcast},
+  {"reduce", gll_comm_reduce},
+  {"all_gather", gll_comm_all_gather},
+  {"reduce_scatter", gll_comm_reduce_scatter},
   {NULL, NULL}};
 static const char *const comm_fields[] = {"size", "devices", NULL};
-static const luaL_Reg comm_meta[] = {{"__tostring", gl_comm_tostring_lua}, {NULL, NULL}};
+static const luaL_Reg comm_meta[] = {{"__tostring", gll_comm_tostring}, {NULL, NULL}};
 
-const gl_type gl_comm_type = {
+const gll_type gll_comm_type = {
   .name = "gpulua.Comm",
   .methods = comm_methods,
   .fields = comm_fields,
-  .field = gl_comm_field_lua,
+  .field = gll_comm_field,
   .meta = comm_meta,
-  .release = gl_comm_release_lua,
+  .release = gll_comm_release,
   .release_method = "close",
 };
 
 /* ---- every type ----------------------------------------------------------- */
 
-const gl_type *const gl_types[GL_NTYPES] = {&gl_device_type, &gl_stream_type, &gl_event_type, &gl_slice_type,
-                                            &gl_host_type,   &gl_module_type, &gl_kernel_type, &gl_config_type,
-                                            &gl_graph_type,  &gl_comm_type};
+const gll_type *const gll_types[GL_NTYPES] = {&gll_device_type, &gll_stream_type, &gll_event_type, &gll_slice_type,
+                                            &gll_host_type,   &gll_module_type, &gll_kernel_type, &gll_config_type,
+                                            &gll_graph_type,  &gll_comm_type};
 
 /* ---- gpulua.internal: for gpulua's own Lua modules, not the API ----------- */
 
-const luaL_Reg gl_internal_lib[] = {
-  {"given", gl_internal_given_lua},
-  {"isatty", gl_internal_isatty_lua},
-  {"peek", gl_internal_peek_lua},
-  {"contents", gl_internal_contents_lua},
+const luaL_Reg gll_internal_lib[] = {
+  {"given", gll_internal_given},
+  {"isatty", gll_internal_isatty},
+  {"peek", gll_internal_peek},
+  {"contents", gll_internal_contents},
   {NULL, NULL}};

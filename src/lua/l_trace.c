@@ -11,8 +11,8 @@
 #include "gpulua.h"
 #include "trace.h"
 
-int gl_trace_lua(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
+int gll_trace(lua_State *L) {
+  gl_runtime *rt = gll_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) { /* gpu.trace(false): write and stop */
     if (!rt->trace) return 0;
@@ -22,17 +22,17 @@ int gl_trace_lua(lua_State *L) {
     return file ? 1 : 0;
   }
   if (lua_isnoneornil(L, 1)) { /* write what we have now */
-    if (gl_trace_write(rt, "gpu.trace") != 0) return gl_raise(L, rt);
+    if (gl_trace_write(rt, "gpu.trace") != 0) return gll_raise(L, rt);
     lua_pushstring(L, gl_trace_file(rt));
     return 1;
   }
   if (lua_type(L, 1) != LUA_TSTRING) /* not a number made a name: gpu.trace(123) is no file "123" */
     return luaL_error(L, "gpu.trace: expected a file name (a string), nothing (write now) or false (write and stop), "
-                         "got %s", gl_given(L, 1));
+                         "got %s", gll_given(L, 1));
   const char *file = lua_tostring(L, 1);
   if (!*file || strlen(file) >= 1024)
     return luaL_error(L, "gpu.trace: expected a file name, got %s", *file ? "a string of 1024 bytes or more" : "\"\"");
-  if (gl_trace_start(rt, "gpu.trace", file, 0) != 0) return gl_raise(L, rt);
+  if (gl_trace_start(rt, "gpu.trace", file, 0) != 0) return gll_raise(L, rt);
   lua_pushstring(L, file);
   return 1;
 }
@@ -40,20 +40,20 @@ int gl_trace_lua(lua_State *L) {
 /* gpu.timeline(): the text timeline of the work so far, on stdout;
  * gpu.timeline{file = "x.svg"}: that timeline as SVG, returns the file.
  * Waits for nothing: work still queued is counted as pending. */
-int gl_timeline_lua(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
+int gll_timeline(lua_State *L) {
+  gl_runtime *rt = gll_rt(L);
   GL_NOT_IN_HOST_KERNEL(L, "gpu.");
   GL_NOT_IN_CAPTURE(L, rt, "gpu.timeline");
   static const char *const keys[] = {"file", NULL};
   if (!lua_isnoneornil(L, 1) && !lua_istable(L, 1))
     return luaL_argerror(L, 1, lua_pushfstring(L, "expected nothing or an options table {file = \"x.svg\"}, got %s",
-                                               gl_given(L, 1)));
+                                               gll_given(L, 1)));
   const char *svg = NULL;
-  if (gl_check_options(L, 1, "gpu.timeline", keys)) {
+  if (gll_check_options(L, 1, "gpu.timeline", keys)) {
     lua_getfield(L, 1, "file");
     if (!lua_isnil(L, -1)) {
       if (lua_type(L, -1) != LUA_TSTRING)
-        return luaL_error(L, "gpu.timeline: option 'file' expected a file name (a string), got %s", gl_given(L, -1));
+        return luaL_error(L, "gpu.timeline: option 'file' expected a file name (a string), got %s", gll_given(L, -1));
       svg = lua_tostring(L, -1);
     }
     lua_pop(L, 1); /* the string stays the table's */
@@ -62,7 +62,7 @@ int gl_timeline_lua(lua_State *L) {
   int r = gl_trace_timeline(rt, "gpu.timeline", &text, svg);
   if (r < 0) {
     gl_buf_free(&text);
-    return gl_raise(L, rt);
+    return gll_raise(L, rt);
   }
   if (!svg || r == 1) { /* the timeline, or the line saying that recording starts */
     lua_writestring(gl_buf_str(&text), strlen(gl_buf_str(&text)));
@@ -75,8 +75,8 @@ int gl_timeline_lua(lua_State *L) {
 }
 
 static int record(lua_State *L) {
-  gl_runtime *rt = gl_rt(L);
-  if (!rt->trace && gl_trace_start(rt, "gpulua", NULL, 0) != 0) return gl_raise(L, rt);
+  gl_runtime *rt = gll_rt(L);
+  if (!rt->trace && gl_trace_start(rt, "gpulua", NULL, 0) != 0) return gll_raise(L, rt);
   return 0;
 }
 

@@ -3,7 +3,7 @@
  * style for every type, as liolib's createmeta: the metatable in the
  * registry (under its name, and under the type's address), a methods table
  * as __index's upvalue, the type's fields after it, then the metamethods.
- * Objects carry a tag word naming their type (gl_newudata), which is what
+ * Objects carry a tag word naming their type (gll_newudata), which is what
  * a type check compares. An own_methods type's objects each get a copy of
  * that metatable whose __index is a table: the methods, the object itself
  * (under object_key), and a metatable whose __index serves the fields.
@@ -21,7 +21,7 @@
 
 static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-const char *gl_push_methods(lua_State *L) {
+const char *gll_push_methods(lua_State *L) {
   const char *names[64]; /* the methods' names stay in the methods table */
   int n = 0;
   lua_pushnil(L);
@@ -41,7 +41,7 @@ const char *gl_push_methods(lua_State *L) {
   return lua_tostring(L, -1);
 }
 
-const char *gl_push_fields(lua_State *L, const gl_type *t) {
+const char *gll_push_fields(lua_State *L, const gll_type *t) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   if (!t->fields || !t->fields[0]) luaL_addstring(&b, "none");
@@ -55,11 +55,11 @@ const char *gl_push_fields(lua_State *L, const gl_type *t) {
 
 /* Indexing an object with a field it does not have is an error: the key,
  * then the type's fields and methods (or what to do instead of x[1]). */
-static int no_field(lua_State *L, const gl_type *t) {
+static int no_field(lua_State *L, const gll_type *t) {
   if (lua_type(L, 2) == LUA_TNUMBER && t->hint) return luaL_error(L, "%s: [%s]: %s", t->name, lua_tostring(L, 2), t->hint);
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_tolstring(L, 2, NULL);
-  const char *fields = gl_push_fields(L, t);
-  const char *methods = gl_push_methods(L);
+  const char *fields = gll_push_fields(L, t);
+  const char *methods = gll_push_methods(L);
   return luaL_error(L, "%s has no field '%s' (fields: %s; methods: %s)", t->name, key, fields, methods);
 }
 
@@ -70,7 +70,7 @@ static int type_index(lua_State *L) {
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
   }
-  const gl_type *t = lua_touserdata(L, lua_upvalueindex(2));
+  const gll_type *t = lua_touserdata(L, lua_upvalueindex(2));
   if (t->field && t->field(L) > 0) return 1;
   return no_field(L, t);
 }
@@ -83,7 +83,7 @@ static const char object_key;
 static int own_index(lua_State *L) {
   lua_rawgetp(L, 1, &object_key);
   lua_replace(L, 1);
-  const gl_type *t = lua_touserdata(L, lua_upvalueindex(2));
+  const gll_type *t = lua_touserdata(L, lua_upvalueindex(2));
   if (t->field && t->field(L) > 0) return 1;
   return no_field(L, t);
 }
@@ -91,7 +91,7 @@ static int own_index(lua_State *L) {
 /* The registry holds a type's metatable under t; an own_methods type's
  * methods table under &t->methods and its methods tables' metatable under
  * &t->own_methods. */
-static void register_own(lua_State *L, const gl_type *t) { /* the methods table on top */
+static void register_own(lua_State *L, const gll_type *t) { /* the methods table on top */
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &t->methods);
   lua_createtable(L, 0, 1);
@@ -114,7 +114,7 @@ static void copy_pairs(lua_State *L, int from) {
 
 /* The metatable of an own_methods object (on top): the type's metatable
  * copied, __index its own methods table. */
-static void set_own_metatable(lua_State *L, const gl_type *t) {
+static void set_own_metatable(lua_State *L, const gll_type *t) {
   int obj = lua_gettop(L);
   lua_rawgetp(L, LUA_REGISTRYINDEX, t);
   lua_createtable(L, 0, 8);
@@ -163,8 +163,8 @@ static int close_release(lua_State *L) {
   return lua_error(L);
 }
 
-static void set_release(lua_State *L, const gl_type *t) {
-  static const gl_release_how how[] = {GL_RELEASE_METHOD, GL_RELEASE_GC, GL_RELEASE_CLOSE};
+static void set_release(lua_State *L, const gll_type *t) {
+  static const gll_release_how how[] = {GL_RELEASE_METHOD, GL_RELEASE_GC, GL_RELEASE_CLOSE};
   static const char *const where[] = {NULL, "__gc", "__close"};
   for (int i = 0; i < 3; i++) {
     lua_pushinteger(L, how[i]);
@@ -183,7 +183,7 @@ static void set_release(lua_State *L, const gl_type *t) {
  * 'gpulua.Stream.sync' rather than '?' (luaL looks for it there). Done at
  * every luaopen: a test runner that unloads modules (busted's insulation)
  * drops the entry with the module. */
-static void publish_methods(lua_State *L, const gl_type *t) {
+static void publish_methods(lua_State *L, const gll_type *t) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, t->name);
@@ -191,7 +191,7 @@ static void publish_methods(lua_State *L, const gl_type *t) {
 }
 
 /* The methods of t into the table on top, then the release closures. */
-static void fill_methods(lua_State *L, const gl_type *t) {
+static void fill_methods(lua_State *L, const gll_type *t) {
   if (t->methods) luaL_setfuncs(L, t->methods, 0);
   if (t->release) set_release(L, t);
 }
@@ -200,10 +200,10 @@ static void fill_methods(lua_State *L, const gl_type *t) {
  * s:capture's function: the collector is stopped, a full collection is not)
  * would queue frees, waits and closes into the graph, or refuse them: so the
  * object is kept in this registry list and released when the capture has
- * ended (gl_release_deferred). */
+ * ended (gll_release_deferred). */
 static const char deferred_key;
 
-int gl_gc_defer(lua_State *L, const gl_runtime *rt) {
+int gll_gc_defer(lua_State *L, const gl_runtime *rt) {
   if (!rt || !rt->capture) return 0;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &deferred_key) != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -217,7 +217,7 @@ int gl_gc_defer(lua_State *L, const gl_runtime *rt) {
   return 1;
 }
 
-void gl_release_deferred(lua_State *L) {
+void gll_release_deferred(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &deferred_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     return;
@@ -236,7 +236,7 @@ void gl_release_deferred(lua_State *L) {
   lua_pop(L, 1);
 }
 
-void gl_register_all(lua_State *L, const gl_type *const *types) {
+void gll_register_all(lua_State *L, const gll_type *const *types) {
   if (!luaL_newmetatable(L, types[0]->name)) { /* this state has them already: publish the methods again */
     lua_pop(L, 1);
     for (int i = 0; i < GL_NTYPES; i++) {
@@ -251,7 +251,7 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
   }
   lua_pop(L, 1);
   for (int i = 0; i < GL_NTYPES; i++) {
-    const gl_type *t = types[i];
+    const gll_type *t = types[i];
     luaL_newmetatable(L, t->name);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, t);
@@ -270,7 +270,7 @@ void gl_register_all(lua_State *L, const gl_type *const *types) {
 /* The tag word before each object (bindings.h): its type and its block's
  * address, mixed with a key drawn once per process, so that neither another
  * library's userdata nor a script's bytes can pass for a gpulua object. */
-uintptr_t gl_tag_key;
+uintptr_t gll_tag_key;
 
 static void draw_key(void) {
   uintptr_t k = 0;
@@ -279,14 +279,14 @@ static void draw_key(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     k = (uintptr_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uintptr_t)&k ^ (uintptr_t)getpid();
   }
-  gl_tag_key = k | 1;
+  gll_tag_key = k | 1;
 }
 
-void *gl_newudata(lua_State *L, size_t size, int nuvalue, const gl_type *t) {
+void *gll_newudata(lua_State *L, size_t size, int nuvalue, const gll_type *t) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, draw_key);
   unsigned char *block = lua_newuserdatauv(L, GL_TAG_SIZE + size, nuvalue);
-  uintptr_t tag = (uintptr_t)block ^ (uintptr_t)t ^ gl_tag_key;
+  uintptr_t tag = (uintptr_t)block ^ (uintptr_t)t ^ gll_tag_key;
   memcpy(block, &tag, sizeof tag);
   memset(block + GL_TAG_SIZE, 0, size);
   if (t->own_methods) {
@@ -298,8 +298,8 @@ void *gl_newudata(lua_State *L, size_t size, int nuvalue, const gl_type *t) {
   return block + GL_TAG_SIZE;
 }
 
-void *gl_checkudata(lua_State *L, int idx, const gl_type *t) {
-  void *p = gl_testudata(L, idx, t);
+void *gll_checkudata(lua_State *L, int idx, const gll_type *t) {
+  void *p = gll_testudata(L, idx, t);
   if (!p) luaL_typeerror(L, idx, t->name);
   return p;
 }
@@ -319,9 +319,9 @@ int gpulua_object_names(lua_State *L, int idx) {
     lua_settop(L, top);
     return 0;
   }
-  const gl_type *t = lua_touserdata(L, -1);
+  const gll_type *t = lua_touserdata(L, -1);
   /* the light userdata is the type only if the registry holds that metatable under it */
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, t) != LUA_TTABLE || !lua_rawequal(L, -1, top + 2) || !gl_testudata(L, idx, t)) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, t) != LUA_TTABLE || !lua_rawequal(L, -1, top + 2) || !gll_testudata(L, idx, t)) {
     lua_settop(L, top);
     return 0;
   }

@@ -19,7 +19,7 @@
 
 /* ---- harness --------------------------------------------------------- */
 
-gl_driver d;
+gld_driver d;
 const char *g_test = "?";
 int g_failures; /* CHECK failures in the current test */
 

@@ -25,7 +25,7 @@
 
 /* ---- harness --------------------------------------------------------- */
 
-extern gl_driver d;
+extern gld_driver d;
 extern const char *g_test;
 extern int g_failures; /* CHECK failures in the current test */
 

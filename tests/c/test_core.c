@@ -169,10 +169,10 @@ static CUresult failing_free(CUdeviceptr p, CUstream s) {
 static void test_finalizer_error_is_kept(gl_runtime *rt, gl_device *dev) {
   gl_slice x;
   CHECK(gl_slice_alloc(dev->main, GL_U8, 64, 0, NULL, &x) == 0, "%s", gl_error_message(rt));
-  real_free = gl_drv.cuMemFreeAsync;
-  gl_drv.cuMemFreeAsync = failing_free;
+  real_free = gld_drv.cuMemFreeAsync;
+  gld_drv.cuMemFreeAsync = failing_free;
   gl_slice_collect(&x); /* a finalizer never fails: it keeps the error */
-  gl_drv.cuMemFreeAsync = real_free;
+  gld_drv.cuMemFreeAsync = real_free;
   CHECK(gl_device_check(dev) == -1, "the next call on the device reports it");
   CHECK(strstr(gl_error_message(rt), "cuMemFreeAsync failed: CUDA_ERROR_INVALID_VALUE") != NULL,
         "naming the call and the result: %s", gl_error_message(rt));

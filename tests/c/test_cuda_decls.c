@@ -13,7 +13,7 @@
  *     and alignment, and each member the toolkit's offset and type;
  *   - each driver call's parameters are those of the entry point version the
  *     loader asks cuGetProcAddress for (cudaTypedefs.h's PFN_<name>_v<N>),
- *     and cuGetProcAddress_v2's type is gl_cuGetProcAddress_fn;
+ *     and cuGetProcAddress_v2's type is gld_cuGetProcAddress_fn;
  *   - each NVRTC and cuBLAS call's type is the toolkit's function's.
  * CMake builds it where cuda.h and cudaTypedefs.h exist; the NVRTC and cuBLAS
  * parts where nvrtc.h (GL_CHECK_NVRTC) and cublas_v2.h (GL_CHECK_CUBLAS) do.
@@ -79,8 +79,8 @@ GL_CU_CONSTANTS(SAME_VALUE)
 GL_CU_STRUCTS(SAME_STRUCT)
 GL_DRIVER_CALLS(SAME_CALL)
 GL_DRIVER_OPTIONAL_CALLS(SAME_CALL)
-_Static_assert(__builtin_types_compatible_p(gl_cuGetProcAddress_fn, PFN_cuGetProcAddress_v12000),
-               "gl_cuGetProcAddress_fn is not cuGetProcAddress_v2's type");
+_Static_assert(__builtin_types_compatible_p(gld_cuGetProcAddress_fn, PFN_cuGetProcAddress_v12000),
+               "gld_cuGetProcAddress_fn is not cuGetProcAddress_v2's type");
 
 #ifdef GL_CHECK_NVRTC
 GL_NVRTC_HANDLES(SAME_HANDLE)

@@ -181,7 +181,7 @@ static void test_no_host_implementation(void) {
   gl_launch_cfg one = {{1, 1, 1}, {1, 1, 1}, 0, 0};
   gl_launch_req r = {.call = "t:launch", .s = a, .k = k, .cfg = &one, .site = &site, .nargs = 1, .bad = -1};
   r.slices[0] = &x;
-  if (gl_drv_ext.host_only) refused(&r, -1, "kernel 'touch' has no host implementation");
+  if (gld_drv_ext.host_only) refused(&r, -1, "kernel 'touch' has no host implementation");
   gl_launch_cfg auto_grid = {{0, 1, 1}, {1, 1, 1}, 0, 0};
   r.cfg = &auto_grid;
   r.has_host = 1;

@@ -36,16 +36,16 @@ SAME(GL_NCCL_FLOAT32, ncclFloat32);
 SAME(GL_NCCL_FLOAT64, ncclFloat64);
 SAME(GL_NCCL_BFLOAT16, ncclBfloat16);
 SAME(GL_NCCL_UNIQUE_ID_BYTES, NCCL_UNIQUE_ID_BYTES);
-_Static_assert(sizeof(gl_ncclUniqueId) == sizeof(ncclUniqueId), "the unique id's size");
-_Static_assert(sizeof(gl_ncclResult) == sizeof(ncclResult_t) && sizeof(gl_ncclRedOp) == sizeof(ncclRedOp_t) &&
-                   sizeof(gl_ncclDataType) == sizeof(ncclDataType_t),
+_Static_assert(sizeof(gld_ncclUniqueId) == sizeof(ncclUniqueId), "the unique id's size");
+_Static_assert(sizeof(gld_ncclResult) == sizeof(ncclResult_t) && sizeof(gld_ncclRedOp) == sizeof(ncclRedOp_t) &&
+                   sizeof(gld_ncclDataType) == sizeof(ncclDataType_t),
                "the enum types' sizes");
 
 /* Each function's type, with gpulua's stand-ins replaced by NCCL's own. */
-#define gl_ncclResult ncclResult_t
-#define gl_ncclRedOp ncclRedOp_t
-#define gl_ncclDataType ncclDataType_t
-#define gl_ncclUniqueId ncclUniqueId
+#define gld_ncclResult ncclResult_t
+#define gld_ncclRedOp ncclRedOp_t
+#define gld_ncclDataType ncclDataType_t
+#define gld_ncclUniqueId ncclUniqueId
 #define CUstream cudaStream_t
 #define CHECK_TYPE(ret, name, params)                                                 \
   _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params),     \

@@ -1,5 +1,5 @@
 /*
- * test_nvrtc_include.c -- gl_nvrtc_include_dir: where gpu.compile finds the
+ * test_nvrtc_include.c -- gld_nvrtc_include_dir: where gpu.compile finds the
  * toolkit's headers for NVRTC's programs, on toolkit layouts made of empty
  * files in a temporary folder: lib64/ beside include/, a lib64 link to
  * targets/<arch>/lib, Debian's multiarch, pip's CUDA 12 wheels, a folder
@@ -44,13 +44,13 @@ static const char *at(const char *rel) {
   return p;
 }
 
-/* gl_nvrtc_include_dir(base/lib, home, path) finds base/want (NULL: none), from `from` */
+/* gld_nvrtc_include_dir(base/lib, home, path) finds base/want (NULL: none), from `from` */
 static void expect(const char *lib, const char *home, const char *path, const char *want, const char *from) {
   char libp[PATH_MAX], homep[PATH_MAX], pathp[PATH_MAX], out[PATH_MAX], wantp[PATH_MAX];
   snprintf(libp, sizeof libp, "%s/%s", base, lib ? lib : "");
   snprintf(homep, sizeof homep, "%s/%s", base, home ? home : "");
   snprintf(pathp, sizeof pathp, "%s/%s", base, path ? path : "");
-  const char *got = gl_nvrtc_include_dir(lib ? libp : NULL, home ? homep : NULL, path ? pathp : NULL, out, sizeof out);
+  const char *got = gld_nvrtc_include_dir(lib ? libp : NULL, home ? homep : NULL, path ? pathp : NULL, out, sizeof out);
   if (!want) {
     CHECK(got == NULL && out[0] == '\0', "lib %s: expected none, got %s (%s)", lib ? lib : "(none)", out,
           got ? got : "NULL");
@@ -114,13 +114,13 @@ int main(void) {
   /* a library named without a folder (found on the loader's path, but not
    * said where): only the environment */
   char out[PATH_MAX];
-  CHECK(gl_nvrtc_include_dir("libnvrtc.so", NULL, NULL, out, sizeof out) == NULL && !out[0], "bare name");
-  CHECK(gl_nvrtc_include_dir(NULL, NULL, NULL, out, sizeof out) == NULL && !out[0], "no library");
-  CHECK(gl_nvrtc_include_dir("", "", "", out, sizeof out) == NULL && !out[0], "empty strings");
+  CHECK(gld_nvrtc_include_dir("libnvrtc.so", NULL, NULL, out, sizeof out) == NULL && !out[0], "bare name");
+  CHECK(gld_nvrtc_include_dir(NULL, NULL, NULL, out, sizeof out) == NULL && !out[0], "no library");
+  CHECK(gld_nvrtc_include_dir("", "", "", out, sizeof out) == NULL && !out[0], "empty strings");
 
   /* too long: a folder that does not fit out, a library path over PATH_MAX */
   char small[8] = "x";
-  CHECK(gl_nvrtc_include_dir(at("cuda/lib64/libnvrtc.so.13"), NULL, NULL, small, sizeof small) == NULL &&
+  CHECK(gld_nvrtc_include_dir(at("cuda/lib64/libnvrtc.so.13"), NULL, NULL, small, sizeof small) == NULL &&
             small[0] == '\0',
         "a folder longer than out is not returned cut");
   char *huge = malloc(PATH_MAX + 100);
@@ -129,7 +129,7 @@ int main(void) {
     huge[0] = '/';
     huge[PATH_MAX + 50] = '/';
     huge[PATH_MAX + 99] = '\0';
-    CHECK(gl_nvrtc_include_dir(huge, huge, huge, out, sizeof out) == NULL && !out[0], "paths over PATH_MAX");
+    CHECK(gld_nvrtc_include_dir(huge, huge, huge, out, sizeof out) == NULL && !out[0], "paths over PATH_MAX");
     free(huge);
   }
 

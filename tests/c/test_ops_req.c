@@ -38,16 +38,16 @@ static gl_slice alloc_or_die(gl_stream *s, gl_dtype dt, size_t n) {
 /* The bytes of x to or from the host, outside the checker (the test's own setup). */
 static void put(gl_stream *s, gl_slice *x, const void *src) {
   gl_set_ctx(s->dev);
-  if (gl_drv.cuMemcpyHtoDAsync(gl_slice_ptr(x), src, gl_slice_bytes(x), s->cu) != CUDA_SUCCESS ||
-      gl_drv.cuStreamSynchronize(s->cu) != CUDA_SUCCESS) {
+  if (gld_drv.cuMemcpyHtoDAsync(gl_slice_ptr(x), src, gl_slice_bytes(x), s->cu) != CUDA_SUCCESS ||
+      gld_drv.cuStreamSynchronize(s->cu) != CUDA_SUCCESS) {
     fprintf(stderr, "cuMemcpyHtoDAsync failed\n");
     exit(1);
   }
 }
 static void get(gl_stream *s, gl_slice *x, void *dst) {
   gl_set_ctx(s->dev);
-  if (gl_drv.cuMemcpyDtoHAsync(dst, gl_slice_ptr(x), gl_slice_bytes(x), s->cu) != CUDA_SUCCESS ||
-      gl_drv.cuStreamSynchronize(s->cu) != CUDA_SUCCESS) {
+  if (gld_drv.cuMemcpyDtoHAsync(dst, gl_slice_ptr(x), gl_slice_bytes(x), s->cu) != CUDA_SUCCESS ||
+      gld_drv.cuStreamSynchronize(s->cu) != CUDA_SUCCESS) {
     fprintf(stderr, "cuMemcpyDtoHAsync failed\n");
     exit(1);
   }

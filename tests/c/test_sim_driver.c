@@ -2,8 +2,8 @@
  * test_sim_driver.c -- unit tests of the sim backend's driver table: main
  * and the table of tests, run in its order.
  *
- * Everything goes through the table filled by gl_driver_sim_load() (d.cuXxx),
- * plus gl_sim_enqueue()/gl_sim_device_of() from sim.h. No external framework:
+ * Everything goes through the table filled by gld_driver_sim_load() (d.cuXxx),
+ * plus gld_sim_enqueue()/gld_sim_device_of() from sim.h. No external framework:
  * CHECK() records a failure with file:line and carries on; each test function
  * passes when it recorded no failure; the last line is "N passed, M failed".
  * The harness (CHECK, the helpers) is sim_driver_harness.h/.c; the tests are
@@ -90,7 +90,7 @@ int main(void) {
   setenv("GPULUA_SIM_MEMORY", "64M", 1);
   setenv("GPULUA_SIM_DEVICES", "2", 0);
   g_ndev_expected = atoi(getenv("GPULUA_SIM_DEVICES"));
-  gl_driver_sim_load(&d);
+  gld_driver_sim_load(&d);
 
   int passed = 0, failed = 0;
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -188,7 +188,7 @@ void test_graph_capture_errors(void) {
   OK(d.cuStreamDestroy(o));
 }
 
-static int add_host(void *user, const gl_sim_launch *l) {
+static int add_host(void *user, const gld_sim_launch *l) {
   (void)user;
   int *out = (int *)(uintptr_t)*(unsigned long long *)l->params[0];
   *out += *(int *)l->params[1];
@@ -204,7 +204,7 @@ void test_graph_kernels_and_update(void) {
   OK(d.cuModuleLoadData(&m, ptx));
   OK(d.cuModuleGetFunction(&f, m, "kern"));
   size_t sizes[] = {8, 4};
-  OK(gl_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
+  OK(gld_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
   int out = 0, arg = 1;
   unsigned long long outp = (unsigned long long)(uintptr_t)&out;
   void *params[] = {&outp, &arg};

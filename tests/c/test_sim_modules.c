@@ -23,7 +23,7 @@ static int fail_fn(void *p) {
 
 /* A kernel's host implementation and its `skipped`, counting into the
  * atomic_int its one parameter points to. */
-static int count_launch(void *user, const gl_sim_launch *l) {
+static int count_launch(void *user, const gld_sim_launch *l) {
   (void)user;
   unsigned long long p;
   memcpy(&p, l->params[0], sizeof p);
@@ -52,7 +52,7 @@ void test_launch_failed(void) {
   OK(d.cuModuleGetFunction(&kf, m, "kern"));
   size_t sizes[] = {8};
   atomic_int ran = 0, skipped = 0;
-  OK(gl_sim_func_set_host(kf, count_launch, count_launch, NULL, 0, 1, sizes));
+  OK(gld_sim_func_set_host(kf, count_launch, count_launch, NULL, 0, 1, sizes));
   unsigned long long ran_p = (unsigned long long)(uintptr_t)&ran, skipped_p = (unsigned long long)(uintptr_t)&skipped;
   void *ran_params[] = {&ran_p}, *skipped_params[] = {&skipped_p};
   /* held until everything is queued: once the fault has run, later calls on
@@ -61,10 +61,10 @@ void test_launch_failed(void) {
   gate_init(&hold);
   OK(d.cuLaunchHostFunc(s, gate_fn, &hold));
   OK(d.cuMemcpyHtoDAsync(p, &one, 4, s));
-  OK(gl_sim_enqueue(s, count_fn, &before));
+  OK(gld_sim_enqueue(s, count_fn, &before));
   OK(d.cuLaunchKernel(kf, 1, 1, 1, 1, 1, 1, 0, s, ran_params, NULL));
-  OK(gl_sim_enqueue(s, fail_fn, &fails)); /* a faulting "kernel" */
-  OK(gl_sim_enqueue(s, count_fn, &after_sim));
+  OK(gld_sim_enqueue(s, fail_fn, &fails)); /* a faulting "kernel" */
+  OK(gld_sim_enqueue(s, count_fn, &after_sim));
   OK(d.cuLaunchKernel(kf, 1, 1, 1, 1, 1, 1, 0, s, skipped_params, NULL));
   OK(d.cuLaunchHostFunc(s, flag_fn, &after_host));
   OK(d.cuMemcpyHtoDAsync(p, &two, 4, s));
@@ -87,9 +87,9 @@ void test_launch_failed(void) {
   CHECK_RC(d.cuEventQuery(e), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuStreamWaitEvent(ok_s, e, 0), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
-  CHECK_RC(gl_sim_enqueue(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+  CHECK_RC(gld_sim_enqueue(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
   atomic_int ok_count = 0;
-  CHECK_RC(gl_sim_enqueue(ok_s, count_fn, &ok_count), CUDA_ERROR_LAUNCH_FAILED);
+  CHECK_RC(gld_sim_enqueue(ok_s, count_fn, &ok_count), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuStreamSynchronize(ok_s), CUDA_ERROR_LAUNCH_FAILED);
   CHECK_RC(d.cuStreamQuery(ok_s), CUDA_ERROR_LAUNCH_FAILED);
   size_t f;
@@ -104,7 +104,7 @@ void test_launch_failed(void) {
   use_ctx(0);
   CUstream other = mkstream_on(0);
   atomic_int other_count = 0;
-  OK(gl_sim_enqueue(other, count_fn, &other_count));
+  OK(gld_sim_enqueue(other, count_fn, &other_count));
   OK(d.cuStreamSynchronize(other));
   CHECK(atomic_load(&other_count) == 1);
   OK(d.cuStreamDestroy(other));
@@ -157,7 +157,7 @@ void test_error_strings(void) {
 /* Modules: PTX entries are found by name, junk is refused; a launch runs the
  * host implementation (parameters copied at launch), and without one it is
  * CUDA_ERROR_NOT_SUPPORTED: no device code runs on sim. */
-static int add_host(void *user, const gl_sim_launch *l) {
+static int add_host(void *user, const gld_sim_launch *l) {
   (void)user;
   int *out = (int *)(uintptr_t)*(unsigned long long *)l->params[0];
   *out = *(int *)l->params[1] + (int)l->grid[0] + (int)l->block[0];
@@ -192,7 +192,7 @@ void test_modules(void) {
   void *params[] = {&outp, &arg};
   CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_ERROR_NOT_SUPPORTED);
   size_t sizes[] = {8, 4};
-  OK(gl_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
+  OK(gld_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
   CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL));
   arg = 0; /* parameters were copied at launch */
@@ -202,11 +202,11 @@ void test_modules(void) {
   OK(d.cuStreamDestroy(s));
 }
 
-/* gl_sim_func_set_host while a launch of the function is on its way (k:host
+/* gld_sim_func_set_host while a launch of the function is on its way (k:host
  * called again with work queued): the worker reads the host implementation
  * under the sim's lock, so this is no data race (scripts/test-tsan.sh runs
  * this test under ThreadSanitizer, which reported it before the fix). */
-static int slow_add_host(void *user, const gl_sim_launch *l) {
+static int slow_add_host(void *user, const gld_sim_launch *l) {
   sleep_ms(50); /* the test sets the host again meanwhile */
   return add_host(user, l);
 }
@@ -220,7 +220,7 @@ void test_set_host_while_queued(void) {
   OK(d.cuModuleLoadData(&m, ptx));
   OK(d.cuModuleGetFunction(&f, m, "kern"));
   size_t sizes[] = {8, 4};
-  OK(gl_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
+  OK(gld_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
   gate g;
   gate_init(&g);
   OK(d.cuLaunchHostFunc(s, gate_fn, &g));
@@ -232,7 +232,7 @@ void test_set_host_while_queued(void) {
   latch_wait(&g.entered);
   latch_set(&g.open);
   while (d.cuStreamQuery(s) == CUDA_ERROR_NOT_READY)
-    OK(gl_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
+    OK(gld_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
   OK(d.cuStreamSynchronize(s));
   CHECK(out == 1 + 1 + 1);
   gate_destroy(&g);

@@ -27,12 +27,12 @@ static void *produce(void *p) {
   OK(d.cuLaunchHostFunc(pr->s, gate_fn, pr->g1));
   for (int i = 0; i < 2 * RING; i++) {
     if (i == RING - LOW - 2) OK(d.cuLaunchHostFunc(pr->s, gate_fn, pr->g2));
-    long before = gl_sim_stream_pending(pr->s);
+    long before = gld_sim_stream_pending(pr->s);
     if (d.cuMemsetD32Async(pr->word, (unsigned)i, 1, pr->s) != CUDA_SUCCESS) break;
     atomic_store(&pr->queued, i + 1);
     if (before >= RING && pr->blocked_at < 0) { /* this one waited for room */
       pr->blocked_at = i;
-      pr->pending_after = gl_sim_stream_pending(pr->s);
+      pr->pending_after = gld_sim_stream_pending(pr->s);
     }
   }
   atomic_store(&pr->finished, 1);
@@ -52,16 +52,16 @@ void test_queue_bounded(void) {
   pthread_t th;
   CHECK(pthread_create(&th, NULL, produce, &pr) == 0);
   /* the ring fills: the gates and RING - 2 memsets, and no more */
-  while (gl_sim_stream_pending(s) < RING && !atomic_load(&pr.finished)) sched_yield();
+  while (gld_sim_stream_pending(s) < RING && !atomic_load(&pr.finished)) sched_yield();
   short_wait(); /* the harness's: only to see that nothing more happens */
-  CHECK(gl_sim_stream_pending(s) == RING);
+  CHECK(gld_sim_stream_pending(s) == RING);
   CHECK(atomic_load(&pr.queued) == RING - 2);
   CHECK(!atomic_load(&pr.finished));
   /* the worker runs up to the second gate: LOW + 1 remain, still too many */
   latch_set(&g1.open);
   latch_wait(&g2.entered);
   short_wait();
-  CHECK(gl_sim_stream_pending(s) > LOW); /* the gate, and at least LOW behind it */
+  CHECK(gld_sim_stream_pending(s) > LOW); /* the gate, and at least LOW behind it */
   CHECK(atomic_load(&pr.queued) == RING - 2);
   latch_set(&g2.open);
   pthread_join(th, NULL);
@@ -70,7 +70,7 @@ void test_queue_bounded(void) {
   /* the memset that waited found at most LOW others still queued */
   CHECK(pr.pending_after >= 1 && pr.pending_after <= LOW + 1);
   OK(d.cuStreamSynchronize(s));
-  CHECK(gl_sim_stream_pending(s) == 0);
+  CHECK(gld_sim_stream_pending(s) == 0);
   unsigned v = 0;
   OK(d.cuMemcpyDtoHAsync(&v, pr.word, 4, s));
   OK(d.cuStreamSynchronize(s));
@@ -91,7 +91,7 @@ void test_queue_wakes_in_batches(void) {
   OK(d.cuLaunchHostFunc(s, flag_fn, &ran));
   short_wait();
   CHECK(atomic_load(&ran) == 0); /* one operation: not started on its own */
-  CHECK(gl_sim_stream_pending(s) == 1);
+  CHECK(gld_sim_stream_pending(s) == 1);
   (void)d.cuStreamQuery(s); /* asking starts it */
   while (!atomic_load(&ran)) sched_yield();
   OK(d.cuStreamSynchronize(s));
@@ -126,7 +126,7 @@ void test_queue_grows_while_its_worker_waits(void) {
   (void)d.cuStreamQuery(a); /* a's worker reaches the wait, b's the gate */
   latch_wait(&g.entered);
   for (int i = 0; i < 3 * RING; i++) OK(d.cuMemsetD32Async(w, (unsigned)i, 1, a));
-  CHECK(gl_sim_stream_pending(a) > RING); /* grown, not blocked */
+  CHECK(gld_sim_stream_pending(a) > RING); /* grown, not blocked */
   latch_set(&g.open);
   OK(d.cuStreamSynchronize(a));
   unsigned v = 0;

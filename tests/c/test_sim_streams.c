@@ -31,14 +31,14 @@ void test_stream_create_destroy(void) {
   CHECK_RC(d.cuStreamCreateWithPriority(NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuStreamQuery(a)); /* a new stream has nothing pending */
   OK(d.cuStreamSynchronize(a));
-  CHECK(gl_sim_device_of(a) == 0);
-  CHECK(gl_sim_device_of(NULL) == -1);
+  CHECK(gld_sim_device_of(a) == 0);
+  CHECK(gld_sim_device_of(NULL) == -1);
   OK(d.cuStreamDestroy(a));
   OK(d.cuStreamDestroy(b));
   CHECK_RC(d.cuStreamDestroy(NULL), CUDA_ERROR_INVALID_HANDLE);
 
   CUstream c = mkstream_on(1);
-  CHECK(gl_sim_device_of(c) == 1);
+  CHECK(gld_sim_device_of(c) == 1);
   OK(d.cuStreamDestroy(c));
   use_ctx(0);
 
@@ -87,7 +87,7 @@ void test_fifo_order(void) {
   seq_init(&log);
   for (int i = 0; i < NMARK; i++) {
     marks[i] = (mark){&log, i};
-    if (i % 2) OK(gl_sim_enqueue(s, simmark_fn, &marks[i]));
+    if (i % 2) OK(gld_sim_enqueue(s, simmark_fn, &marks[i]));
     else OK(d.cuLaunchHostFunc(s, mark_fn, &marks[i]));
   }
 

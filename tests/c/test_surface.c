@@ -1,7 +1,7 @@
 /*
  * test_surface.c -- the Lua surface a script sees is the registration table
  * (src/lua/l_surface.c), name for name, on the sim backend. For every type
- * in gl_types, on one object of it:
+ * in gll_types, on one object of it:
  *   - the REPL's completion (gpulua_object_names) lists exactly the table's
  *     methods (its release method included) and fields, each as what it is;
  *   - the error of a missing field lists exactly those fields and methods;
@@ -42,7 +42,7 @@ static const struct {
 
 /* The names a type's table gives its objects: a table pushed, name ->
  * "method" or "field" (a name given twice is reported). */
-static void push_expected(lua_State *L, const gl_type *t) {
+static void push_expected(lua_State *L, const gll_type *t) {
   lua_newtable(L);
   for (const luaL_Reg *r = t->methods; r && r->name; r++) {
     lua_pushstring(L, "method");
@@ -147,7 +147,7 @@ static void table_matches(lua_State *L, int idx, const luaL_Reg *reg, const char
   }
 }
 
-static void check_type(lua_State *L, const gl_type *t) {
+static void check_type(lua_State *L, const gll_type *t) {
   int top = lua_gettop(L);
   const char *make = NULL;
   for (size_t i = 0; i < sizeof makers / sizeof makers[0]; i++)
@@ -232,13 +232,13 @@ int main(void) {
   luaL_requiref(L, "gpulua", luaopen_gpulua, 0);
   lua_setglobal(L, "gpu");
 
-  for (int i = 0; i < GL_NTYPES; i++) check_type(L, gl_types[i]);
+  for (int i = 0; i < GL_NTYPES; i++) check_type(L, gll_types[i]);
 
   lua_getglobal(L, "gpu");
-  table_matches(L, -1, gl_gpu_lib, NULL, NULL, NULL, 0, "the gpu table");
+  table_matches(L, -1, gll_gpu_lib, NULL, NULL, NULL, 0, "the gpu table");
   lua_pop(L, 1);
   CHECK(luaL_dostring(L, "return (require 'gpulua.internal')") == LUA_OK, "gpulua.internal loads");
-  table_matches(L, -1, gl_internal_lib, NULL, NULL, NULL, 0, "gpulua.internal");
+  table_matches(L, -1, gll_internal_lib, NULL, NULL, NULL, 0, "gpulua.internal");
   lua_settop(L, 0);
   lua_close(L);
 

@@ -22,11 +22,11 @@ static void fuzz_ptx(const char *text) {
   char name[256];
   memcpy(name, text, (size_t)(nl - text));
   name[nl - text] = '\0';
-  const char *entry = gl_ptx_entry(nl + 1, name);
+  const char *entry = gld_ptx_entry(nl + 1, name);
   if (!entry) return;
   enum { MAX = 64 };
   size_t offsets[MAX], sizes[MAX];
-  int n = gl_ptx_params(entry, offsets, sizes, MAX);
+  int n = gld_ptx_params(entry, offsets, sizes, MAX);
   if (n < -1 || n > MAX) abort();
   size_t prev_end = 0;
   for (int i = 0; i < n; i++) {
@@ -34,7 +34,7 @@ static void fuzz_ptx(const char *text) {
     if (sizes[i] == 0 || offsets[i] < prev_end || offsets[i] + sizes[i] > 32768) abort();
     prev_end = offsets[i] + sizes[i];
   }
-  int threads = gl_ptx_max_threads(entry);
+  int threads = gld_ptx_max_threads(entry);
   if (threads < 1 || threads > 1024) abort();
 }
 

@@ -42,8 +42,8 @@ static inline double axpy_f64(double a, double x, double y) { return fma(a, x, y
   static inline uint16_t add_##N(uint16_t a, uint16_t b) { return OUT(IN(a) + IN(b)); }                     \
   static inline uint16_t mul_##N(uint16_t a, uint16_t b) { return OUT(IN(a) * IN(b)); }                     \
   static inline uint16_t axpy_##N(uint16_t a, uint16_t x, uint16_t y) { return OUT(fmaf(IN(a), IN(x), IN(y))); }
-HALF_AR(f16, gl_f16_to_f32, sim_store_f16)
-HALF_AR(bf16, gl_bf16_to_f32, sim_store_bf16)
+HALF_AR(f16, gld_f16_to_f32, sim_store_f16)
+HALF_AR(bf16, gld_bf16_to_f32, sim_store_bf16)
 
 /* ---- the elementwise kernels ------------------------------------------------ */
 
@@ -51,7 +51,7 @@ HALF_AR(bf16, gl_bf16_to_f32, sim_store_bf16)
 #define PTR(i, T) ((T *)(uintptr_t)P(i, unsigned long long))
 
 #define HOST_EW(N, T)                                                                                       \
-  static int h_axpy_##N(void *u, const gl_sim_launch *l) {                                                  \
+  static int h_axpy_##N(void *u, const gld_sim_launch *l) {                                                  \
     (void)u;                                                                                                \
     T a = P(0, T);                                                                                          \
     const T *x = PTR(1, T);                                                                                 \
@@ -59,7 +59,7 @@ HALF_AR(bf16, gl_bf16_to_f32, sim_store_bf16)
     for (uint64_t i = 0, n = P(3, uint64_t); i < n; i++) y[i] = axpy_##N(a, x[i], y[i]);                    \
     return 0;                                                                                               \
   }                                                                                                         \
-  static int h_scale_##N(void *u, const gl_sim_launch *l) {                                                 \
+  static int h_scale_##N(void *u, const gld_sim_launch *l) {                                                 \
     (void)u;                                                                                                \
     T a = P(0, T);                                                                                          \
     const T *x = PTR(1, T);                                                                                 \
@@ -67,28 +67,28 @@ HALF_AR(bf16, gl_bf16_to_f32, sim_store_bf16)
     for (uint64_t i = 0, n = P(3, uint64_t); i < n; i++) y[i] = mul_##N(a, x[i]);                           \
     return 0;                                                                                               \
   }                                                                                                         \
-  static int h_fill_##N(void *u, const gl_sim_launch *l) {                                                  \
+  static int h_fill_##N(void *u, const gld_sim_launch *l) {                                                  \
     (void)u;                                                                                                \
     T *y = PTR(0, T);                                                                                       \
     T v = P(1, T);                                                                                          \
     for (uint64_t i = 0, n = P(2, uint64_t); i < n; i++) y[i] = v;                                          \
     return 0;                                                                                               \
   }                                                                                                         \
-  static int h_add_##N(void *u, const gl_sim_launch *l) {                                                   \
+  static int h_add_##N(void *u, const gld_sim_launch *l) {                                                   \
     (void)u;                                                                                                \
     const T *a = PTR(0, T), *b = PTR(1, T);                                                                 \
     T *c = PTR(2, T);                                                                                       \
     for (uint64_t i = 0, n = P(3, uint64_t); i < n; i++) c[i] = add_##N(a[i], b[i]);                        \
     return 0;                                                                                               \
   }                                                                                                         \
-  static int h_mul_##N(void *u, const gl_sim_launch *l) {                                                   \
+  static int h_mul_##N(void *u, const gld_sim_launch *l) {                                                   \
     (void)u;                                                                                                \
     const T *a = PTR(0, T), *b = PTR(1, T);                                                                 \
     T *c = PTR(2, T);                                                                                       \
     for (uint64_t i = 0, n = P(3, uint64_t); i < n; i++) c[i] = mul_##N(a[i], b[i]);                        \
     return 0;                                                                                               \
   }                                                                                                         \
-  static int h_copy_##N(void *u, const gl_sim_launch *l) {                                                  \
+  static int h_copy_##N(void *u, const gld_sim_launch *l) {                                                  \
     (void)u;                                                                                                \
     const T *x = PTR(0, T);                                                                                 \
     uint64_t incx = P(1, uint64_t);                                                                         \
@@ -113,7 +113,7 @@ HOST_EW(f64, double)
 
 /* each kernel's implementations in gl_dtype's order */
 #define BY_DTYPE(K)                                                                                         \
-  static const gl_sim_kernel_fn K##_host[SIM_NDTYPES] = {h_##K##_i8,  h_##K##_u8,  h_##K##_i16,  h_##K##_u16, \
+  static const gld_sim_kernel_fn K##_host[SIM_NDTYPES] = {h_##K##_i8,  h_##K##_u8,  h_##K##_i16,  h_##K##_u16, \
                                                          h_##K##_i32, h_##K##_u32, h_##K##_i64,  h_##K##_u64, \
                                                          h_##K##_f16, h_##K##_bf16, h_##K##_f32, h_##K##_f64};
 BY_DTYPE(axpy)
@@ -126,14 +126,14 @@ BY_DTYPE(copy)
 /* each built-in's implementations, by the kernel's name in kernels/builtins.cu */
 static const struct {
   const char *name;
-  const gl_sim_kernel_fn *host;
+  const gld_sim_kernel_fn *host;
 } kernels[] = {
   {"axpy", axpy_host}, {"scale", scale_host}, {"fill", fill_host},  {"add", add_host},
   {"mul", mul_host},   {"copy", copy_host},   {"sum", sim_sum_host}, {"dot", sim_dot_host},
   {"min", sim_min_host}, {"max", sim_max_host},
 };
 
-gl_sim_kernel_fn sim_builtin_host(const char *kernel, const char *dtype) {
+gld_sim_kernel_fn sim_builtin_host(const char *kernel, const char *dtype) {
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
     if (strcmp(kernels[i].name, kernel) != 0) continue;
     for (int t = 0; t < SIM_NDTYPES; t++)

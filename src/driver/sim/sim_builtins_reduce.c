@@ -38,7 +38,7 @@ typedef struct {
 } red_plan;
 
 /* The launch's parameters: x, (y,) out, n, the ticket, the partials. */
-static void plan_of(const gl_sim_launch *l, int two, size_t size, red_plan *p) {
+static void plan_of(const gld_sim_launch *l, int two, size_t size, red_plan *p) {
   int k = 0;
   p->x = (const unsigned char *)(uintptr_t)P(k++, unsigned long long);
   p->y = two ? (const unsigned char *)(uintptr_t)P(k++, unsigned long long) : p->x;
@@ -83,7 +83,7 @@ static void plan_of(const gl_sim_launch *l, int two, size_t size, red_plan *p) {
     for (uint64_t base = lo + (uint64_t)b * p->B; base < hi; base += p->nt)                                 \
       for (unsigned t = 0; t < p->B && base + t < hi; t++) acc[t] = STEP(acc[t], x[base + t], y[base + t]); \
   }                                                                                                         \
-  static int NAME(void *u, const gl_sim_launch *l) {                                                        \
+  static int NAME(void *u, const gld_sim_launch *l) {                                                        \
     (void)u;                                                                                                \
     red_plan p;                                                                                             \
     plan_of(l, TWO, sizeof(T), &p);                                                                         \
@@ -172,11 +172,11 @@ FLOAT_REDUCERS(f64, double, fma)
   REDUCER(dot_##N, uint16_t, float, 0, dot_step_##N, ADD, out_##N, 1)                                       \
   REDUCER(min_##N, uint16_t, uint32_t, INF, min_step_##N, min_join_##N, mout_##N, 0)                        \
   REDUCER(max_##N, uint16_t, uint32_t, INF | 0x8000u, max_step_##N, max_join_##N, mout_##N, 0)
-HALF_REDUCERS(f16, gl_f16_to_f32, sim_store_f16, 0x7c00u)
-HALF_REDUCERS(bf16, gl_bf16_to_f32, sim_store_bf16, 0x7f80u)
+HALF_REDUCERS(f16, gld_f16_to_f32, sim_store_f16, 0x7c00u)
+HALF_REDUCERS(bf16, gld_bf16_to_f32, sim_store_bf16, 0x7f80u)
 
 #define BY_DTYPE(K)                                                                                         \
-  const gl_sim_kernel_fn sim_##K##_host[SIM_NDTYPES] = {K##_i8,  K##_u8,  K##_i16, K##_u16,  K##_i32, K##_u32,  \
+  const gld_sim_kernel_fn sim_##K##_host[SIM_NDTYPES] = {K##_i8,  K##_u8,  K##_i16, K##_u16,  K##_i32, K##_u32,  \
                                                         K##_i64, K##_u64, K##_f16, K##_bf16, K##_f32, K##_f64};
 BY_DTYPE(sum)
 BY_DTYPE(dot)

@@ -35,8 +35,8 @@ static double load(cudaDataType t, const void *p, size_t i) {
   switch (t) {
   case CUDA_R_64F: return ((const double *)p)[i];
   case CUDA_R_32F: return ((const float *)p)[i];
-  case CUDA_R_16F: return gl_f16_to_f32(((const uint16_t *)p)[i]);
-  default: return gl_bf16_to_f32(((const uint16_t *)p)[i]);
+  case CUDA_R_16F: return gld_f16_to_f32(((const uint16_t *)p)[i]);
+  default: return gld_bf16_to_f32(((const uint16_t *)p)[i]);
   }
 }
 
@@ -44,14 +44,14 @@ static void store(cudaDataType t, void *p, size_t i, double v) {
   switch (t) {
   case CUDA_R_64F: ((double *)p)[i] = v; break;
   case CUDA_R_32F: ((float *)p)[i] = (float)v; break;
-  case CUDA_R_16F: ((uint16_t *)p)[i] = gl_f32_to_f16((float)v); break;
-  default: ((uint16_t *)p)[i] = gl_f32_to_bf16((float)v); break;
+  case CUDA_R_16F: ((uint16_t *)p)[i] = gld_f32_to_f16((float)v); break;
+  default: ((uint16_t *)p)[i] = gld_f32_to_bf16((float)v); break;
   }
 }
 
 /* C = alpha op(A) op(B) + beta C for each batch, column-major; C is not read
  * when beta is 0 (as cuBLAS: it may hold anything, NaN included). */
-static int gemm_host(void *user, const gl_sim_launch *launch) {
+static int gemm_host(void *user, const gld_sim_launch *launch) {
   (void)user;
   gemm_args g;
   memcpy(&g, launch->params[0], sizeof g);
@@ -181,7 +181,7 @@ static cublasStatus_t s_gemm_batched(cublasHandle_t h, cublasOperation_t ta, cub
   return gemm(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, count, compute);
 }
 
-void gl_cublas_sim_table(gl_cublas *t) {
+void gld_cublas_sim_table(gld_cublas *t) {
   memset(t, 0, sizeof *t);
   snprintf(t->path, sizeof t->path, "sim");
   t->cublasCreate_v2 = s_create;

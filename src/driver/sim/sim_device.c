@@ -1,7 +1,7 @@
 /*
  * sim_device.c -- the sim's devices: its configuration from the environment,
  * cuInit, devices and their attributes, primary contexts, peer access, memory
- * pools, error names and strings, the fork handlers, and gl_driver_sim_load,
+ * pools, error names and strings, the fork handlers, and gld_driver_sim_load,
  * which fills the table from the calls of all the sim's files.
  *
  * Environment: GPULUA_SIM_DEVICES (1..64), GPULUA_SIM_MEMORY (bytes per
@@ -104,7 +104,7 @@ static long parse_nccl_fault(const char *s, int *async) {
   return n;
 }
 
-int gl_sim_config_error(char *why, size_t whylen) {
+int gld_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
   if (s && *s) {
     char *end;
@@ -146,7 +146,7 @@ int gl_sim_config_error(char *why, size_t whylen) {
 static CUresult sim_cuInit(unsigned flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   char why[160];
-  if (gl_sim_config_error(why, sizeof why) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (gld_sim_config_error(why, sizeof why) != 0) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&sim_S.mu);
   if (!sim_S.initialized) {
     const char *s = getenv("GPULUA_SIM_DEVICES");
@@ -342,7 +342,7 @@ void sim_install_fork_handlers(void) { pthread_once(&fork_once, fork_register); 
 
 /* ---- the table ------------------------------------------------------- */
 
-void gl_driver_sim_load(gl_driver *d) {
+void gld_driver_sim_load(gld_driver *d) {
   memset(d, 0, sizeof *d);
 #define SIM_SET(name, version, params) d->name = sim_##name;
   GL_DRIVER_CALLS(SIM_SET)

@@ -91,7 +91,7 @@ CUresult sim_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   return r;
 }
 
-int gl_sim_model_event_time(CUevent e, double *seconds) {
+int gld_sim_model_event_time(CUevent e, double *seconds) {
   int rc = -1;
   pthread_mutex_lock(&sim_S.mu);
   if (sim_model && e && e->latest && e->latest->done && e->latest->mn) {
@@ -102,7 +102,7 @@ int gl_sim_model_event_time(CUevent e, double *seconds) {
   return rc;
 }
 
-double gl_sim_model_host_time(void) {
+double gld_sim_model_host_time(void) {
   pthread_mutex_lock(&sim_S.mu);
   double t = sim_model_host_clock() / 1e6;
   pthread_mutex_unlock(&sim_S.mu);

@@ -11,39 +11,39 @@
 
 #include <string.h>
 
-int gl_driver_sim_check(char *why, size_t whylen) { return gl_sim_config_error(why, whylen); }
+int gld_driver_sim_check(char *why, size_t whylen) { return gld_sim_config_error(why, whylen); }
 
-int gl_driver_sim_model(const char *path, int use, char *why, size_t whylen) {
-  gl_sim_model m;
-  if (path && gl_sim_model_read(path, &m, why, whylen) != 0) return -1;
-  if (use) gl_sim_model_use(path ? &m : NULL);
+int gld_driver_sim_model(const char *path, int use, char *why, size_t whylen) {
+  gld_sim_model m;
+  if (path && gld_sim_model_read(path, &m, why, whylen) != 0) return -1;
+  if (use) gld_sim_model_use(path ? &m : NULL);
   return 0;
 }
 
 static CUresult func_set_builtin(CUfunction f, const char *kernel, const char *dtype, int nparams,
                                  const size_t *sizes) {
-  gl_sim_kernel_fn fn = sim_builtin_host(kernel, dtype);
+  gld_sim_kernel_fn fn = sim_builtin_host(kernel, dtype);
   if (!fn) return CUDA_ERROR_NOT_FOUND;
-  return gl_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes);
+  return gld_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes);
 }
 
-void gl_driver_sim_load_ext(gl_driver_ext *x) {
+void gld_driver_sim_load_ext(gld_driver_ext *x) {
   memset(x, 0, sizeof *x);
   x->host_only = 1;          /* no device code runs: kernels run their host implementations */
   x->host_alloc_zeroed = 1;  /* sim_memory.c: fresh pages */
   x->query_yields = 1;       /* sim_stream.c: a query serves the main thread's host kernels */
   x->blas_workspace = (size_t)64 << 10; /* the sim's cuBLAS uses none; a sim device's memory is small */
-  x->quiet = gl_sim_quiet;
-  x->func_set_host = gl_sim_func_set_host;
-  x->set_main_thread = gl_sim_set_main_thread;
+  x->quiet = gld_sim_quiet;
+  x->func_set_host = gld_sim_func_set_host;
+  x->set_main_thread = gld_sim_set_main_thread;
   x->func_set_builtin = func_set_builtin;
-  x->host_memory = gl_sim_host_memory;
-  x->cublas_table = gl_cublas_sim_table;
-  x->nccl_table = gl_nccl_sim_table;
-  if (gl_sim_model_active()) {
-    x->model_name = gl_sim_model_name;
-    x->launch_costed = gl_sim_launch_costed;
-    x->model_event_time = gl_sim_model_event_time;
-    x->model_host_time = gl_sim_model_host_time;
+  x->host_memory = gld_sim_host_memory;
+  x->cublas_table = gld_cublas_sim_table;
+  x->nccl_table = gld_nccl_sim_table;
+  if (gld_sim_model_active()) {
+    x->model_name = gld_sim_model_name;
+    x->launch_costed = gld_sim_launch_costed;
+    x->model_event_time = gld_sim_model_event_time;
+    x->model_host_time = gld_sim_model_host_time;
   }
 }

@@ -30,9 +30,9 @@ struct CUgraphExec_st {
   int n;
 };
 
-static gl_sim_launch *launch_dup(const sim_op *op) {
+static gld_sim_launch *launch_dup(const sim_op *op) {
   if (!op->launch) return NULL;
-  gl_sim_launch *l = malloc(op->launch_bytes);
+  gld_sim_launch *l = malloc(op->launch_bytes);
   if (!l) return NULL;
   memcpy(l, op->launch, op->launch_bytes);
   for (int i = 0; i < l->nparams; i++) /* the parameters point into the record itself */

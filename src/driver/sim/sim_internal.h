@@ -89,10 +89,10 @@ typedef struct sim_op {
   unsigned value;
   sim_mark *mark;      /* OP_RECORD: completes it; OP_WAIT: waits for it */
   CUhostFn hostfn;
-  gl_sim_fn simfn;
+  gld_sim_fn simfn;
   void *user;
   struct CUfunc_st *func; /* OP_KERNEL */
-  gl_sim_launch *launch;
+  gld_sim_launch *launch;
   size_t launch_bytes; /* the launch record's size, for copies (graphs) */
   sim_mwork mw;        /* its work for the timing model (sim_model.h) */
 } sim_op;
@@ -156,13 +156,13 @@ CUresult sim_ctx_sticky(struct CUctx_st *ctx);
  * waits on the sim (a synchronize) or queries it (a stream or event query). */
 typedef struct main_req {
   struct main_req *next;
-  gl_sim_kernel_fn fn;
+  gld_sim_kernel_fn fn;
   void *user;
-  const gl_sim_launch *launch;
+  const gld_sim_launch *launch;
   int done, failed;
 } main_req;
 
-/* The main thread, as gl_sim_set_main_thread (sim_module.c) sets it, and the
+/* The main thread, as gld_sim_set_main_thread (sim_module.c) sets it, and the
  * tail of the queue of requests, where sim_run_kernel appends; defined in
  * sim_stream.c, which runs them. Guarded by sim_S.mu. */
 extern pthread_t sim_main_thread;
@@ -181,8 +181,8 @@ struct CUfunc_st {
   struct CUfunc_st *next; /* functions of the same module, freed with it */
   struct CUmod_st *mod;
   char name[256];
-  gl_sim_kernel_fn host;
-  gl_sim_kernel_fn skipped; /* called (where `host` is) for a launch a fault skips: it releases what the launch holds */
+  gld_sim_kernel_fn host;
+  gld_sim_kernel_fn skipped; /* called (where `host` is) for a launch a fault skips: it releases what the launch holds */
   void *user;
   int on_main;
   int nparams;
@@ -210,7 +210,7 @@ void sim_kick_all_locked(void);
  * queue a record or a wait of event ev (else as sim_enqueue); drop a
  * reference to a mark; on the main thread, run the host kernels' requests
  * (1 when one ran), or wait for progress while serving them; and whether
- * this thread's queries are quiet (gl_sim_quiet). */
+ * this thread's queries are quiet (gld_sim_quiet). */
 CUresult sim_enqueue_ev(struct CUstream_st *st, const sim_op *tmpl, struct CUevent_st *ev);
 void sim_mark_unref_locked(sim_mark *m);
 int sim_service_locked(void);
@@ -246,7 +246,7 @@ int sim_run_kernel(sim_op *op, int skip);
  * starts); sim_device.c. */
 void sim_install_fork_handlers(void);
 
-/* The driver calls the other files implement, for gl_driver_sim_load. */
+/* The driver calls the other files implement, for gld_driver_sim_load. */
 
 /* sim_stream.c */
 CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priority);

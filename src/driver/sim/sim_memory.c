@@ -203,7 +203,7 @@ CUresult sim_cuMemFreeHost(void *p) {
   return CUDA_SUCCESS;
 }
 
-int gl_sim_host_memory(size_t *avail, size_t *total) {
+int gld_sim_host_memory(size_t *avail, size_t *total) {
   pthread_mutex_lock(&sim_S.mu);
   int limited = sim_S.host_total != 0;
   if (limited) {

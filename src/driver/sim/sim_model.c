@@ -64,15 +64,15 @@ static struct {
   dev_engines eng[SIM_MAX_DEVICES];
 } M;
 
-const gl_sim_model *sim_model;
-static gl_sim_model model_store;
+const gld_sim_model *sim_model;
+static gld_sim_model model_store;
 
 #define EPS 1e-9
 #define PENDING_MAX 4096 /* nodes queued and not ended before the host waits */
 
 /* ---- the model's figures and the work of an operation ----------------- */
 
-void gl_sim_model_use(const gl_sim_model *m) {
+void gld_sim_model_use(const gld_sim_model *m) {
   pthread_mutex_lock(&sim_S.mu);
   if (m) {
     model_store = *m;
@@ -83,9 +83,9 @@ void gl_sim_model_use(const gl_sim_model *m) {
   pthread_mutex_unlock(&sim_S.mu);
 }
 
-int gl_sim_model_active(void) { return sim_model != NULL; }
+int gld_sim_model_active(void) { return sim_model != NULL; }
 
-const char *gl_sim_model_name(void) { return sim_model ? sim_model->name : NULL; }
+const char *gld_sim_model_name(void) { return sim_model ? sim_model->name : NULL; }
 
 /* gigabytes per second as bytes per microsecond */
 static double per_us(double gbps) { return gbps * 1e3; }
@@ -283,7 +283,7 @@ static void settle(void) {
  * microseconds per microsecond), from the running nodes of its device. */
 static double rate_of(const struct sim_mnode *n, const int count[][5]) {
   const int *c = count[n->ms->ordinal];
-  const gl_sim_model *m = sim_model;
+  const gld_sim_model *m = sim_model;
   switch (n->w.cls) {
   case MC_H2D:
   case MC_D2H: {

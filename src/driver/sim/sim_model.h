@@ -54,7 +54,7 @@ struct sim_mnode;
 struct sim_mstream;
 
 /* The loaded model (NULL: none, the sim reports host times). */
-extern const gl_sim_model *sim_model;
+extern const gld_sim_model *sim_model;
 
 /* The model's work of a copy of n bytes of the given class (MC_H2D, MC_D2H,
  * MC_PEER, or MC_MEM for a copy within a device), of a fill of n bytes, and

@@ -15,13 +15,13 @@
 
 typedef struct {
   const char *name;
-  size_t offset;  /* in gl_sim_model: a double, or the int copy_engines */
+  size_t offset;  /* in gld_sim_model: a double, or the int copy_engines */
   int optional;
   double lo, hi;  /* the range, both ends allowed but a rate's 0 */
   const char *unit;
 } field;
 
-#define F(n, opt, lo, hi, unit) {#n, offsetof(gl_sim_model, n), opt, lo, hi, unit}
+#define F(n, opt, lo, hi, unit) {#n, offsetof(gld_sim_model, n), opt, lo, hi, unit}
 static const field fields[] = {
   F(h2d_gbps, 0, 0, 1e6, "GB/s"),        F(d2h_gbps, 0, 0, 1e6, "GB/s"),
   F(bidir_gbps, 0, 0, 2e6, "GB/s"),      F(d2d_gbps, 0, 0, 1e6, "GB/s"),
@@ -42,7 +42,7 @@ static void field_list(char *out, size_t len) {
 
 static int is_rate(const field *f) { return strstr(f->name, "_gbps") != NULL; }
 
-int gl_sim_model_read(const char *path, gl_sim_model *m, char *why, size_t whylen) {
+int gld_sim_model_read(const char *path, gld_sim_model *m, char *why, size_t whylen) {
   memset(m, 0, sizeof *m);
   json_error_t err;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);

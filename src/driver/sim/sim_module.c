@@ -1,9 +1,9 @@
 /*
  * sim_module.c -- the sim's modules, functions and launches: loading images,
  * finding kernels (by name in PTX, with sim_ptx.c), their attributes and
- * parameters, cuLaunchKernel (and gl_sim_launch_costed, with the timing
+ * parameters, cuLaunchKernel (and gld_sim_launch_costed, with the timing
  * model's cost), and what sim.h offers beyond: host implementations of
- * kernels, the main thread, gl_sim_enqueue and gl_sim_device_of.
+ * kernels, the main thread, gld_sim_enqueue and gld_sim_device_of.
  */
 
 #include "sim_internal.h"
@@ -18,14 +18,14 @@
  * A sim module keeps its image. Kernels are found by name in PTX (".entry
  * name"); other images (CUBIN, fatbin) cannot be read, and any name is
  * accepted. No device code ever runs: a launch runs the host implementation
- * the upper layer gave with gl_sim_func_set_host, on the stream's worker or,
+ * the upper layer gave with gld_sim_func_set_host, on the stream's worker or,
  * for Lua kernels, on the main thread. */
 
 static struct CUfunc_st *all_funcs; /* guarded by sim_S.mu */
 
 int sim_run_kernel(sim_op *op, int skip) {
   struct CUfunc_st *f = op->func;
-  /* read under the lock: gl_sim_func_set_host (k:host again) may write these
+  /* read under the lock: gld_sim_func_set_host (k:host again) may write these
    * while this launch is on its way (a data race, ThreadSanitizer found) */
   pthread_mutex_lock(&sim_S.mu);
   main_req r = {NULL, skip ? f->skipped : f->host, f->user, op->launch, 0, 0};
@@ -98,7 +98,7 @@ CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
   NEED_INIT();
   if (!pf || !m || !name) return CUDA_ERROR_INVALID_VALUE;
   if (strlen(name) >= sizeof((struct CUfunc_st *)0)->name) return CUDA_ERROR_NOT_FOUND;
-  const char *entry = m->is_ptx ? gl_ptx_entry(m->image, name) : NULL;
+  const char *entry = m->is_ptx ? gld_ptx_entry(m->image, name) : NULL;
   if (m->is_ptx && !entry) return CUDA_ERROR_NOT_FOUND;
   pthread_mutex_lock(&sim_S.mu);
   for (struct CUfunc_st *f = all_funcs; f; f = f->next)
@@ -115,8 +115,8 @@ CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
   f->mod = m;
   snprintf(f->name, sizeof f->name, "%s", name);
   f->ptx_nparams = -1;
-  f->max_threads = entry ? gl_ptx_max_threads(entry) : 1024;
-  if (entry) f->ptx_nparams = gl_ptx_params(entry, f->ptx_offset, f->ptx_size, GL_SIM_MAX_PARAMS);
+  f->max_threads = entry ? gld_ptx_max_threads(entry) : 1024;
+  if (entry) f->ptx_nparams = gld_ptx_params(entry, f->ptx_offset, f->ptx_size, GL_SIM_MAX_PARAMS);
   f->next = all_funcs;
   all_funcs = f;
   pthread_mutex_unlock(&sim_S.mu);
@@ -147,7 +147,7 @@ CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f) {
   return CUDA_SUCCESS;
 }
 
-CUresult gl_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, CUstream st, void **params, void **extra,
                               double mem_bytes, double us) {
   NEED_INIT();
@@ -161,7 +161,7 @@ CUresult gl_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned g
   if (!f->host) return CUDA_ERROR_NOT_SUPPORTED; /* no device code runs on sim */
   size_t total = 0;
   for (int i = 0; i < f->nparams; i++) total += (f->sizes[i] + 7) / 8 * 8;
-  gl_sim_launch *l = calloc(1, sizeof *l + total);
+  gld_sim_launch *l = calloc(1, sizeof *l + total);
   if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
   l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
   l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
@@ -186,11 +186,11 @@ CUresult gl_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned g
 
 CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned shared, CUstream st, void **params, void **extra) {
-  return gl_sim_launch_costed(f, gx, gy, gz, bx, by, bz, shared, st, params, extra, 0, 0);
+  return gld_sim_launch_costed(f, gx, gy, gz, bx, by, bz, shared, st, params, extra, 0, 0);
 }
 
 CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes) {
-  gl_sim_launch *l = calloc(1, sizeof *l + bytes);
+  gld_sim_launch *l = calloc(1, sizeof *l + bytes);
   if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
   l->grid[0] = l->grid[1] = l->grid[2] = 1;
   l->block[0] = l->block[1] = l->block[2] = 1;
@@ -204,7 +204,7 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
   return r;
 }
 
-CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, gl_sim_kernel_fn skipped, void *user, int on_main,
+CUresult gld_sim_func_set_host(CUfunction f, gld_sim_kernel_fn fn, gld_sim_kernel_fn skipped, void *user, int on_main,
                               int nparams, const size_t *sizes) {
   if (!f || nparams < 0 || nparams > GL_SIM_MAX_PARAMS) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&sim_S.mu);
@@ -218,20 +218,20 @@ CUresult gl_sim_func_set_host(CUfunction f, gl_sim_kernel_fn fn, gl_sim_kernel_f
   return CUDA_SUCCESS;
 }
 
-void gl_sim_set_main_thread(void) {
+void gld_sim_set_main_thread(void) {
   pthread_mutex_lock(&sim_S.mu);
   sim_main_thread = pthread_self();
   sim_main_thread_set = 1;
   pthread_mutex_unlock(&sim_S.mu);
 }
 
-CUresult gl_sim_enqueue(CUstream st, gl_sim_fn fn, void *user) {
+CUresult gld_sim_enqueue(CUstream st, gld_sim_fn fn, void *user) {
   NEED_INIT();
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
   sim_op op = {.kind = OP_SIMFN, .simfn = fn, .user = user};
   return sim_enqueue(st, &op);
 }
 
-int gl_sim_device_of(CUstream st) {
+int gld_sim_device_of(CUstream st) {
   return st ? st->ctx->ordinal : -1;
 }

@@ -35,7 +35,7 @@ typedef struct meeting meeting;
 
 typedef struct clique {
   int n, refs;
-  gl_ncclResult async; /* what ncclCommGetAsyncError reports (GPULUA_SIM_NCCL_FAULT=async:N) */
+  gld_ncclResult async; /* what ncclCommGetAsyncError reports (GPULUA_SIM_NCCL_FAULT=async:N) */
   uint64_t *issued;  /* per rank: calls queued so far */
   meeting *meetings; /* collectives some rank has reached */
   int aborted;       /* ncclCommAbort on a rank: every meeting not complete fails */
@@ -50,7 +50,7 @@ typedef struct coll_args { /* one rank's part, as its operation's record holds i
   clique *q;
   uint64_t seq;
   int rank, kind, op, root;
-  gl_ncclDataType type;
+  gld_ncclDataType type;
   size_t count;
   const void *send;
   void *recv;
@@ -66,7 +66,7 @@ struct meeting {
 
 static int depth; /* ncclGroupStart nesting */
 
-static size_t type_size(gl_ncclDataType t) {
+static size_t type_size(gld_ncclDataType t) {
   switch (t) {
   case GL_NCCL_INT8: case GL_NCCL_UINT8: return 1;
   case GL_NCCL_FLOAT16: case GL_NCCL_BFLOAT16: return 2;
@@ -76,29 +76,29 @@ static size_t type_size(gl_ncclDataType t) {
   }
 }
 
-static int is_float(gl_ncclDataType t) {
+static int is_float(gld_ncclDataType t) {
   return t == GL_NCCL_FLOAT16 || t == GL_NCCL_BFLOAT16 || t == GL_NCCL_FLOAT32 || t == GL_NCCL_FLOAT64;
 }
 
 /* Element i as a double (floats) or as int64 bits (integers: unsigned ones widened). */
-static double loadf(gl_ncclDataType t, const void *p, size_t i) {
+static double loadf(gld_ncclDataType t, const void *p, size_t i) {
   switch (t) {
-  case GL_NCCL_FLOAT16: return gl_f16_to_f32(((const uint16_t *)p)[i]);
-  case GL_NCCL_BFLOAT16: return gl_bf16_to_f32(((const uint16_t *)p)[i]);
+  case GL_NCCL_FLOAT16: return gld_f16_to_f32(((const uint16_t *)p)[i]);
+  case GL_NCCL_BFLOAT16: return gld_bf16_to_f32(((const uint16_t *)p)[i]);
   case GL_NCCL_FLOAT32: return ((const float *)p)[i];
   default: return ((const double *)p)[i];
   }
 }
-static void storef(gl_ncclDataType t, void *p, size_t i, double v) {
+static void storef(gld_ncclDataType t, void *p, size_t i, double v) {
   switch (t) {
-  case GL_NCCL_FLOAT16: ((uint16_t *)p)[i] = gl_f32_to_f16((float)v); break;
-  case GL_NCCL_BFLOAT16: ((uint16_t *)p)[i] = gl_f32_to_bf16((float)v); break;
+  case GL_NCCL_FLOAT16: ((uint16_t *)p)[i] = gld_f32_to_f16((float)v); break;
+  case GL_NCCL_BFLOAT16: ((uint16_t *)p)[i] = gld_f32_to_bf16((float)v); break;
   case GL_NCCL_FLOAT32: ((float *)p)[i] = (float)v; break;
   default: ((double *)p)[i] = v; break;
   }
 }
-static int unsigned_type(gl_ncclDataType t) { return t == GL_NCCL_UINT8 || t == GL_NCCL_UINT32 || t == GL_NCCL_UINT64; }
-static int64_t loadi(gl_ncclDataType t, const void *p, size_t i) {
+static int unsigned_type(gld_ncclDataType t) { return t == GL_NCCL_UINT8 || t == GL_NCCL_UINT32 || t == GL_NCCL_UINT64; }
+static int64_t loadi(gld_ncclDataType t, const void *p, size_t i) {
   switch (t) {
   case GL_NCCL_INT8: return ((const int8_t *)p)[i];
   case GL_NCCL_UINT8: return ((const uint8_t *)p)[i];
@@ -107,7 +107,7 @@ static int64_t loadi(gl_ncclDataType t, const void *p, size_t i) {
   default: { int64_t v; memcpy(&v, (const char *)p + 8 * i, 8); return v; }
   }
 }
-static void storei(gl_ncclDataType t, void *p, size_t i, int64_t v) {
+static void storei(gld_ncclDataType t, void *p, size_t i, int64_t v) {
   switch (t) {
   case GL_NCCL_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
   case GL_NCCL_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
@@ -119,7 +119,7 @@ static void storei(gl_ncclDataType t, void *p, size_t i, int64_t v) {
 
 /* v wrapped to t's width (sign-extended for the signed types): the value an
  * element of type t holds */
-static int64_t wrap(gl_ncclDataType t, int64_t v) {
+static int64_t wrap(gld_ncclDataType t, int64_t v) {
   int64_t cell;
   storei(t, &cell, 0, v);
   return loadi(t, &cell, 0);
@@ -129,7 +129,7 @@ static int64_t wrap(gl_ncclDataType t, int64_t v) {
  * NCCL's kernels: sums and products wrap in the element's width; avg
  * (FuncSumPostDiv) is that wrapped sum, read as signed or unsigned, divided
  * by the ranks with truncation toward zero. */
-static void reduce(gl_ncclDataType t, int op, int n, const void *const *src, size_t off, size_t count, void *out) {
+static void reduce(gld_ncclDataType t, int op, int n, const void *const *src, size_t off, size_t count, void *out) {
   for (size_t i = 0; i < count; i++) {
     if (is_float(t)) {
       double v = loadf(t, src[0], off + i);
@@ -246,7 +246,7 @@ static int depart_locked(clique *q, meeting *m) {
  * rank will never come, or on an abort, it ends without a result, and the
  * communicator reports an asynchronous error (as NCCL's aborted kernels);
  * it fails (its stream faults) only when out of host memory. */
-static int coll_host(void *user, const gl_sim_launch *launch) {
+static int coll_host(void *user, const gld_sim_launch *launch) {
   (void)user;
   coll_args a;
   memcpy(&a, launch->params[0], sizeof a);
@@ -287,7 +287,7 @@ static void coll_leave(const coll_args *a) {
   if (last) clique_free(q);
 }
 
-static int coll_skipped(void *user, const gl_sim_launch *launch) {
+static int coll_skipped(void *user, const gld_sim_launch *launch) {
   (void)user;
   coll_args a;
   memcpy(&a, launch->params[0], sizeof a);
@@ -300,7 +300,7 @@ static struct CUfunc_st coll_func = {.name = "nccl collective (sim)", .host = co
                                      .sizes = {sizeof(coll_args)}, .ptx_nparams = -1, .max_threads = 1024};
 
 /* Queue one rank's part on its stream (its sequence number taken now). */
-static gl_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
+static gld_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
   pthread_mutex_lock(&sim_S.mu);
   a.seq = c->q->issued[c->rank]++;
   c->q->refs++; /* held by the operation until it ran: a destroy meanwhile does not free the clique */
@@ -333,12 +333,12 @@ typedef struct pending_part {
 } pending_part;
 static pending_part *pending;
 static int npending, cappending;
-static gl_ncclResult group_error;
+static gld_ncclResult group_error;
 static long ncalls; /* collective calls so far, for GPULUA_SIM_NCCL_FAULT */
 
-static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *recv, size_t count, gl_ncclDataType t,
+static gld_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *recv, size_t count, gld_ncclDataType t,
                              int op, int root, CUstream st) {
-  gl_ncclResult r = GL_NCCL_SUCCESS;
+  gld_ncclResult r = GL_NCCL_SUCCESS;
   if (!c || !sim_S.initialized) r = GL_NCCL_INVALID_ARGUMENT;
   else if (!st || st->ctx->ordinal != c->ordinal) r = GL_NCCL_INVALID_USAGE; /* the sim has no NULL stream */
   else if (!type_size(t) || op < GL_NCCL_SUM || op > GL_NCCL_AVG || root < 0 || root >= c->q->n)
@@ -365,18 +365,18 @@ static gl_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *rec
   return r;
 }
 
-static gl_ncclResult s_version(int *v) {
+static gld_ncclResult s_version(int *v) {
   if (!v) return GL_NCCL_INVALID_ARGUMENT;
   *v = 0; /* the sim: no NCCL version */
   return GL_NCCL_SUCCESS;
 }
 
-static gl_ncclResult s_unique_id(gl_ncclUniqueId *id) {
+static gld_ncclResult s_unique_id(gld_ncclUniqueId *id) {
   (void)id;
   return GL_NCCL_INVALID_USAGE; /* one process only: no ids to share */
 }
 
-static gl_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
+static gld_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
   if (!comms || n < 1 || !sim_S.initialized) return GL_NCCL_INVALID_ARGUMENT;
   for (int i = 0; i < n; i++) {
     if (devs ? devs[i] < 0 || devs[i] >= sim_S.ndev : i >= sim_S.ndev) return GL_NCCL_INVALID_ARGUMENT;
@@ -407,12 +407,12 @@ static gl_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
   return GL_NCCL_SUCCESS;
 }
 
-static gl_ncclResult s_init_rank(ncclComm_t *comm, int n, gl_ncclUniqueId id, int rank) {
+static gld_ncclResult s_init_rank(ncclComm_t *comm, int n, gld_ncclUniqueId id, int rank) {
   (void)comm, (void)n, (void)id, (void)rank;
   return GL_NCCL_INVALID_USAGE;
 }
 
-static gl_ncclResult s_destroy(ncclComm_t c) {
+static gld_ncclResult s_destroy(ncclComm_t c) {
   if (!c) return GL_NCCL_INVALID_ARGUMENT;
   pthread_mutex_lock(&sim_S.mu);
   clique *q = c->q;
@@ -426,7 +426,7 @@ static gl_ncclResult s_destroy(ncclComm_t c) {
 /* As NCCL's abort: the collectives of the communicator that have not
  * completed end (here they fail on every rank, none waits), and the rank's
  * communicator is freed without waiting for them. */
-static gl_ncclResult s_abort(ncclComm_t c) {
+static gld_ncclResult s_abort(ncclComm_t c) {
   if (!c) return GL_NCCL_INVALID_ARGUMENT;
   pthread_mutex_lock(&sim_S.mu);
   c->q->aborted = 1;
@@ -437,15 +437,15 @@ static gl_ncclResult s_abort(ncclComm_t c) {
   return s_destroy(c);
 }
 
-static gl_ncclResult s_group_start(void) {
+static gld_ncclResult s_group_start(void) {
   depth++;
   return GL_NCCL_SUCCESS;
 }
 
-static gl_ncclResult s_group_end(void) {
+static gld_ncclResult s_group_end(void) {
   if (depth == 0) return GL_NCCL_INVALID_USAGE;
   if (--depth > 0) return GL_NCCL_SUCCESS;
-  gl_ncclResult r = group_error;
+  gld_ncclResult r = group_error;
   /* a part that cannot be queued (its context faulted, out of host memory)
    * fails the parts queued before it, and those after it are dropped */
   for (int i = 0; i < npending; i++) {
@@ -457,27 +457,27 @@ static gl_ncclResult s_group_end(void) {
   return r;
 }
 
-static gl_ncclResult s_all_reduce(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op, ncclComm_t c,
+static gld_ncclResult s_all_reduce(const void *s, void *r, size_t n, gld_ncclDataType t, gld_ncclRedOp op, ncclComm_t c,
                                   CUstream st) {
   return enqueue(c, C_ALL_REDUCE, s, r, n, t, op, 0, st);
 }
-static gl_ncclResult s_broadcast(const void *s, void *r, size_t n, gl_ncclDataType t, int root, ncclComm_t c,
+static gld_ncclResult s_broadcast(const void *s, void *r, size_t n, gld_ncclDataType t, int root, ncclComm_t c,
                                  CUstream st) {
   return enqueue(c, C_BROADCAST, s, r, n, t, GL_NCCL_SUM, root, st);
 }
-static gl_ncclResult s_reduce(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op, int root,
+static gld_ncclResult s_reduce(const void *s, void *r, size_t n, gld_ncclDataType t, gld_ncclRedOp op, int root,
                               ncclComm_t c, CUstream st) {
   return enqueue(c, C_REDUCE, s, r, n, t, op, root, st);
 }
-static gl_ncclResult s_all_gather(const void *s, void *r, size_t n, gl_ncclDataType t, ncclComm_t c, CUstream st) {
+static gld_ncclResult s_all_gather(const void *s, void *r, size_t n, gld_ncclDataType t, ncclComm_t c, CUstream st) {
   return enqueue(c, C_ALL_GATHER, s, r, n, t, GL_NCCL_SUM, 0, st);
 }
-static gl_ncclResult s_reduce_scatter(const void *s, void *r, size_t n, gl_ncclDataType t, gl_ncclRedOp op,
+static gld_ncclResult s_reduce_scatter(const void *s, void *r, size_t n, gld_ncclDataType t, gld_ncclRedOp op,
                                       ncclComm_t c, CUstream st) {
   return enqueue(c, C_REDUCE_SCATTER, s, r, n, t, op, 0, st);
 }
 
-static const char *s_error_string(gl_ncclResult r) {
+static const char *s_error_string(gld_ncclResult r) {
   switch (r) {
   case GL_NCCL_SUCCESS: return "no error";
   case GL_NCCL_UNHANDLED_CUDA_ERROR: return "unhandled cuda error";
@@ -490,7 +490,7 @@ static const char *s_error_string(gl_ncclResult r) {
   }
 }
 
-static gl_ncclResult s_async_error(ncclComm_t c, gl_ncclResult *r) {
+static gld_ncclResult s_async_error(ncclComm_t c, gld_ncclResult *r) {
   if (!c || !r) return GL_NCCL_INVALID_ARGUMENT;
   pthread_mutex_lock(&sim_S.mu);
   *r = c->q->async;
@@ -498,7 +498,7 @@ static gl_ncclResult s_async_error(ncclComm_t c, gl_ncclResult *r) {
   return GL_NCCL_SUCCESS;
 }
 
-void gl_nccl_sim_table(gl_nccl *t) {
+void gld_nccl_sim_table(gld_nccl *t) {
   memset(t, 0, sizeof *t);
   snprintf(t->path, sizeof t->path, "sim");
   t->ncclGetVersion = s_version;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* The text after ".entry name", or NULL. */
-const char *gl_ptx_entry(const char *ptx, const char *name) {
+const char *gld_ptx_entry(const char *ptx, const char *name) {
   size_t n = strlen(name);
   for (const char *p = strstr(ptx, ".entry"); p; p = strstr(p + 6, ".entry")) {
     const char *q = p + 6;
@@ -27,7 +27,7 @@ const char *gl_ptx_entry(const char *ptx, const char *name) {
  * number of parameters, 0 without a list. A list this reader cannot make
  * sense of leaves the parameters unknown (-1), as for a CUBIN, rather than
  * reporting a wrong layout. */
-int gl_ptx_params(const char *after, size_t *offsets, size_t *sizes, int max) {
+int gld_ptx_params(const char *after, size_t *offsets, size_t *sizes, int max) {
   const char *p = after;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
   if (*p != '(') return 0; /* no parameter list */
@@ -83,7 +83,7 @@ int gl_ptx_params(const char *after, size_t *offsets, size_t *sizes, int max) {
 
 /* The entry's ".maxntid x[, y[, z]]" (from __launch_bounds__), between its
  * parameter list and its body: the threads a block may have, or 1024. */
-int gl_ptx_max_threads(const char *after) {
+int gld_ptx_max_threads(const char *after) {
   const char *body = strchr(after, '{');
   const char *m = strstr(after, ".maxntid");
   if (!m || (body && m > body)) return 1024;

@@ -8,16 +8,16 @@
 #include <stddef.h>
 
 /* The text just after ".entry name" in `ptx`, or NULL when there is none. */
-const char *gl_ptx_entry(const char *ptx, const char *name);
+const char *gld_ptx_entry(const char *ptx, const char *name);
 
-/* The parameter list at `after` (from gl_ptx_entry), as cuFuncGetParamInfo
+/* The parameter list at `after` (from gld_ptx_entry), as cuFuncGetParamInfo
  * reports it: fills offsets[i] and sizes[i] in bytes and returns the number
  * of parameters; 0 when there is no list, -1 when it cannot be read (or has
  * more than `max` parameters). */
-int gl_ptx_params(const char *after, size_t *offsets, size_t *sizes, int max);
+int gld_ptx_params(const char *after, size_t *offsets, size_t *sizes, int max);
 
 /* The threads a block of the entry at `after` may have: its .maxntid
  * product, or 1024. */
-int gl_ptx_max_threads(const char *after);
+int gld_ptx_max_threads(const char *after);
 
 #endif

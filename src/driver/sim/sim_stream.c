@@ -29,11 +29,11 @@ main_req **sim_main_tail = &main_head;
 
 static int is_main(void) { return sim_main_thread_set && pthread_equal(pthread_self(), sim_main_thread); }
 
-static _Thread_local int quiet; /* gl_sim_quiet */
+static _Thread_local int quiet; /* gld_sim_quiet */
 
 int sim_quiet_now(void) { return quiet; }
 
-int gl_sim_quiet(int on) {
+int gld_sim_quiet(int on) {
   int was = quiet;
   quiet = on;
   return was;
@@ -425,7 +425,7 @@ CUresult sim_enqueue(struct CUstream_st *st, const sim_op *tmpl) { return sim_en
 
 CUresult sim_enqueue_locked(struct CUstream_st *st, const sim_op *op) { return ring_push_locked(st, op); }
 
-long gl_sim_stream_pending(CUstream st) {
+long gld_sim_stream_pending(CUstream st) {
   if (!st) return -1;
   pthread_mutex_lock(&sim_S.mu);
   long n = (long)(st->enq - st->done);
