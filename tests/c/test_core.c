@@ -306,6 +306,7 @@ static void test_messages_name_the_call(gl_runtime *rt, gl_device *dev) {
         "%s", msg);
   gl_graph_close(g);
   CHECK(gl_slice_free(&x, 0, "test.free", NULL) == 0, "%s", gl_error_message(rt));
+  gl_slice_collect(&x);
 
   /* a fork not joined back: the capture's end names itself and the join to write */
   CHECK(gl_graph_begin(s, "h", "test.capture", &at_capture, &g) == 0, "%s", gl_error_message(rt));

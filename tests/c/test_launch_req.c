@@ -154,10 +154,13 @@ static void test_checks(void) {
   scale_req(&r, a, &lo, &hi, 50);
   refused(&r, -1, "argument 3, which it writes, overlaps argument 2");
 
+  gl_slice_collect(&lo);
+  gl_slice_collect(&hi);
   gl_slice_collect(&x);
   gl_slice_collect(&y);
   gl_slice_collect(&x64);
   gl_slice_collect(&far);
+  gl_slice_collect(&freed);
 }
 
 /* A kernel of a module of the script's own: where the backend runs no device
