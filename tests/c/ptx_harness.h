@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *fixture_dir = "tests/ptx";
+/* the folder of the fixtures: test_ptx.c sets it from its argument */
+extern const char *fixture_dir;
 
 static inline char *read_fixture(const char *name) {
   char path[512];

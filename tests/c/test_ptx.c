@@ -12,6 +12,8 @@
 #include <math.h>
 #include <time.h>
 
+const char *fixture_dir = "tests/ptx";
+
 void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_kernels(int *nchecks, int *nfailures);
 
