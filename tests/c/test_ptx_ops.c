@@ -91,6 +91,14 @@ static void test_semantics(void) {
   /* floating point: IEEE results, rounding modes, NaN and signed zeros */
   EXPECT("add.rz.f32 %x0, %x1, %x2;", f32b(1.0f), f32b(0x1p-24f * 1.5f), 0, f32b(1.0f));
   EXPECT("add.rp.f32 %x0, %x1, %x2;", f32b(1.0f), f32b(0x1p-30f), 0, f32b(1.0f + 0x1p-23f));
+  EXPECT("mul.rm.f32 %x0, %x1, %x2;", f32b(1.0f + 0x1p-23f), f32b(1.0f + 0x1p-23f), 0, 0x3f800002u);
+  EXPECT("mul.rp.f32 %x0, %x1, %x2;", f32b(1.0f + 0x1p-23f), f32b(1.0f + 0x1p-23f), 0, 0x3f800003u);
+  EXPECT("div.rp.f64 %x0, %x1, %x2;", f64b(1.0), f64b(3.0), 0, 0x3fd5555555555556ull);
+  EXPECT("div.rz.f64 %x0, %x1, %x2;", f64b(1.0), f64b(3.0), 0, 0x3fd5555555555555ull);
+  EXPECT("sqrt.rp.f32 %x0, %x1;", f32b(2.0f), 0, 0, 0x3fb504f4u);
+  EXPECT("sqrt.rz.f32 %x0, %x1;", f32b(2.0f), 0, 0, 0x3fb504f3u);
+  EXPECT("fma.rz.f32 %x0, %x1, %x2, %x3;", f32b(1.0f + 0x1p-23f), f32b(1.0f - 0x1p-23f), 0, 0x3f7fffffu);
+  EXPECT("add.rz.f32 %x0, %x1, %x2;", f32b(3e38f), f32b(3e38f), 0, 0x7f7fffffu);
   EXPECT("min.f32 %x0, %x1, %x2;", f32b(0.0f), f32b(-0.0f), 0, f32b(-0.0f));
   EXPECT("max.f32 %x0, %x1, %x2;", f32b(NAN), f32b(2.0f), 0, f32b(2.0f));
   EXPECT("mul.ftz.f32 %x0, %x1, %x2;", f32b(0x1p-140f), f32b(1.0f), 0, 0);

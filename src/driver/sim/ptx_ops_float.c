@@ -1,8 +1,9 @@
 /*
  * ptx_ops_float.c -- f32 and f64 arithmetic over a warp's active lanes.
  * add, sub, mul, fma, div.rn, rcp.rn and sqrt.rn are IEEE operations of the
- * host (SSE, with the rounding mode the instruction names), so the results
- * equal the GPU's bit for bit. The approximate instructions (div.approx,
+ * host (SSE) rounded to nearest, then stepped one ulp where the rounding
+ * mode named (.rz, .rm, .rp) asks, from the exact sign of the error: the
+ * GPU's results bit for bit. The approximate instructions (div.approx,
  * div.full, rcp.approx, sqrt.approx, rsqrt.approx, ex2, lg2, sin, cos,
  * tanh) are computed in double precision and rounded once: within half an
  * ulp of the exact value, inside every bound the PTX ISA states for them
@@ -82,6 +83,48 @@ static float op32(int op, float a, float b, float c) {
   return r;
 }
 
+/* Directed rounding without the floating-point environment (which
+ * valgrind, for one, does not follow): the result rounded to nearest, then
+ * one step toward the direction asked where the exact result lies that
+ * way. `resid` is the sign of (exact - rn), found exactly below. */
+static double directed(double rn, double resid, int rnd, int f32) {
+  if (isnan(rn) || resid == 0 || isnan(resid)) return rn;
+  double up = f32 ? nextafterf((float)rn, INFINITY) : nextafter(rn, INFINITY);
+  double down = f32 ? nextafterf((float)rn, -INFINITY) : nextafter(rn, -INFINITY);
+  switch (rnd) {
+  case SIM_RND_RP: return resid > 0 ? up : rn;
+  case SIM_RND_RM: return resid < 0 ? down : rn;
+  default: return (rn > 0 && resid < 0) ? down : (rn < 0 && resid > 0) ? up : rn; /* rz */
+  }
+}
+
+/* The sign of (exact - r) for r the f32 or f64 result to nearest of op. */
+static double residual(int op, double a, double b, double c, double r, int f32) {
+  if (isinf(r)) { /* overflow from finite operands: the exact value is finite */
+    int finite = isfinite(a) && (op == SIM_OP_SQRT || isfinite(b)) && (op != SIM_OP_FMA || isfinite(c));
+    return finite && !(op == SIM_OP_DIV && b == 0) ? -r : 0;
+  }
+  double s, e, t;
+  switch (op) {
+  case SIM_OP_ADD: case SIM_OP_SUB: case SIM_OP_FMA:
+    if (op == SIM_OP_SUB) b = -b;
+    if (op == SIM_OP_FMA) {
+      if (!f32) return NAN; /* f64 fma: done with fesetround */
+      a = a * b; /* exact: two f32 */
+      b = c;
+    }
+    s = a + b; /* two-sum: s + e == a + b exactly */
+    t = s - a;
+    e = (a - (s - t)) + (b - t);
+    return (s - r) + e;
+  case SIM_OP_MUL: return f32 ? a * b - r : fma(a, b, -r);
+  case SIM_OP_DIV: return (f32 ? a - r * b : fma(-r, b, a)) * (b < 0 ? -1 : 1);
+  case SIM_OP_RCP: return (f32 ? 1.0 - r * a : fma(-r, a, 1.0)) * (a < 0 ? -1 : 1);
+  case SIM_OP_SQRT: return f32 ? a - r * r : fma(-r, r, a);
+  default: return NAN;
+  }
+}
+
 static double minmax(double a, double b, int max) {
   if (isnan(a)) return b;
   if (isnan(b)) return a;
@@ -122,8 +165,6 @@ static int f32_op(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint3
     default: break;
     }
   }
-  int saved = fegetround();
-  if (exact && rnd != SIM_RND_RN) fesetround(fe_mode(rnd));
   SIM_LANES(m) {
     float p = f32(a[l]), q = f32(b[l]), s = f32(x[l]), r;
     if (fz) p = ftz(p), q = ftz(q), s = ftz(s);
@@ -134,8 +175,10 @@ static int f32_op(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint3
     case SIM_OP_MAX: r = (float)minmax(p, q, 1); break;
     case SIM_OP_COPYSIGN: r = copysignf(q, p); break;
     default:
-      if (exact) r = op32(op, p, q, s);
-      else if (op == SIM_OP_DIV) r = (float)((double)p / (double)q);
+      if (exact) {
+        r = op32(op, p, q, s);
+        if (rnd != SIM_RND_RN) r = (float)directed(r, residual(op, p, q, s, r, 1), rnd, 1);
+      } else if (op == SIM_OP_DIV) r = (float)((double)p / (double)q);
       else r = (float)approx(op, p);
       break;
     }
@@ -143,7 +186,6 @@ static int f32_op(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint3
     if (sat) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
     d[l] = b32(r);
   }
-  if (exact && rnd != SIM_RND_RN) fesetround(saved);
   (void)c;
   (void)w;
   return 0;
@@ -163,8 +205,8 @@ static int f64_op(const sim_ptx_insn *in, uint32_t m, const uint64_t *a, const u
     default: break;
     }
   }
-  int saved = fegetround();
-  if (exact && rnd != SIM_RND_RN) fesetround(fe_mode(rnd));
+  int env = exact && rnd != SIM_RND_RN && op == SIM_OP_FMA, saved = fegetround();
+  if (env) fesetround(fe_mode(rnd));
   SIM_LANES(m) {
     double p = f64(a[l]), q = f64(b[l]), s = f64(x[l]), r;
     switch (op) {
@@ -174,15 +216,17 @@ static int f64_op(const sim_ptx_insn *in, uint32_t m, const uint64_t *a, const u
     case SIM_OP_MAX: r = minmax(p, q, 1); break;
     case SIM_OP_COPYSIGN: r = copysign(q, p); break;
     default:
-      if (exact) r = op64(op, p, q, s);
-      else if (op == SIM_OP_DIV) r = p / q;
+      if (exact) {
+        r = op64(op, p, q, s);
+        if (rnd != SIM_RND_RN && !env) r = directed(r, residual(op, p, q, s, r, 0), rnd, 0);
+      } else if (op == SIM_OP_DIV) r = p / q;
       else r = approx(op, p);
       break;
     }
     if (sat) r = isnan(r) ? 0.0 : r < 0.0 ? 0.0 : r > 1.0 ? 1.0 : r;
     d[l] = b64(r);
   }
-  if (exact && rnd != SIM_RND_RN) fesetround(saved);
+  if (env) fesetround(saved);
   return 0;
 }
 
