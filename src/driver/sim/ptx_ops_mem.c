@@ -49,7 +49,8 @@ void *sim_ptx_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, in
       return (void *)(uintptr_t)addr;
     }
     if (space == SIM_S_CONST) break;
-    char why[400] = "";
+    char why[400];
+    why[0] = 0;
     if (c->l->check && c->l->check(c->l->user, addr, bytes, write, why, sizeof why)) {
       if (why[0]) return sim_ptx_fault(c, w, in, lane, "%s %zu bytes %s", verb(write), bytes, why), NULL;
       return sim_ptx_fault(c, w, in, lane, "%s %zu bytes at 0x%llx, outside device memory", verb(write), bytes, a), NULL;
