@@ -218,11 +218,14 @@ static void test_fact(void) {
   sim_ptx_module *m = load_fixture("fact");
   enum { N = 50 };
   unsigned long long out[N];
+  int fibs[N];
   registry r = {0};
   add_buffer(&r, "out", out, sizeof out);
+  add_buffer(&r, "fibs", fibs, sizeof fibs);
   int n = N;
   unsigned long long *po = out;
-  void *params[] = {&po, &n};
+  int *pf = fibs;
+  void *params[] = {&po, &pf, &n};
   char err[512];
   CHECK(launch(m, "factorials", 2, 1, 32, 1, 0, params, &r, err, sizeof err, NULL) == 0, "%s", err);
   int wrong = 0;
@@ -230,8 +233,11 @@ static void test_fact(void) {
     unsigned long long f = 1;
     for (int k = 2; k <= i % 13; k++) f *= (unsigned long long)k;
     wrong += out[i] != f;
+    int a = 0, b = 1;
+    for (int k = 0; k < i % 16; k++) b = a + b, a = b - a;
+    wrong += fibs[i] != a;
   }
-  CHECK(wrong == 0, "recursive factorials: %d wrong (out[12] = %llu)", wrong, out[12]);
+  CHECK(wrong == 0, "recursive factorials and Fibonacci numbers: %d wrong (out[12] = %llu, fibs[15] = %d)", wrong, out[12], fibs[15]);
   sim_ptx_free(m);
 }
 
