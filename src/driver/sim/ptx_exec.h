@@ -1,0 +1,102 @@
+/*
+ * ptx_exec.h -- the interpreter's state while a launch runs: one block at
+ * a time, its warps, each with its registers (lane-contiguous: register r
+ * of lane l at R[r * 32 + l]), predicates (a 32-bit mask each), its
+ * reconvergence stack and its call frames. Shared by ptx_exec.c (the
+ * schedule and control flow) and ptx_ops_*.c (the instructions).
+ */
+#ifndef GPULUA_PTX_EXEC_H
+#define GPULUA_PTX_EXEC_H
+
+#include "ptx_ir.h"
+
+#include <stdio.h>
+
+typedef struct {
+  uint32_t pc, rpc, mask;
+  uint32_t frame_base; /* popping it returns from the call that pushed it */
+} sim_ptx_simt;
+
+typedef struct {
+  const sim_ptx_func *f;
+  uint32_t regbase, predbase; /* into the warp's regs and preds */
+  uint32_t local;             /* this call's frame in each thread's local memory */
+  uint32_t caller_local;
+  const uint32_t *rets, *args; /* the caller's frame offsets bound to the callee's .param */
+} sim_ptx_frame;
+
+enum { SIM_W_RUN, SIM_W_WAIT, SIM_W_DONE };
+
+typedef struct {
+  uint64_t *regs, *R; /* R: the current frame's */
+  uint32_t *preds, *P;
+  size_t capregs, cappreds;
+  sim_ptx_simt *stack;
+  int sp, capstack;
+  sim_ptx_frame *frames;
+  int nframes;
+  const sim_ptx_func *f;
+  uint32_t local; /* the current frame's */
+  uint32_t live, exited;
+  int state, bar, arrived;
+  uint32_t bar_count;
+  unsigned index, first;
+  uint32_t tid[3][SIM_PTX_WARP];
+  uint64_t clock;
+} sim_ptx_warp;
+
+typedef struct {
+  const sim_ptx_module *m;
+  const sim_ptx_func *kernel;
+  sim_ptx_launch *l;
+  unsigned char *params;
+  unsigned char *shared;
+  size_t shared_size;
+  unsigned char *local; /* SIM_PTX_LOCAL_BYTES a thread of the block */
+  unsigned ctaid[3];
+  unsigned nthreads, nwarps;
+  sim_ptx_warp *warps;
+  char *err;
+  size_t errlen;
+  uint64_t insns;
+} sim_ptx_ctx;
+
+#define SIM_LANES(m) for (int l = 0; l < SIM_PTX_WARP; l++) if ((m) >> l & 1u)
+
+/* ptx_exec.c: the fault of lane `lane` at `in`: the message (printf
+ * format), then the kernel, its source line, the thread and the block. -1. */
+int sim_ptx_fault(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The 32 lanes' values of a source operand: the register's row itself, or
+ * `buf` filled. */
+const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_operand *o, uint64_t *buf);
+
+/* ptx_ops_int.c, ptx_ops_float.c, ptx_ops_mem.c, ptx_ops_warp.c: one
+ * instruction over the lanes in m: 0, or -1 after a fault. */
+int sim_ptx_op_int(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_float(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_cvt(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_mem(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_atom(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+/* ptx_ops_mem.c: the host address of `bytes` at `addr` in `space` for
+ * lane `lane`, checked; NULL after a fault. */
+void *sim_ptx_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, int space, uint64_t addr,
+                     size_t bytes, int write);
+
+/* Stores `v` as a value of `type` in a register row's lane: truncated to
+ * the type's width. */
+static inline uint64_t sim_ptx_trunc(uint64_t v, int size) {
+  return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
+}
+static inline int64_t sim_ptx_sext(uint64_t v, int size) {
+  switch (size) {
+  case 1: return (int8_t)v;
+  case 2: return (int16_t)v;
+  case 4: return (int32_t)v;
+  default: return (int64_t)v;
+  }
+}
+
+#endif

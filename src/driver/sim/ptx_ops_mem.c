@@ -1,0 +1,210 @@
+/*
+ * ptx_ops_mem.c -- loads, stores, atomics and address conversions. Every
+ * access is checked before it happens: its alignment; global and generic
+ * ones against the module's own variables, else by the launch's check;
+ * shared ones against the block's shared memory, local ones against the
+ * thread's local memory; parameters against the parameter buffer. A
+ * refused access is a fault naming the access and where it happened.
+ */
+
+#include "ptx_exec.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *verb(int write) { return write ? "wrote" : "read"; }
+
+void *sim_ptx_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, int space, uint64_t addr,
+                     size_t bytes, int write) {
+  unsigned long long a = (unsigned long long)addr;
+  if (addr & (bytes - 1))
+    return sim_ptx_fault(c, w, in, lane, "%s %zu bytes at misaligned address 0x%llx", verb(write), bytes, a), NULL;
+  if (space == SIM_S_GENERIC) {
+    if (addr >= SIM_PTX_SHARED_WINDOW && addr < SIM_PTX_SHARED_WINDOW + 0x100000000ull) {
+      space = SIM_S_SHARED;
+      addr -= SIM_PTX_SHARED_WINDOW;
+    } else if (addr >= SIM_PTX_LOCAL_WINDOW && addr < SIM_PTX_LOCAL_WINDOW + 0x100000000ull) {
+      space = SIM_S_LOCAL;
+      addr -= SIM_PTX_LOCAL_WINDOW;
+    } else {
+      space = SIM_S_GLOBAL;
+    }
+    a = (unsigned long long)addr;
+  }
+  switch (space) {
+  case SIM_S_SHARED:
+    if (addr > c->shared_size || bytes > c->shared_size - addr)
+      return sim_ptx_fault(c, w, in, lane, "%s %zu bytes at shared offset %llu, past the block's %zu bytes of shared memory",
+                           verb(write), bytes, a, c->shared_size), NULL;
+    return c->shared + addr;
+  case SIM_S_LOCAL:
+    if (!c->local || addr > SIM_PTX_LOCAL_BYTES || bytes > SIM_PTX_LOCAL_BYTES - addr)
+      return sim_ptx_fault(c, w, in, lane, "%s %zu bytes at local offset %llu, past the %u bytes of local memory of a thread",
+                           verb(write), bytes, a, c->local ? SIM_PTX_LOCAL_BYTES : 0), NULL;
+    return c->local + (size_t)(w->first + (unsigned)lane) * SIM_PTX_LOCAL_BYTES + addr;
+  default: {
+    uint64_t lo = (uint64_t)(uintptr_t)c->m->data;
+    if (addr >= lo && addr - lo <= c->m->data_bytes && bytes <= c->m->data_bytes - (addr - lo)) {
+      if (write && space == SIM_S_CONST) break;
+      return (void *)(uintptr_t)addr;
+    }
+    if (space == SIM_S_CONST) break;
+    char why[400];
+    why[0] = 0;
+    if (c->l->check && c->l->check(c->l->user, addr, bytes, write, why, sizeof why)) {
+      if (why[0]) return sim_ptx_fault(c, w, in, lane, "%s %zu bytes %s", verb(write), bytes, why), NULL;
+      return sim_ptx_fault(c, w, in, lane, "%s %zu bytes at 0x%llx, outside device memory", verb(write), bytes, a), NULL;
+    }
+    return (void *)(uintptr_t)addr;
+  }
+  }
+  return sim_ptx_fault(c, w, in, lane, "%s %zu bytes at 0x%llx, outside the module's constants", verb(write), bytes, a), NULL;
+}
+
+/* Where operand o addresses for `lane`: a host pointer, checked. */
+static void *address(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_operand *o, int lane,
+                     size_t bytes, int write) {
+  int space = in->space;
+  uint64_t addr;
+  switch (o->flags) {
+  case SIM_A_REG: addr = w->R[(size_t)o->reg * SIM_PTX_WARP + lane] + (uint64_t)o->imm; break;
+  case SIM_A_ABS: addr = (uint64_t)o->imm; break;
+  case SIM_A_VAR: {
+    const sim_ptx_var *v = &c->m->vars[o->sym];
+    if (v->space == SIM_S_SHARED) {
+      space = SIM_S_SHARED;
+      addr = v->offset + (uint64_t)o->imm;
+    } else {
+      space = v->space;
+      addr = (uint64_t)(uintptr_t)(c->m->data + v->offset) + (uint64_t)o->imm;
+    }
+    break;
+  }
+  case SIM_A_KPARAM:
+    if (o->imm < 0 || (size_t)o->imm + bytes > c->kernel->param_bytes)
+      return sim_ptx_fault(c, w, in, lane, "read %zu bytes at offset %lld of the kernel's %zu bytes of parameters", bytes,
+                           (long long)o->imm, c->kernel->param_bytes), NULL;
+    return c->params + o->imm;
+  case SIM_A_FRAME:
+    space = SIM_S_LOCAL;
+    addr = w->local + (uint64_t)o->imm;
+    break;
+  default: { /* SIM_A_ARG: the caller's .param bound to this one */
+    const sim_ptx_frame *fr = &w->frames[w->nframes - 1];
+    uint32_t off = o->sym < fr->f->nrets ? fr->rets[o->sym] : fr->args[o->sym - fr->f->nrets];
+    space = SIM_S_LOCAL;
+    addr = fr->caller_local + off + (uint64_t)o->imm;
+    break;
+  }
+  }
+  if (space == SIM_S_PARAM) space = SIM_S_LOCAL; /* a call's .param lives in the caller's frame */
+  return sim_ptx_access(c, w, in, lane, space, addr, bytes, write);
+}
+
+static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
+  int st = in->op == SIM_OP_ST, size = sim_ptx_type_size(in->type), n = in->vec;
+  int sgn = sim_ptx_type_is_signed(in->type);
+  const sim_ptx_operand *ao = &in->o[st ? 0 : 1], *vo = &in->o[st ? 1 : 0];
+  const uint32_t *regs = n > 1 ? &w->f->vec[vo->reg] : &vo->reg;
+  uint64_t buf[SIM_PTX_WARP];
+  const uint64_t *src = st && n == 1 ? sim_ptx_src(c, w, vo, buf) : NULL;
+  SIM_LANES(m) {
+    unsigned char *p = address(c, w, in, ao, l, (size_t)size * (size_t)n, st);
+    if (!p) return -1;
+    for (int k = 0; k < n; k++) {
+      if (st) {
+        uint64_t v = src ? src[l] : w->R[(size_t)regs[k] * SIM_PTX_WARP + l];
+        memcpy(p + k * size, &v, (size_t)size);
+      } else {
+        if (regs[k] == UINT32_MAX) continue;
+        uint64_t v = 0;
+        memcpy(&v, p + k * size, (size_t)size);
+        if (sgn) v = (uint64_t)sim_ptx_sext(v, size);
+        w->R[(size_t)regs[k] * SIM_PTX_WARP + l] = v;
+      }
+    }
+  }
+  return 0;
+}
+
+int sim_ptx_op_mem(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
+  if (in->op == SIM_OP_LD || in->op == SIM_OP_ST) return load_store(c, w, in, m);
+  uint64_t buf[SIM_PTX_WARP];
+  const uint64_t *a = sim_ptx_src(c, w, &in->o[1], buf);
+  int size = sim_ptx_type_size(in->type);
+  if (in->op == SIM_OP_ISSPACEP) {
+    uint32_t *p = &w->P[in->o[0].reg], t = 0;
+    SIM_LANES(m) {
+      uint64_t x = a[l];
+      int sh = x >= SIM_PTX_SHARED_WINDOW && x < SIM_PTX_SHARED_WINDOW + 0x100000000ull;
+      int lo = x >= SIM_PTX_LOCAL_WINDOW && x < SIM_PTX_LOCAL_WINDOW + 0x100000000ull;
+      int r = in->space == SIM_S_SHARED ? sh : in->space == SIM_S_LOCAL ? lo : !sh && !lo;
+      t |= (uint32_t)r << l;
+    }
+    *p = (*p & ~m) | (t & m);
+    return 0;
+  }
+  /* cvta: shared and local offsets to generic addresses and back; global
+   * and const addresses are host addresses either way */
+  uint64_t base = in->space == SIM_S_SHARED ? SIM_PTX_SHARED_WINDOW : in->space == SIM_S_LOCAL ? SIM_PTX_LOCAL_WINDOW : 0;
+  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
+  if (in->flags & SIM_F_TO) {
+    SIM_LANES(m) d[l] = sim_ptx_trunc(a[l] - base, size ? size : 8);
+  } else {
+    SIM_LANES(m) d[l] = sim_ptx_trunc(base ? sim_ptx_trunc(a[l], 4) + base : a[l], size ? size : 8);
+  }
+  return 0;
+}
+
+static float ftz32(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
+
+int sim_ptx_op_atom(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
+  int d = in->op == SIM_OP_ATOM, size = sim_ptx_type_size(in->type), t = in->type;
+  uint64_t bb[SIM_PTX_WARP], bc[SIM_PTX_WARP];
+  const uint64_t *b = sim_ptx_src(c, w, &in->o[d + 1], bb);
+  const uint64_t *x = in->aop == SIM_AOP_CAS ? sim_ptx_src(c, w, &in->o[d + 2], bc) : b;
+  uint64_t *dst = d ? &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP] : NULL;
+  SIM_LANES(m) { /* lane order: the deterministic order of the atomics */
+    unsigned char *p = address(c, w, in, &in->o[d], l, (size_t)size, 1);
+    if (!p) return -1;
+    uint64_t old = 0, v = b[l], nv;
+    memcpy(&old, p, (size_t)size);
+    switch (in->aop) {
+    case SIM_AOP_ADD:
+      if (t == SIM_T_F32) {
+        float f, g;
+        uint32_t u = (uint32_t)old, k = (uint32_t)v;
+        memcpy(&f, &u, 4);
+        memcpy(&g, &k, 4);
+        f = ftz32(ftz32(f) + ftz32(g)); /* atom.add.f32 flushes subnormals */
+        memcpy(&u, &f, 4);
+        nv = u;
+      } else if (t == SIM_T_F64) {
+        double f, g;
+        memcpy(&f, &old, 8);
+        memcpy(&g, &v, 8);
+        f += g;
+        memcpy(&nv, &f, 8);
+      } else {
+        nv = old + v;
+      }
+      break;
+    case SIM_AOP_MIN: case SIM_AOP_MAX: {
+      int lt = sim_ptx_type_is_signed(t) ? sim_ptx_sext(v, size) < sim_ptx_sext(old, size)
+                                         : sim_ptx_trunc(v, size) < sim_ptx_trunc(old, size);
+      nv = (lt == (in->aop == SIM_AOP_MIN)) ? v : old;
+      break;
+    }
+    case SIM_AOP_AND: nv = old & v; break;
+    case SIM_AOP_OR: nv = old | v; break;
+    case SIM_AOP_XOR: nv = old ^ v; break;
+    case SIM_AOP_EXCH: nv = v; break;
+    case SIM_AOP_CAS: nv = sim_ptx_trunc(old, size) == sim_ptx_trunc(v, size) ? x[l] : old; break;
+    case SIM_AOP_INC: nv = (uint32_t)old >= (uint32_t)v ? 0 : old + 1; break;
+    default: nv = ((uint32_t)old == 0 || (uint32_t)old > (uint32_t)v) ? v : old - 1; break; /* dec */
+    }
+    memcpy(p, &nv, (size_t)size);
+    if (dst) dst[l] = sim_ptx_trunc(old, size);
+  }
+  return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * test_ptx_ops.c -- the interpreter's instruction semantics one at a time
+ * (a kernel of a single instruction on values from memory, against the
+ * value PTX defines), the 64-bit integer and f64 kernels of the corpus
+ * against C, run-time faults (trap, barriers that never complete), and PTX
+ * refused at load with the construct and its line named.
+ */
+
+#include "ptx_harness.h"
+
+#include <math.h>
+
+static const char *one_insn =
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry t(.param .u64 p)\n{\n"
+    "  .reg .pred %%p<4>;\n  .reg .b64 %%rd<4>;\n  .reg .b64 %%x<4>;\n"
+    "  ld.param.u64 %%rd1, [p];\n"
+    "  ld.u64 %%x1, [%%rd1];\n  ld.u64 %%x2, [%%rd1+8];\n  ld.u64 %%x3, [%%rd1+16];\n"
+    "  %s\n"
+    "  st.u64 [%%rd1+24], %%x0;\n  ret;\n}\n";
+
+/* Runs `insn` (d = %x0, sources %x1..%x3) on a, b, c: the bits of %x0. */
+static uint64_t run1(const char *insn, uint64_t a, uint64_t b, uint64_t c) {
+  char text[2048], err[512];
+  snprintf(text, sizeof text, one_insn, insn);
+  sim_ptx_module *m = sim_ptx_load(text, err, sizeof err);
+  if (!m) {
+    CHECK(0, "%s: %s", insn, err);
+    return 0xdeadbeef;
+  }
+  uint64_t v[4] = {a, b, c, 0};
+  registry r = {0};
+  add_buffer(&r, "v", v, sizeof v);
+  uint64_t *pv = v;
+  void *params[] = {&pv};
+  if (launch(m, "t", 1, 1, 1, 1, 0, params, &r, err, sizeof err, NULL)) CHECK(0, "%s: %s", insn, err);
+  sim_ptx_free(m);
+  return v[3];
+}
+
+static uint64_t f32b(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static uint64_t f64b(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+#define EXPECT(insn, a, b, c, want)                                                                                \
+  do {                                                                                                             \
+    uint64_t got_ = run1(insn, (uint64_t)(a), (uint64_t)(b), (uint64_t)(c)), want_ = (uint64_t)(want);             \
+    CHECK(got_ == want_, "%s on 0x%llx 0x%llx 0x%llx: 0x%llx, PTX defines 0x%llx", insn, (unsigned long long)(a),  \
+          (unsigned long long)(b), (unsigned long long)(c), (unsigned long long)got_, (unsigned long long)want_);  \
+  } while (0)
+
+static void test_semantics(void) {
+  EXPECT("add.sat.s32 %x0, %x1, %x2;", 0x7fffffff, 1, 0, 0x7fffffff);
+  EXPECT("sub.s32 %x0, %x1, %x2;", 0, 1, 0, 0xffffffffu);
+  EXPECT("mul.hi.s64 %x0, %x1, %x2;", (uint64_t)-3, 1ull << 62, 0, (uint64_t)-1);
+  EXPECT("mul.hi.u32 %x0, %x1, %x2;", 0xffffffffu, 0xffffffffu, 0, 0xfffffffeu);
+  EXPECT("mul.wide.s32 %x0, %x1, %x2;", 0xfffffffeu, 3, 0, (uint64_t)-6);
+  EXPECT("mad.wide.u32 %x0, %x1, %x2, %x3;", 0xffffffffu, 2, 5, 0x1fffffffeull + 5);
+  EXPECT("mul24.lo.s32 %x0, %x1, %x2;", 0x00ffffffu, 2, 0, 0xfffffffeu);
+  EXPECT("div.s32 %x0, %x1, %x2;", (uint32_t)-7, 2, 0, (uint32_t)-3);
+  EXPECT("rem.s32 %x0, %x1, %x2;", (uint32_t)-7, 2, 0, (uint32_t)-1);
+  EXPECT("div.u32 %x0, %x1, %x2;", 7, 0, 0, 0xffffffffu);
+  EXPECT("shr.s32 %x0, %x1, %x2;", 0x80000000u, 40, 0, 0xffffffffu);
+  EXPECT("shr.u32 %x0, %x1, %x2;", 0x80000000u, 40, 0, 0);
+  EXPECT("shl.b64 %x0, %x1, %x2;", 1, 63, 0, 1ull << 63);
+  EXPECT("bfe.u32 %x0, %x1, %x2, %x3;", 0xf0f01234u, 4, 8, 0x23);
+  EXPECT("bfe.s32 %x0, %x1, %x2, %x3;", 0x00000f00u, 8, 4, 0xffffffffu);
+  EXPECT("bfi.b32 %x0, %x1, %x2, %x3, 8;", 0xab, 0x11223344u, 16, 0x11ab3344u);
+  EXPECT("prmt.b32 %x0, %x1, %x2, %x3;", 0x33221100u, 0xf7665544u, 0xf041u, 0xff004411u);
+  EXPECT("popc.b64 %x0, %x1;", 0xf0f0f0f0f0f0f0f0ull, 0, 0, 32);
+  EXPECT("clz.b32 %x0, %x1;", 0, 0, 0, 32);
+  EXPECT("clz.b64 %x0, %x1;", 1, 0, 0, 63);
+  EXPECT("brev.b32 %x0, %x1;", 1, 0, 0, 0x80000000u);
+  EXPECT("bfind.u32 %x0, %x1;", 0x00010000u, 0, 0, 16);
+  EXPECT("bfind.s32 %x0, %x1;", 0xffffffffu, 0, 0, 0xffffffffu);
+  EXPECT("bfind.shiftamt.u32 %x0, %x1;", 0x00010000u, 0, 0, 15);
+  EXPECT("lop3.b32 %x0, %x1, %x2, %x3, 0x96;", 0xff00ff00u, 0xf0f0f0f0u, 0xccccccccu, 0xff00ff00u ^ 0xf0f0f0f0u ^ 0xccccccccu);
+  EXPECT("shf.l.wrap.b32 %x0, %x1, %x2, %x3;", 0x80000000u, 0x1, 33, 0x3);
+  EXPECT("shf.r.clamp.b32 %x0, %x1, %x2, %x3;", 0x0, 0x12345678u, 40, 0x12345678u);
+  EXPECT("cnot.b32 %x0, %x1;", 0, 0, 0, 1);
+  EXPECT("min.s64 %x0, %x1, %x2;", (uint64_t)-5, 3, 0, (uint64_t)-5);
+  EXPECT("max.u16 %x0, %x1, %x2;", 0xfffb, 3, 0, 0xfffb);
+  EXPECT("abs.s32 %x0, %x1;", 0x80000000u, 0, 0, 0x80000000u);
+  /* floating point: IEEE results, rounding modes, NaN and signed zeros */
+  EXPECT("add.rz.f32 %x0, %x1, %x2;", f32b(1.0f), f32b(0x1p-24f * 1.5f), 0, f32b(1.0f));
+  EXPECT("add.rp.f32 %x0, %x1, %x2;", f32b(1.0f), f32b(0x1p-30f), 0, f32b(1.0f + 0x1p-23f));
+  EXPECT("mul.rm.f32 %x0, %x1, %x2;", f32b(1.0f + 0x1p-23f), f32b(1.0f + 0x1p-23f), 0, 0x3f800002u);
+  EXPECT("mul.rp.f32 %x0, %x1, %x2;", f32b(1.0f + 0x1p-23f), f32b(1.0f + 0x1p-23f), 0, 0x3f800003u);
+  EXPECT("div.rp.f64 %x0, %x1, %x2;", f64b(1.0), f64b(3.0), 0, 0x3fd5555555555556ull);
+  EXPECT("div.rz.f64 %x0, %x1, %x2;", f64b(1.0), f64b(3.0), 0, 0x3fd5555555555555ull);
+  EXPECT("sqrt.rp.f32 %x0, %x1;", f32b(2.0f), 0, 0, 0x3fb504f4u);
+  EXPECT("sqrt.rz.f32 %x0, %x1;", f32b(2.0f), 0, 0, 0x3fb504f3u);
+  EXPECT("fma.rz.f32 %x0, %x1, %x2, %x3;", f32b(1.0f + 0x1p-23f), f32b(1.0f - 0x1p-23f), 0, 0x3f7fffffu);
+  EXPECT("add.rz.f32 %x0, %x1, %x2;", f32b(3e38f), f32b(3e38f), 0, 0x7f7fffffu);
+  EXPECT("min.f32 %x0, %x1, %x2;", f32b(0.0f), f32b(-0.0f), 0, f32b(-0.0f));
+  EXPECT("max.f32 %x0, %x1, %x2;", f32b(NAN), f32b(2.0f), 0, f32b(2.0f));
+  EXPECT("mul.ftz.f32 %x0, %x1, %x2;", f32b(0x1p-140f), f32b(1.0f), 0, 0);
+  EXPECT("add.sat.f32 %x0, %x1, %x2;", f32b(0.75f), f32b(0.5f), 0, f32b(1.0f));
+  EXPECT("div.rn.f64 %x0, %x1, %x2;", f64b(1.0), f64b(3.0), 0, f64b(1.0 / 3.0));
+  EXPECT("sqrt.rn.f32 %x0, %x1;", f32b(2.0f), 0, 0, f32b(sqrtf(2.0f)));
+  EXPECT("rcp.rn.f64 %x0, %x1;", f64b(3.0), 0, 0, f64b(1.0 / 3.0));
+  EXPECT("fma.rn.f32 %x0, %x1, %x2, %x3;", f32b(1.0f + 0x1p-23f), f32b(1.0f - 0x1p-23f), f32b(-1.0f), f32b(-0x1p-46f));
+  EXPECT("neg.f64 %x0, %x1;", f64b(0.0), 0, 0, f64b(-0.0));
+  EXPECT("cvt.rzi.s32.f32 %x0, %x1;", f32b(3e9f), 0, 0, 0x7fffffffu);
+  EXPECT("cvt.rzi.s32.f32 %x0, %x1;", f32b(NAN), 0, 0, 0);
+  EXPECT("cvt.rni.s32.f64 %x0, %x1;", f64b(2.5), 0, 0, 2);
+  EXPECT("cvt.rmi.s64.f64 %x0, %x1;", f64b(-2.5), 0, 0, (uint64_t)-3);
+  EXPECT("cvt.rpi.u32.f32 %x0, %x1;", f32b(-2.5f), 0, 0, 0);
+  EXPECT("cvt.rn.f32.u64 %x0, %x1;", ~0ull, 0, 0, 0x5f800000u);
+  EXPECT("cvt.rz.f32.s32 %x0, %x1;", 16777217, 0, 0, f32b(16777216.0f));
+  EXPECT("cvt.rp.f32.s32 %x0, %x1;", 16777217, 0, 0, f32b(16777218.0f));
+  EXPECT("cvt.rz.f32.f64 %x0, %x1;", f64b(1.0 / 3.0), 0, 0, 0x3eaaaaaau);
+  EXPECT("cvt.rn.f32.f64 %x0, %x1;", f64b(1.0 / 3.0), 0, 0, 0x3eaaaaabu);
+  EXPECT("cvt.sat.u8.s32 %x0, %x1;", (uint32_t)-5, 0, 0, 0);
+  EXPECT("cvt.sat.s8.s32 %x0, %x1;", 300, 0, 0, 0x7f);
+  EXPECT("cvt.s64.s16 %x0, %x1;", 0x8000, 0, 0, 0xffffffffffff8000ull);
+  EXPECT("cvt.u32.u64 %x0, %x1;", 0x123456789ull, 0, 0, 0x23456789u);
+  EXPECT("cvt.ftz.f64.f32 %x0, %x1;", f32b(0x1p-140f), 0, 0, 0);
+  EXPECT("cvt.rni.f32.f32 %x0, %x1;", f32b(3.5f), 0, 0, f32b(4.0f));
+  EXPECT("setp.ltu.f32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", f32b(NAN), f32b(1.0f), 0, 1);
+  EXPECT("setp.lt.f32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", f32b(NAN), f32b(1.0f), 0, 2);
+  EXPECT("setp.nan.f64 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", f64b(1.0), f64b(NAN), 0, 1);
+  EXPECT("setp.lo.u32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", 0xffffffffu, 1, 0, 2);
+  EXPECT("setp.lt.s32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", 0xffffffffu, 1, 0, 1);
+  EXPECT("setp.gt.and.s32 %p1|%p2, %x1, %x2, %p3; selp.u64 %x0, 1, 2, %p2;", 5, 1, 0, 2);
+  EXPECT("setp.eq.s32 %p3, %x3, 1; setp.gt.or.s32 %p1|%p2, %x1, %x2, %p3; selp.u64 %x0, 1, 2, %p2;", 5, 1, 1, 1);
+  EXPECT("set.gt.u32.s32 %x0, %x1, %x2;", 5, 1, 0, 0xffffffffu);
+  EXPECT("set.lt.f32.f32 %x0, %x1, %x2;", f32b(1.0f), f32b(2.0f), 0, f32b(1.0f));
+  EXPECT("slct.u32.s32 %x0, %x1, %x2, %x3;", 10, 20, (uint32_t)-1, 20);
+  EXPECT("mov.b64 {%rd2, %rd3}, %x1; add.u64 %x0, %rd3, %rd2;", 0x0000000500000007ull, 0, 0, 12);
+  EXPECT("mov.b64 %x0, {%x1, %x2};", 0x11, 0x22, 0, 0x0000002200000011ull);
+  EXPECT("mov.u32 %x0, %laneid;", 0, 0, 0, 0);
+  EXPECT("mov.u32 %x0, %lanemask_lt;", 0, 0, 0, 0);
+  EXPECT("mov.u32 %x0, %lanemask_ge;", 0, 0, 0, 0xffffffffu);
+  /* atomics through a generic address (the buffer's own words) */
+  EXPECT("add.u64 %x2, %rd1, 8; atom.add.u32 %x0, [%x2], 5;", 0, 7, 0, 7);
+  EXPECT("add.u64 %x2, %rd1, 16; atom.cas.b32 %x0, [%x2], 3, 9; ld.u32 %x0, [%x2];", 0, 0, 3, 9);
+  EXPECT("add.u64 %x2, %rd1, 16; atom.inc.u32 %x0, [%x2], 3; ld.u32 %x0, [%x2];", 0, 0, 3, 0);
+  EXPECT("add.u64 %x2, %rd1, 16; atom.dec.u32 %x0, [%x2], 7; ld.u32 %x0, [%x2];", 0, 0, 0, 7);
+  EXPECT("add.u64 %x2, %rd1, 8; atom.global.max.s32 %x0, [%x2], -4; ld.u32 %x0, [%x2];", 0, (uint32_t)-9, 0, (uint32_t)-4);
+  EXPECT("add.u64 %x2, %rd1, 8; atom.add.f64 %x0, [%x2], 0d3FF0000000000000; ld.f64 %x0, [%x2];", 0, f64b(1.5), 0, f64b(2.5));
+  /* approximations: within the ISA's bounds */
+  uint64_t e = run1("ex2.approx.f32 %x0, %x1;", f32b(0.3f), 0, 0);
+  float ef;
+  uint32_t eu = (uint32_t)e;
+  memcpy(&ef, &eu, 4);
+  CHECK(fabs(ef - exp2(0.3)) <= exp2(0.3) * 0x1p-22, "ex2.approx.f32 of 0.3: %.9g", ef);
+  e = run1("sin.approx.f32 %x0, %x1;", f32b(2.0f), 0, 0);
+  eu = (uint32_t)e;
+  memcpy(&ef, &eu, 4);
+  CHECK(fabs(ef - sin(2.0)) <= exp2(-20.9), "sin.approx.f32 of 2: %.9g", ef);
+}
+
+void test_ptx_ops(int *nchecks, int *nfailures);
+void test_ptx_ops(int *nchecks, int *nfailures) {
+  test_semantics();
+  *nchecks += checks;
+  *nfailures += failures;
+}

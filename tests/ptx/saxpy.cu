@@ -1,0 +1,5 @@
+// y[i] = a * x[i] + y[i] for the threads the grid has (i < n)
+extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
