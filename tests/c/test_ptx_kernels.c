@@ -168,6 +168,18 @@ static void test_load_errors(void) {
   CHECK(rc == -2 && strcmp(err, "line 7: add takes 3 operands, not 2") == 0, "operands: %s", err);
   rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n ld.global.v4.u32 {%r0, %r1}, [%r1];\n}\n", 32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 7: a load of 4 values needs 4 registers") == 0, "vector: %s", err);
+  /* a module cut short just after a directive the parser steps over by a
+   * fixed number of tokens: read or refused, never read past its end (the
+   * fuzzer found it; this test's ASan and valgrind runs see such a read) */
+  static const char *const cut[] = {".section", ".section .debug", ".file 1 \"a.cu\",", ".file 1 \"a.cu\", 5,"};
+  for (size_t i = 0; i < sizeof cut / sizeof *cut; i++) {
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", head, cut[i]);
+    err[0] = '\0';
+    sim_ptx_module *m = sim_ptx_load(text, err, sizeof err);
+    CHECK(m || err[0], "a module cut after '%s' is read or refused with a reason", cut[i]);
+    if (m) sim_ptx_free(m);
+  }
 }
 
 void test_ptx_kernels(int *nchecks, int *nfailures);

@@ -3,8 +3,10 @@
  * take outside input: kernel signatures, dtype names, kernel-cache entries
  * (a cache folder is outside input too) and the sim's reading of PTX (entry
  * names, parameter lists, .maxntid: what gpu.load gives it; sim_ptx.c, linked
- * alone). The first byte picks the parser; the rest is its input. Built and
- * run by scripts/fuzz.sh.
+ * alone) and the sim's PTX interpreter's parser (a whole module decoded and
+ * checked: ptx_lex.c ... ptx_check.c, linked without the executor). The first
+ * byte picks the parser; the rest is its input. Built and run by
+ * scripts/fuzz.sh.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "dtype.h"
 #include "kcache.h"
 #include "signature.h"
+#include "sim/ptx_ir.h"
 #include "sim/sim_ptx.h"
 
 /* PTX input: "name\n" then the module text. */
@@ -38,9 +41,30 @@ static void fuzz_ptx(const char *text) {
   if (threads < 1 || threads > 1024) abort();
 }
 
+/* A whole module through the interpreter's parser: decoded, or refused with
+ * a reason; every branch target and reconvergence point inside its function. */
+static void fuzz_ptx_module(const char *text) {
+  char err[256] = "";
+  sim_ptx_module *m = sim_ptx_load(text, err, sizeof err);
+  if (!m) {
+    if (!err[0]) abort(); /* a refusal always says why */
+    return;
+  }
+  for (int f = 0; f < m->nfuncs; f++) {
+    const sim_ptx_func *fn = &m->funcs[f];
+    for (uint32_t i = 0; i < fn->ncode; i++) {
+      const sim_ptx_insn *in = &fn->code[i];
+      if (in->line == 0) abort();
+      if (in->op == SIM_OP_BRA && (in->target >= fn->ncode || in->reconv > fn->ncode)) abort();
+      if (in->op == SIM_OP_CALL && (int)in->target >= m->nfuncs) abort();
+    }
+  }
+  sim_ptx_free(m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
-  uint8_t which = data[0] % 4;
+  uint8_t which = data[0] % 5;
   data++;
   size--;
   char *text = malloc(size + 1);
@@ -71,6 +95,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   case 3:
     fuzz_ptx(text);
+    break;
+  case 4:
+    fuzz_ptx_module(text);
     break;
   default: {
     const void *payload;

@@ -176,6 +176,7 @@ typedef struct {
   int line;
 } sim_ptx_token;
 enum { SIM_TOK_END = 256, SIM_TOK_WORD, SIM_TOK_NUM, SIM_TOK_STR };
+enum { SIM_TOK_PAD = 8 }; /* end tokens after the last (ptx_lex.c) */
 
 /* ptx_lex.c: the tokens of `text`, ended by SIM_TOK_END; NULL with err. */
 sim_ptx_token *sim_ptx_lex(const char *text, int *count, char *err, size_t errlen);

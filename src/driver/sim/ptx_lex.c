@@ -45,7 +45,7 @@ sim_ptx_token *sim_ptx_lex(const char *text, int *count, char *err, size_t errle
       p = e + 2;
       continue;
     }
-    if (n + 1 >= cap) {
+    if (n + SIM_TOK_PAD >= cap) {
       sim_ptx_token *nt = realloc(t, 2 * cap * sizeof *t);
       if (!nt) {
         snprintf(err, errlen, "out of memory reading PTX");
@@ -59,8 +59,9 @@ sim_ptx_token *sim_ptx_lex(const char *text, int *count, char *err, size_t errle
     k->s = p;
     k->line = line;
     if (!*p) {
-      k->kind = SIM_TOK_END;
-      k->len = 0;
+      /* the end, SIM_TOK_PAD times: a parser that steps over a fixed
+       * number of tokens ("p->i += 2") still lands on an end */
+      for (int i = 0; i < SIM_TOK_PAD; i++) t[n + (size_t)i] = (sim_ptx_token){SIM_TOK_END, p, 0, line};
       break;
     }
     unsigned char c = (unsigned char)*p;
