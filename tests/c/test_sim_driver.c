@@ -46,6 +46,7 @@ static const test_case tests[] = {
 #define T(name) {#name, test_##name}
     T(table_filled),
     T(not_initialized), /* must come before init */
+    T(kernels_setting), /* before init, which reads the setting */
     T(init),
     T(devices),
     T(invalid_ordinals),

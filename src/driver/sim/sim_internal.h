@@ -125,6 +125,10 @@ typedef struct sim_block { /* header in front of every sim allocation */
   size_t mapped;        /* the length mmap'ed, or 0 */
 } sim_block;
 
+/* What a launch runs (GPULUA_SIM_KERNELS): the host implementation given
+ * with gld_sim_func_set_host, the kernel's PTX, or both compared. */
+typedef enum { SIM_KERNELS_HOST, SIM_KERNELS_PTX, SIM_KERNELS_COMPARE } sim_kernel_mode;
+
 typedef struct sim_state {
   pthread_mutex_t mu;
   pthread_cond_t cv;    /* progress: an operation finished, a request ran (sim_wait_locked) */
@@ -136,9 +140,13 @@ typedef struct sim_state {
   long nccl_fault_at; /* GPULUA_SIM_NCCL_FAULT: the collective call that fails (0: none) */
   int nccl_fault_async; /* ... asynchronously (its communicator reports an error after it) */
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
+  sim_kernel_mode kernels; /* GPULUA_SIM_KERNELS, read at cuInit */
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
+
+/* GPULUA_SIM_KERNELS as cuInit read it (sim_device.c). */
+sim_kernel_mode sim_kernels(void);
 
 /* The context current on this thread (cuCtxSetCurrent); sim_device.c. */
 extern _Thread_local struct CUctx_st *sim_cur_ctx;
