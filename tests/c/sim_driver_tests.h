@@ -46,6 +46,13 @@ void test_free_of_a_foreign_pointer_is_refused(void);
 void test_memcpy(void);
 void test_memset(void);
 
+/* test_sim_memmap.c */
+void test_memmap_device_memory(void);
+void test_memmap_host_memory(void);
+void test_memmap_ranges(void);
+void test_memmap_cache(void);
+void test_memmap_concurrent(void);
+
 /* test_sim_modules.c */
 void test_launch_failed(void);
 void test_error_strings(void);

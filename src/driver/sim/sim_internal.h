@@ -14,7 +14,8 @@
  *
  * The files: sim_device.c (configuration, devices, contexts, pools, error
  * strings, the table), sim_stream.c (workers, streams, events, waiting),
- * sim_memory.c (allocations, pinned memory, copies, memsets), sim_module.c
+ * sim_memory.c (allocations, pinned memory, copies, memsets), sim_memmap.c
+ * (the map of what a kernel may address, for memory checks), sim_module.c
  * (modules, functions, launches), sim_ptx.c (reading PTX, on its own),
  * sim_model.c (the timing model) and sim_model_file.c (its file).
  */
@@ -23,6 +24,7 @@
 
 #include "driver.h"
 #include "sim.h"
+#include "sim_memmap.h"
 #include "sim_model.h"
 
 #include <pthread.h>
