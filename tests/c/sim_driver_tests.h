@@ -52,6 +52,7 @@ void test_memmap_host_memory(void);
 void test_memmap_ranges(void);
 void test_memmap_cache(void);
 void test_memmap_concurrent(void);
+void test_memmap_module_globals(void);
 
 /* test_sim_modules.c */
 void test_launch_failed(void);

@@ -77,6 +77,7 @@ static const test_case tests[] = {
     T(memmap_ranges),
     T(memmap_cache),
     T(memmap_concurrent),
+    T(memmap_module_globals),
     T(ctx_sync),
     T(destroy_with_work),
     T(launch_failed),

@@ -3,7 +3,8 @@
  * what the sim's allocations register, and where an access falls: inside a
  * live range, past its end (from inside, or starting after it), in freed
  * memory, nowhere; the per-caller cache and its invalidation; lookups from
- * threads while the host adds and forgets.
+ * threads while the host adds and forgets; a PTX module's variables
+ * (cuModuleGetGlobal), in the map from load to unload.
  *
  * Made-up ranges live at 2^52 and above, where no Linux x86-64 or arm64
  * process maps memory, so they never meet the sim's real allocations.
@@ -199,4 +200,56 @@ void test_memmap_concurrent(void) {
   CHECK(atomic_load(&r.bad) == 0);
   CHECK(atomic_load(&r.lookups) >= 4000);
   CHECK(sim_mem_forget(STAY) == 0);
+}
+
+/* A PTX module's variables, as NVRTC declares them: laid out and
+ * initialised at load, found by cuModuleGetGlobal, in the map until unload. */
+void test_memmap_module_globals(void) {
+  static const char ptx[] =
+      ".version 9.0\n.target sm_90\n.address_size 64\n"
+      "// .global .u32 in_a_comment;\n"
+      ".const .align 4 .f32 scale;\n"
+      ".const .align 8 .b8 dd[16] = {0, 0, 0, 0, 0, 0, 248, 63, 0, 0, 0, 0, 0, 0, 0, 192};\n"
+      ".global .align 4 .b8 table[16] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4};\n"
+      ".global .align 8 .u64 big = 4886718345;\n"
+      ".global .align 8 .u64 ptr = generic(table)+4;\n"
+      ".visible .global .align 4 .f32 v[3] = {0f3F800000, 0fC0000000};\n"
+      ".global .align 2 .s16 neg[2] = {-2, 7};\n"
+      ".extern .global .align 4 .u32 elsewhere;\n"
+      ".global .texref tex;\n"
+      ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n.reg .b32 %r<2>;\n"
+      ".global .u32 not_top_level;\nret;\n}\n";
+  use_ctx(0);
+  CUmodule m = NULL;
+  OK(d.cuModuleLoadData(&m, ptx));
+  CUdeviceptr p = 0, t = 0;
+  size_t n = 0;
+  OK(d.cuModuleGetGlobal(&p, &n, m, "scale"));
+  CHECK(n == 4 && p % 4 == 0 && *(const float *)(uintptr_t)p == 0.0f); /* no initializer: zero */
+  OK(d.cuModuleGetGlobal(&p, &n, m, "dd"));
+  CHECK(n == 16 && p % 8 == 0 && ((const double *)(uintptr_t)p)[0] == 1.5 && ((const double *)(uintptr_t)p)[1] == -2.0);
+  OK(d.cuModuleGetGlobal(&t, &n, m, "table"));
+  const int32_t *ti = (const int32_t *)(uintptr_t)t;
+  CHECK(n == 16 && ti[0] == 1 && ti[1] == 2 && ti[2] == 3 && ti[3] == 4);
+  OK(d.cuModuleGetGlobal(&p, &n, m, "big"));
+  CHECK(n == 8 && *(const uint64_t *)(uintptr_t)p == 4886718345ull);
+  OK(d.cuModuleGetGlobal(&p, &n, m, "ptr"));
+  CHECK(n == 8 && *(const uint64_t *)(uintptr_t)p == t + 4);
+  OK(d.cuModuleGetGlobal(&p, &n, m, "v"));
+  const float *vf = (const float *)(uintptr_t)p;
+  CHECK(n == 12 && vf[0] == 1.0f && vf[1] == -2.0f && vf[2] == 0.0f);
+  OK(d.cuModuleGetGlobal(&p, NULL, m, "neg"));
+  CHECK(((const int16_t *)(uintptr_t)p)[0] == -2 && ((const int16_t *)(uintptr_t)p)[1] == 7);
+  CHECK_RC(d.cuModuleGetGlobal(&p, &n, m, "missing"), CUDA_ERROR_NOT_FOUND);
+  CHECK_RC(d.cuModuleGetGlobal(&p, &n, m, "in_a_comment"), CUDA_ERROR_NOT_FOUND);
+  CHECK_RC(d.cuModuleGetGlobal(&p, &n, m, "elsewhere"), CUDA_ERROR_NOT_FOUND);    /* no storage here */
+  CHECK_RC(d.cuModuleGetGlobal(&p, &n, m, "not_top_level"), CUDA_ERROR_NOT_FOUND);
+  CHECK_RC(d.cuModuleGetGlobal(&p, &n, m, "tex"), CUDA_ERROR_NOT_SUPPORTED);     /* named, not readable */
+  CHECK_RC(d.cuModuleGetGlobal(&p, &n, NULL, "big"), CUDA_ERROR_INVALID_VALUE);
+
+  sim_mem_hit h;
+  CHECK(sim_mem_lookup(t + 12, 4, &h) == SIM_MEM_INSIDE && h.kind == SIM_MEM_GLOBAL && h.size == 16 && h.ordinal == 0);
+  CHECK(sim_mem_lookup(t + 14, 4, &h) == SIM_MEM_PAST_END && h.base == t && h.over == 2);
+  OK(d.cuModuleUnload(m));
+  CHECK(sim_mem_lookup(t, 4, &h) == SIM_MEM_FREED && h.kind == SIM_MEM_GLOBAL);
 }

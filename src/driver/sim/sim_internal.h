@@ -16,7 +16,7 @@
  * strings, the table), sim_stream.c (workers, streams, events, waiting),
  * sim_memory.c (allocations, pinned memory, copies, memsets), sim_memmap.c
  * (the map of what a kernel may address, for memory checks), sim_module.c
- * (modules, functions, launches), sim_ptx.c (reading PTX, on its own),
+ * (modules, functions, launches), sim_modvars.c (module variables), sim_ptx.c (reading PTX, on its own),
  * sim_model.c (the timing model) and sim_model_file.c (its file).
  */
 #ifndef GPULUA_SIM_INTERNAL_H
@@ -185,7 +185,16 @@ struct CUmod_st {
   size_t len;
   int is_ptx;
   int ordinal;
+  struct sim_var *vars; /* its .global and .const variables (sim_modvars.c) */
+  int nvars;
+  unsigned char *vmem;  /* their memory */
 };
+
+/* A PTX module's variables: read, laid out, initialised and put in the
+ * memory map at load; let go at unload (after a failed load too).
+ * sim_modvars.c. */
+CUresult sim_vars_load(struct CUmod_st *m);
+void sim_vars_free(struct CUmod_st *m);
 
 struct CUfunc_st {
   struct CUfunc_st *next; /* functions of the same module, freed with it */
@@ -293,6 +302,7 @@ CUresult sim_cuLaunchHostFunc(CUstream st, CUhostFn fn, void *user);
 CUresult sim_cuModuleLoadData(CUmodule *m, const void *image);
 CUresult sim_cuModuleUnload(CUmodule m);
 CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name);
+CUresult sim_cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name); /* sim_modvars.c */
 CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f);
 CUresult sim_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
