@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "module.h"
 #include "queue.h"
 #include "runtime.h"
 #include "stream.h"
@@ -21,6 +22,13 @@ void gl_slice_describe(const gl_slice *x, gl_buf *b) {
                   x->a->dev->ordinal);
   else
     gl_buf_printf(b, "slice %s[%zu] on device %d", dt, x->count, x->a->dev->ordinal);
+  if (x->a->owner) gl_buf_printf(b, " (variable '%s' of module '%s')", x->a->var, x->a->owner->name);
+}
+
+/* A handle more on a's memory (and on its module, for a module variable). */
+static void alloc_ref(gl_alloc *a) {
+  a->refs++;
+  if (a->owner) gl_module_ref(a->owner);
 }
 
 void gl_slice_range(const gl_slice *x, uint64_t lo, uint64_t hi, int again, gl_buf *b) {
@@ -84,7 +92,7 @@ int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call
 void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v) {
   memset(v, 0, sizeof *v);
   v->a = x->a;
-  x->a->refs++;
+  alloc_ref(x->a);
   x->a->live++;
   v->offset = x->offset + offset;
   v->count = count;
@@ -141,7 +149,7 @@ static int alloc_free(gl_alloc *a, int loc, gl_site *site) {
 /* A handle stops using the memory (freed, closed or collected); while a
  * graph uses it, its free waits for the graph's close. */
 static int alloc_release(gl_alloc *a, int loc, gl_site *site) {
-  if (--a->live > 0 || a->freed) return 0;
+  if (--a->live > 0 || a->freed || a->owner) return 0; /* a module variable goes with its module */
   if (a->graph_uses) {
     a->free_pending = 1;
     return 0;
@@ -152,7 +160,7 @@ static int alloc_release(gl_alloc *a, int loc, gl_site *site) {
 static void alloc_unref(gl_alloc *a);
 
 void gl_alloc_graph_use(gl_alloc *a, const struct gl_graph *g) {
-  a->refs++;
+  alloc_ref(a);
   a->graph_uses++;
   a->graph = g;
 }
@@ -171,6 +179,11 @@ void gl_alloc_graph_release(gl_alloc *a, const struct gl_graph *g) {
 }
 
 static void alloc_unref(gl_alloc *a) {
+  if (a->owner) { /* the module keeps the memory and its records */
+    a->refs--;
+    gl_module_unref(a->owner);
+    return;
+  }
   if (--a->refs > 0) return;
   gl_access_clear(&a->acc);
   gl_stream_unref(a->home);
@@ -204,6 +217,19 @@ int gl_slice_free(gl_slice *x, int block, const char *call, gl_site *site) {
     gl_fail(rt, "%s: %s", call, gl_buf_str(&why));
     gl_buf_free(&why);
     return -1;
+  }
+  if (a->owner && !x->is_view) {
+    if (!block) {
+      gl_buf d = GL_BUF_INIT;
+      gl_slice_describe(x, &d);
+      gl_fail(rt, "%s: %s cannot be freed: its memory belongs to the module and goes with it (let the slice go, "
+                  "or release it with a <close> variable)", call, gl_buf_str(&d));
+      gl_buf_free(&d);
+      return -1;
+    }
+    x->released = 1; /* a <close> variable: the handle only */
+    x->released_at = gl_site_loc(rt, site);
+    return alloc_release(a, x->released_at, site);
   }
   if (a->graph_uses && !x->is_view) {
     if (block) { /* a <close> variable: the memory goes with the graph */

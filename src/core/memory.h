@@ -10,6 +10,11 @@
  * is stream-ordered after every recorded access on every stream, so memory is
  * never reused while queued work still touches it. A slice's own memory (the
  * struct) belongs to its caller: a Lua userdata.
+ *
+ * A module variable's memory (gl_module_global) belongs to its module: each
+ * handle on it holds a reference to the module as well, no handle frees it
+ * (x:free() on the variable's slice is an error), and it goes with the
+ * module, once the accesses recorded on it have finished.
  */
 #ifndef GPULUA_CORE_MEMORY_H
 #define GPULUA_CORE_MEMORY_H
@@ -33,6 +38,9 @@ struct gl_alloc {
   int graph_uses;       /* live graphs that use it (graph.h): no free meanwhile */
   const struct gl_graph *graph; /* the latest of them, for messages (NULL: it was closed) */
   int free_pending;     /* its last handle went while a graph used it */
+  gl_module *owner;     /* a module variable's memory (module.h: gl_module_global), else NULL */
+  char *var;            /* ... the variable's name */
+  gl_alloc *next_var;   /* ... the module's next variable */
 };
 
 struct gl_slice {

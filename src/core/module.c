@@ -10,6 +10,7 @@
 
 #include "compile.h"
 #include "device.h"
+#include "memory.h"
 #include "nvrtc_table.h"
 #include "retire.h"
 #include "runtime.h"
@@ -48,8 +49,33 @@ static void unload(void *obj) {
     gld_drv.cuModuleUnload(m->mod);
   }
   gl_access_clear(&m->uses);
+  while (m->vars) { /* no handle is left on them: each held a reference */
+    gl_alloc *a = m->vars;
+    m->vars = a->next_var;
+    gl_access_clear(&a->acc);
+    free(a->var);
+    free(a);
+  }
   free(m->name);
   free(m);
+}
+
+/* What the module's unload still waits for: its launches, or the accesses
+ * to a variable's memory (copies, fills); NULL for nothing. ask: ask the
+ * driver, else go by what the host knows. */
+static gl_accesses *pending(gl_module *m, int ask) {
+  if (!(ask ? gl_access_finished(&m->uses) : gl_access_known_finished(&m->uses))) return &m->uses;
+  for (gl_alloc *a = m->vars; a; a = a->next_var)
+    if (!(ask ? gl_access_finished(&a->acc) : gl_access_known_finished(&a->acc))) return &a->acc;
+  return NULL;
+}
+
+/* On the retire list, one fence at a time. */
+static void unload_when_done(void *obj) {
+  gl_module *m = obj;
+  gl_accesses *f = m->dev->opened ? pending(m, 1) : NULL;
+  if (!f) unload(m);
+  else gl_retire(m->dev->rt, &m->retire, m, f, unload_when_done);
 }
 
 /* The last reference often goes in a finalizer: what the host knows
@@ -57,11 +83,58 @@ static void unload(void *obj) {
  * kernels from inside the finalizer). */
 void gl_module_unref(gl_module *m) {
   if (!m || --m->refs > 0) return;
-  if (!m->dev->opened || gl_access_known_finished(&m->uses)) {
+  gl_accesses *f = m->dev->opened ? pending(m, 0) : NULL;
+  if (!f) {
     unload(m);
     return;
   }
-  gl_retire(m->dev->rt, &m->retire, m, &m->uses, unload); /* launches are queued: unload once they finish */
+  gl_retire(m->dev->rt, &m->retire, m, f, unload_when_done); /* work is queued: unload once it finishes */
+}
+
+int gl_module_global(gl_module *m, const char *name, gl_dtype dt, const char *call, gl_site *site, gl_slice *x) {
+  gl_runtime *rt = m->dev->rt;
+  if (gl_device_check(m->dev) != 0) return -1;
+  size_t es = gl_dtypes[dt].size;
+  gl_alloc *a = m->vars;
+  while (a && strcmp(a->var, name) != 0) a = a->next_var;
+  if (!a) {
+    CUdeviceptr p = 0;
+    size_t bytes = 0;
+    gl_set_ctx(m->dev);
+    CUresult r = gld_drv.cuModuleGetGlobal(&p, &bytes, m->mod, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+      return gl_fail(rt, "%s: module '%s' has no variable named '%s' (a __device__ or __constant__ variable; one "
+                         "declared in a namespace has a mangled name)", call, m->name, name);
+    if (r != CUDA_SUCCESS) return gl_fail_cu(rt, m->dev, r, "cuModuleGetGlobal", site);
+    if (bytes % es != 0)
+      return gl_fail(rt, "%s: variable '%s' of module '%s' is %zu bytes, not a whole number of %s (%zu bytes each)",
+                     call, name, m->name, bytes, gl_dtypes[dt].name, es);
+    a = calloc(1, sizeof *a);
+    if (!a || !(a->var = strdup(name))) {
+      free(a);
+      return gl_fail_nomem(rt, call);
+    }
+    a->dev = m->dev;
+    a->ptr = p;
+    a->bytes = bytes;
+    a->freed_at = GL_LOC_NONE;
+    a->owner = m;
+    a->next_var = m->vars;
+    m->vars = a;
+  } else if (a->bytes % es != 0) {
+    return gl_fail(rt, "%s: variable '%s' of module '%s' is %zu bytes, not a whole number of %s (%zu bytes each)",
+                   call, name, m->name, a->bytes, gl_dtypes[dt].name, es);
+  }
+  a->refs++;
+  a->live++;
+  gl_module_ref(m);
+  memset(x, 0, sizeof *x);
+  x->a = a;
+  x->count = a->bytes / es;
+  x->dtype = dt;
+  x->hi = a->bytes;
+  x->released_at = GL_LOC_NONE;
+  return 0;
 }
 
 /* The kernel's parameters as the driver reports them, against the

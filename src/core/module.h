@@ -6,7 +6,8 @@
  * and its kernels. At the last reference it is unloaded once every launch of
  * its kernels is known to have finished: a finalizer never waits, so a
  * module whose launches are still queued goes on the runtime's retire list
- * (retire.h). A kernel is reference
+ * (retire.h), and once the accesses recorded on its variables' memory have
+ * finished (each slice of a variable holds a reference). A kernel is reference
  * counted by its handle; a device owns its built-in kernels and their
  * module, released with the device.
  */
@@ -31,6 +32,7 @@ struct gl_module {
   int permanent;        /* a device's built-ins: released with the device */
   gl_accesses uses;     /* the streams and positions of its launches (queue.c) */
   gl_retiree retire;    /* on the runtime's retire list */
+  gl_alloc *vars;       /* its variables that m:global reached (memory.h), freed with it */
 };
 
 struct gl_kernel {
@@ -63,6 +65,12 @@ void gl_module_unref(gl_module *m);
 int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_kernel **out, const char *call,
                   gl_site *site);
 void gl_kernel_unref(gl_kernel *k);
+/* m:global(name, dtype): x (zeroed) becomes a slice of dtype over the whole
+ * of m's variable `name` (a __device__ or __constant__ variable: the
+ * driver's cuModuleGetGlobal). Its memory is the module's (memory.h); two
+ * slices of one variable share its records. Errors begin with `call`: no
+ * such variable, a size that is not a whole number of the dtype's elements. */
+int gl_module_global(gl_module *m, const char *name, gl_dtype dt, const char *call, gl_site *site, gl_slice *x);
 
 /* The built-in `b` for dtype dt on dev (compiled and loaded at first use,
  * then cached on the device). Its errors are named as the runtime's

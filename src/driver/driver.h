@@ -84,6 +84,7 @@
   X(cuModuleLoadData, 2000, (CUmodule *module, const void *image))                                  \
   X(cuModuleUnload, 2000, (CUmodule hmod))                                                          \
   X(cuModuleGetFunction, 2000, (CUfunction *hfunc, CUmodule hmod, const char *name))                \
+  X(cuModuleGetGlobal, 3020, (CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name))   \
   X(cuFuncGetAttribute, 2020, (int *pi, CUfunction_attribute attrib, CUfunction hfunc))             \
   X(cuLaunchKernel, 4000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,              \
     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,                          \

@@ -86,6 +86,9 @@ static const struct {
    "sim: a timing model (models/h200.json, or one gpu.calibrate wrote), so sim's device times predict that GPU's (as --sim-model)"},
   {"GPULUA_SIM_NCCL_FAULT", "N|async:N", "none",
    "sim: the N-th collective call fails (async: its communicator reports an error)"},
+  {"GPULUA_SIM_KERNELS", "host", "host",
+   "sim: what a launch runs: the function given with k:host; ptx and compare are refused (the sim cannot run "
+   "PTX yet)"},
   {NULL, NULL, NULL, NULL}
 };
 

@@ -121,7 +121,7 @@ int gll_internal_contents(lua_State *L) {
     return raise_at(L, rt, level, fname, who);
   }
   if (gl_device_check(dev) != 0) return raise_at(L, rt, level, fname, who);
-  gl_stream *s = x->a->home->cu ? x->a->home : dev->main;
+  gl_stream *s = x->a->home && x->a->home->cu ? x->a->home : dev->main; /* a module variable has no home */
   gl_hostbuf *h = gll_push_hostbuf(L, x->dtype, x->count, 0, 0);
   gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = &site};
   if (gl_read_submit(&r) != 0) {

@@ -1,7 +1,7 @@
 /*
  * l_module.c -- modules: gpu.compile (NVRTC with the disk cache), gpu.load
- * (.cu, .ptx, .cubin, .fatbin), module userdata (m:kernel is in
- * l_kernel.c). A module userdata holds a reference to its core module, which
+ * (.cu, .ptx, .cubin, .fatbin), module userdata and m:global (m:kernel is
+ * in l_kernel.c). A module userdata holds a reference to its core module, which
  * is unloaded once its last reference is gone and its launches have
  * finished (core/module.h): its finalizer never waits.
  */
@@ -165,6 +165,18 @@ int gll_gpu_load(lua_State *L) {
     return luaL_error(L, "gpu.load: %s is empty", path);
   }
   load_image(L, dev, data, "gpu.load", path);
+  return 1;
+}
+
+/* m:global(name [, dtype]): a slice over the module's variable (dtype
+ * default u8), whose memory is the module's. */
+int gll_module_global(lua_State *L) {
+  gl_module *m = gll_check_module(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  gl_dtype dt = lua_isnoneornil(L, 3) ? GL_U8 : gll_check_dtype(L, 3);
+  gl_slice *x = gll_newudata(L, sizeof(gl_slice), 0, &gll_slice_type);
+  gl_site site = GL_SITE(L);
+  if (gl_module_global(m, name, dt, "m:global", &site, x) != 0) return gll_raise(L, m->dev->rt);
   return 1;
 }
 

@@ -148,7 +148,7 @@ const gll_type gll_host_type = {
 
 /* ---- gpulua.Module: m ----------------------------------------------------- */
 
-static const luaL_Reg module_methods[] = {{"kernel", gll_module_kernel}, {NULL, NULL}};
+static const luaL_Reg module_methods[] = {{"kernel", gll_module_kernel}, {"global", gll_module_global}, {NULL, NULL}};
 static const char *const module_fields[] = {"name", "device", NULL};
 static const luaL_Reg module_meta[] = {{"__gc", gll_module_gc}, {"__tostring", gll_module_tostring}, {NULL, NULL}};
 

@@ -127,6 +127,7 @@ int gll_hostbuf_release(lua_State *L);
 
 /* ---- gpulua.Module (l_module.c) -------------------------------------------- */
 int gll_module_kernel(lua_State *L);     /* l_kernel.c */
+int gll_module_global(lua_State *L);
 int gll_module_field(lua_State *L);
 int gll_module_gc(lua_State *L);
 int gll_module_tostring(lua_State *L);

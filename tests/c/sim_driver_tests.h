@@ -9,6 +9,7 @@
 /* test_sim_devices.c */
 void test_table_filled(void);
 void test_not_initialized(void);
+void test_kernels_setting(void);
 void test_init(void);
 void test_devices(void);
 void test_invalid_ordinals(void);
@@ -44,6 +45,14 @@ void test_double_free_after_the_free_ran_is_refused(void);
 void test_free_of_a_foreign_pointer_is_refused(void);
 void test_memcpy(void);
 void test_memset(void);
+
+/* test_sim_memmap.c */
+void test_memmap_device_memory(void);
+void test_memmap_host_memory(void);
+void test_memmap_ranges(void);
+void test_memmap_cache(void);
+void test_memmap_concurrent(void);
+void test_memmap_module_globals(void);
 
 /* test_sim_modules.c */
 void test_launch_failed(void);

@@ -6,7 +6,10 @@
  */
 #include "sim_driver_harness.h"
 #include "sim_driver_tests.h"
+#include "sim/sim_internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static CUdevice g_dev[2];
@@ -31,10 +34,36 @@ void test_not_initialized(void) {
   CHECK_RC(d.cuDriverGetVersion(NULL), CUDA_ERROR_INVALID_VALUE);
 }
 
+/* GPULUA_SIM_KERNELS: a value that is not a mode names the accepted ones;
+ * ptx and compare are modes the sim cannot run yet: refused, naming that;
+ * host is the default. Runs before cuInit, which reads the setting. */
+void test_kernels_setting(void) {
+  char why[160];
+  setenv("GPULUA_SIM_KERNELS", "gpu", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == -1);
+  CHECK(strcmp(why, "GPULUA_SIM_KERNELS must be ptx, host or compare, got 'gpu'") == 0);
+  const char *refused[] = {"ptx", "compare"};
+  for (int i = 0; i < 2; i++) {
+    setenv("GPULUA_SIM_KERNELS", refused[i], 1);
+    char want[80];
+    snprintf(want, sizeof want, "GPULUA_SIM_KERNELS=%s: the sim cannot run PTX yet", refused[i]);
+    CHECK(gld_sim_config_error(why, sizeof why) == -1);
+    CHECK(strcmp(why, want) == 0);
+    CHECK_RC(d.cuInit(0), CUDA_ERROR_INVALID_VALUE);
+  }
+  setenv("GPULUA_SIM_KERNELS", "host", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  unsetenv("GPULUA_SIM_KERNELS");
+  CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  int n;
+  CHECK_RC(d.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED); /* the refused cuInit did nothing */
+}
+
 void test_init(void) {
   CHECK_RC(d.cuInit(1), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuInit(0));
   OK(d.cuInit(0)); /* again: harmless */
+  CHECK(sim_kernels() == SIM_KERNELS_HOST); /* GPULUA_SIM_KERNELS unset */
 }
 
 void test_devices(void) {

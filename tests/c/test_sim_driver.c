@@ -8,7 +8,7 @@
  * passes when it recorded no failure; the last line is "N passed, M failed".
  * The harness (CHECK, the helpers) is sim_driver_harness.h/.c; the tests are
  * in test_sim_devices.c, test_sim_streams.c, test_sim_events.c,
- * test_sim_queue.c, test_sim_memory.c and test_sim_modules.c, declared in sim_driver_tests.h.
+ * test_sim_queue.c, test_sim_memory.c, test_sim_memmap.c and test_sim_modules.c, declared in sim_driver_tests.h.
  *
  * Determinism: work is held back with "gates" (host functions, queued with
  * cuLaunchHostFunc, that block until the test thread opens them), and progress
@@ -46,6 +46,7 @@ static const test_case tests[] = {
 #define T(name) {#name, test_##name}
     T(table_filled),
     T(not_initialized), /* must come before init */
+    T(kernels_setting), /* before init, which reads the setting */
     T(init),
     T(devices),
     T(invalid_ordinals),
@@ -71,6 +72,12 @@ static const test_case tests[] = {
     T(free_of_a_foreign_pointer_is_refused),
     T(memcpy),
     T(memset),
+    T(memmap_device_memory),
+    T(memmap_host_memory),
+    T(memmap_ranges),
+    T(memmap_cache),
+    T(memmap_concurrent),
+    T(memmap_module_globals),
     T(ctx_sync),
     T(destroy_with_work),
     T(launch_failed),

@@ -30,7 +30,7 @@ describe("fields", function()
             function() return dev.memroy end)
     H.fails(H.lit("gpulua.Event has no field 'seq' (fields: none; methods: elapsed, query, sync)"),
             function() return dev.main:record().seq end)
-    H.fails(H.lit("gpulua.Module has no field 'kernels' (fields: name, device; methods: kernel)"),
+    H.fails(H.lit("gpulua.Module has no field 'kernels' (fields: name, device; methods: global, kernel)"),
             function() return gpu.load("tests/data/twice.ptx").kernels end)
   end)
 

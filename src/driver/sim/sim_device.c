@@ -11,7 +11,9 @@
  * the host's own memory limits it), GPULUA_SIM_NCCL_FAULT (a test hook: "N"
  * makes the N-th collective call of the process fail with ncclInternalError,
  * "async:N" makes the communicator of the N-th report ncclRemoteError
- * asynchronously after it; see sim_nccl.c).
+ * asynchronously after it; see sim_nccl.c), GPULUA_SIM_KERNELS (what a launch
+ * runs: host, the host implementation; ptx and compare are read but refused
+ * until the sim executes PTX).
  */
 
 #include "sim_internal.h"
@@ -104,6 +106,27 @@ static long parse_nccl_fault(const char *s, int *async) {
   return n;
 }
 
+/* GPULUA_SIM_KERNELS: its values, and whether the sim can run each. */
+static const struct {
+  const char *name;
+  sim_kernel_mode mode;
+  int available;
+} kernel_modes[] = {
+  {"ptx", SIM_KERNELS_PTX, 0},
+  {"host", SIM_KERNELS_HOST, 1},
+  {"compare", SIM_KERNELS_COMPARE, 0},
+};
+#define NKERNEL_MODES (sizeof kernel_modes / sizeof kernel_modes[0])
+
+/* The entry of kernel_modes s names, or -1. */
+static int parse_kernels(const char *s) {
+  for (size_t i = 0; i < NKERNEL_MODES; i++)
+    if (strcmp(s, kernel_modes[i].name) == 0) return (int)i;
+  return -1;
+}
+
+sim_kernel_mode sim_kernels(void) { return sim_S.kernels; }
+
 int gld_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
   if (s && *s) {
@@ -140,6 +163,18 @@ int gld_sim_config_error(char *why, size_t whylen) {
     snprintf(why, whylen, "GPULUA_SIM_NCCL_FAULT must be N or async:N, N a collective call from 1, got '%s'", s);
     return -1;
   }
+  s = getenv("GPULUA_SIM_KERNELS");
+  if (s && *s) {
+    int k = parse_kernels(s);
+    if (k < 0) {
+      snprintf(why, whylen, "GPULUA_SIM_KERNELS must be ptx, host or compare, got '%s'", s);
+      return -1;
+    }
+    if (!kernel_modes[k].available) {
+      snprintf(why, whylen, "GPULUA_SIM_KERNELS=%s: the sim cannot run PTX yet", s);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -163,6 +198,8 @@ static CUresult sim_cuInit(unsigned flags) {
     s = getenv("GPULUA_SIM_NCCL_FAULT");
     sim_S.nccl_fault_async = 0;
     sim_S.nccl_fault_at = (s && *s) ? parse_nccl_fault(s, &sim_S.nccl_fault_async) : 0;
+    s = getenv("GPULUA_SIM_KERNELS");
+    sim_S.kernels = (s && *s) ? kernel_modes[parse_kernels(s)].mode : SIM_KERNELS_HOST;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

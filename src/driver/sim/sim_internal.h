@@ -14,8 +14,9 @@
  *
  * The files: sim_device.c (configuration, devices, contexts, pools, error
  * strings, the table), sim_stream.c (workers, streams, events, waiting),
- * sim_memory.c (allocations, pinned memory, copies, memsets), sim_module.c
- * (modules, functions, launches), sim_ptx.c (reading PTX, on its own),
+ * sim_memory.c (allocations, pinned memory, copies, memsets), sim_memmap.c
+ * (the map of what a kernel may address, for memory checks), sim_module.c
+ * (modules, functions, launches), sim_modvars.c (module variables), sim_ptx.c (reading PTX, on its own),
  * sim_model.c (the timing model) and sim_model_file.c (its file).
  */
 #ifndef GPULUA_SIM_INTERNAL_H
@@ -23,6 +24,7 @@
 
 #include "driver.h"
 #include "sim.h"
+#include "sim_memmap.h"
 #include "sim_model.h"
 
 #include <pthread.h>
@@ -125,6 +127,10 @@ typedef struct sim_block { /* header in front of every sim allocation */
   size_t mapped;        /* the length mmap'ed, or 0 */
 } sim_block;
 
+/* What a launch runs (GPULUA_SIM_KERNELS): the host implementation given
+ * with gld_sim_func_set_host, the kernel's PTX, or both compared. */
+typedef enum { SIM_KERNELS_HOST, SIM_KERNELS_PTX, SIM_KERNELS_COMPARE } sim_kernel_mode;
+
 typedef struct sim_state {
   pthread_mutex_t mu;
   pthread_cond_t cv;    /* progress: an operation finished, a request ran (sim_wait_locked) */
@@ -136,9 +142,13 @@ typedef struct sim_state {
   long nccl_fault_at; /* GPULUA_SIM_NCCL_FAULT: the collective call that fails (0: none) */
   int nccl_fault_async; /* ... asynchronously (its communicator reports an error after it) */
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
+  sim_kernel_mode kernels; /* GPULUA_SIM_KERNELS, read at cuInit */
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
+
+/* GPULUA_SIM_KERNELS as cuInit read it (sim_device.c). */
+sim_kernel_mode sim_kernels(void);
 
 /* The context current on this thread (cuCtxSetCurrent); sim_device.c. */
 extern _Thread_local struct CUctx_st *sim_cur_ctx;
@@ -175,7 +185,16 @@ struct CUmod_st {
   size_t len;
   int is_ptx;
   int ordinal;
+  struct sim_var *vars; /* its .global and .const variables (sim_modvars.c) */
+  int nvars;
+  unsigned char *vmem;  /* their memory */
 };
+
+/* A PTX module's variables: read, laid out, initialised and put in the
+ * memory map at load; let go at unload (after a failed load too).
+ * sim_modvars.c. */
+CUresult sim_vars_load(struct CUmod_st *m);
+void sim_vars_free(struct CUmod_st *m);
 
 struct CUfunc_st {
   struct CUfunc_st *next; /* functions of the same module, freed with it */
@@ -283,6 +302,7 @@ CUresult sim_cuLaunchHostFunc(CUstream st, CUhostFn fn, void *user);
 CUresult sim_cuModuleLoadData(CUmodule *m, const void *image);
 CUresult sim_cuModuleUnload(CUmodule m);
 CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name);
+CUresult sim_cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name); /* sim_modvars.c */
 CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f);
 CUresult sim_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size);
 CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

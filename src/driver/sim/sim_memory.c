@@ -1,7 +1,8 @@
 /*
  * sim_memory.c -- the sim's memory: device allocations (host memory with a
- * header, in the set of live allocations), their accounting, pinned host
- * memory, and the copies, memsets and host functions queued on streams.
+ * header, in the set of live allocations and in the memory map,
+ * sim_memmap.h), their accounting, pinned host memory, and the copies,
+ * memsets and host functions queued on streams.
  */
 
 #include "sim_internal.h"
@@ -113,11 +114,19 @@ CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st) {
    * memory sees garbage (NaN for floats), as it may on a GPU. */
   memset((char *)b + SIM_ALIGN, 0xff, rounded);
   uintptr_t p = (uintptr_t)((char *)b + SIM_ALIGN);
+  if (sim_mem_add(p, bytes, b->ordinal, SIM_MEM_DEVICE) != 0) { /* forgotten when the free runs (sim_stream.c) */
+    pthread_mutex_lock(&sim_S.mu);
+    d->used -= rounded;
+    pthread_mutex_unlock(&sim_S.mu);
+    free(b);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   pthread_mutex_lock(&sim_S.mu);
   int rc = live_add(p);
   if (rc != 0) d->used -= rounded;
   pthread_mutex_unlock(&sim_S.mu);
   if (rc != 0) {
+    sim_mem_forget(p);
     free(b);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -187,6 +196,14 @@ CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags) {
   b->ordinal = -1;
   b->base = raw;
   b->mapped = mapped;
+  if (sim_mem_add((uintptr_t)user, bytes, -1, SIM_MEM_HOST) != 0) { /* the sim's devices address it directly */
+    if (mapped) munmap(raw, mapped);
+    else free(raw);
+    pthread_mutex_lock(&sim_S.mu);
+    sim_S.host_used -= rounded;
+    pthread_mutex_unlock(&sim_S.mu);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   *pp = user;
   return CUDA_SUCCESS;
 }
@@ -195,6 +212,7 @@ CUresult sim_cuMemFreeHost(void *p) {
   NEED_INIT();
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   sim_block *b = (sim_block *)((char *)p - SIM_ALIGN);
+  sim_mem_forget((uintptr_t)p);
   pthread_mutex_lock(&sim_S.mu);
   sim_S.host_used -= b->bytes;
   pthread_mutex_unlock(&sim_S.mu);

@@ -70,6 +70,13 @@ CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
     }
     memcpy(mod->image, image, mod->len + 1);
     mod->is_ptx = 1;
+    CUresult r = sim_vars_load(mod);
+    if (r != CUDA_SUCCESS) {
+      sim_vars_free(mod);
+      free(mod->image);
+      free(mod);
+      return r;
+    }
   }
   *m = mod;
   return CUDA_SUCCESS;
@@ -89,6 +96,7 @@ CUresult sim_cuModuleUnload(CUmodule m) {
     }
   }
   pthread_mutex_unlock(&sim_S.mu);
+  sim_vars_free(m);
   free(m->image);
   free(m);
   return CUDA_SUCCESS;

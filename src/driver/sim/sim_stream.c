@@ -214,6 +214,7 @@ static int run_op(sim_op *op) {
     return op->simfn(op->user) != 0 ? -1 : 0;
   case OP_FREE: {
     sim_block *b = op->dst;
+    sim_mem_forget((uintptr_t)b + SIM_ALIGN); /* kernels queued before the free still reach it */
     free(b);
     break;
   }
