@@ -16,12 +16,12 @@
 /* CUBIN for the device's own architecture where this NVRTC knows it; PTX
  * for the newest architecture it knows below the device's (the driver
  * compiles it on load) where NVRTC is older than the device; always PTX on
- * a backend that runs no device code (the sim). -1 when NVRTC knows none. */
+ * a backend that reads only PTX (the sim). -1 when NVRTC knows none. */
 static int arch_of(gl_device *d, char *opt, size_t len, char *arch, size_t alen, int *cubin) {
   int cc = d->cc_major * 10 + d->cc_minor, exact;
   int target = gld_nvrtc_arch(cc, &exact);
   if (target < 0) return -1;
-  *cubin = exact && !gld_drv_ext.host_only && gld_nv.nvrtcGetCUBIN_ != NULL;
+  *cubin = exact && !gld_drv_ext.ptx_only && gld_nv.nvrtcGetCUBIN_ != NULL;
   snprintf(arch, alen, "%s_%d", *cubin ? "sm" : "compute", target);
   snprintf(opt, len, "-arch=%s", arch);
   return 0;
@@ -65,7 +65,7 @@ int gl_compile(gl_device *dev, const char *what, const char *name, const char *s
   const char *why = gld_nvrtc_load();
   if (why) return gl_fail(rt, "%s: %s: cannot compile: %s", what, name, why);
   if (nopts > GL_COMPILE_MAX_OPTIONS) return gl_fail(rt, "%s: %s: at most %d options", what, name, GL_COMPILE_MAX_OPTIONS);
-  const char *opts[GL_COMPILE_MAX_OPTIONS + 2];
+  const char *opts[GL_COMPILE_MAX_OPTIONS + 3];
   for (int i = 0; i < nopts; i++) opts[i] = user_opts[i];
   /* the toolkit's headers, after the user's options: a folder the user
    * names with -I is searched first. As an option, the folder's path is
@@ -82,6 +82,7 @@ int gl_compile(gl_device *dev, const char *what, const char *name, const char *s
     return gl_fail(rt, "%s: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", what, name,
                    gld_nv.major, gld_nv.minor, dev->cc_major * 10 + dev->cc_minor);
   opts[nopts++] = arch_opt;
+  if (gld_drv_ext.ptx_only && !gld_drv_ext.host_only) opts[nopts++] = "-lineinfo"; /* a backend running the PTX names its lines */
   char version[32];
   snprintf(version, sizeof version, "nvrtc %d.%d", gld_nv.major, gld_nv.minor);
   int kind = want_cubin ? GL_KCACHE_CUBIN : GL_KCACHE_PTX;

@@ -11,6 +11,7 @@
 
 #include "comm.h"
 #include "device.h"
+#include "driver_ext.h"
 #include "runtime.h"
 #include "stream.h"
 
@@ -109,6 +110,9 @@ void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *sit
   gl_runtime *rt = dev->rt;
   gl_buf *p = &dev->poison;
   const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_buf_str(&rt->host_kernel_error) : "";
+  char known[512]; /* what the backend knows of it (a kernel the sim ran) */
+  if (!detail[0] && gld_drv_ext.fault_detail && gld_drv_ext.fault_detail(dev->ordinal, known, sizeof known) == 0)
+    detail = known;
   gl_buf_printf(p, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s", dev->ordinal,
                 gld_error_name(r), gld_error_string(r), call, gl_loc_text(rt, gl_site_loc(rt, site)),
                 detail[0] ? ": " : "", detail);

@@ -31,7 +31,9 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
   if (r != CUDA_SUCCESS) {
     free(m);
     free(copy);
-    return gl_fail_code(rt, r, "%s: %s: the driver refused the module: %s", what, name, gld_error_name(r));
+    const char *why = gld_drv_ext.load_error ? gld_drv_ext.load_error() : "";
+    return gl_fail_code(rt, r, "%s: %s: the driver refused the module: %s%s%s", what, name, gld_error_name(r),
+                        why[0] ? ": " : "", why);
   }
   m->refs = 1;
   m->dev = dev;
@@ -228,7 +230,7 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
 /* The built-ins are compiled for real, from kernels/builtins.cu; on sim
  * without NVRTC a stand-in PTX names their entries (sim runs their host
  * implementations anyway). */
-static int stand_in(void) { return gld_drv_ext.host_only && gld_nvrtc_load() != NULL; }
+static int stand_in(void) { return gld_drv_ext.ptx_only && gld_drv_ext.func_set_builtin && gld_nvrtc_load() != NULL; }
 
 /* The module of dt's built-ins for dev: kernels/builtins.cu compiled with
  * the option that instantiates dt's kernels alone (one program per dtype: a

@@ -36,6 +36,9 @@ typedef struct gld_driver_ext {
    * implementation (func_set_host, func_set_builtin), and NVRTC need only
    * give it PTX, which it reads for the kernels' names and parameters. */
   int host_only;
+  /* The backend reads only PTX (no CUBIN): NVRTC gives it PTX, with line
+   * information (its messages name the CUDA source line). */
+  int ptx_only;
   /* cuMemHostAlloc gives zeroed memory (large sizes lazily, as fresh pages),
    * so the upper layer need not touch every page of a new buffer. */
   int host_alloc_zeroed;
@@ -47,6 +50,13 @@ typedef struct gld_driver_ext {
   size_t blas_workspace;
 
   /* ---- calls ---- */
+  /* What the backend knows of the fault that ended device `ordinal`'s
+   * context (a kernel it ran: which, where, which thread), into buf; 0 when
+   * it knows something, -1 when not. */
+  int (*fault_detail)(int ordinal, char *buf, size_t len);
+  /* Why the calling thread's last cuModuleLoadData failed, in words ("" when
+   * the backend has nothing to add to the result). */
+  const char *(*load_error)(void);
   /* Queries this thread makes while on (1) are quiet: gpulua's own, for
    * display and bookkeeping, not the script's; they move no virtual clock.
    * Returns the previous setting. Use gld_drv_quiet, which is harmless where

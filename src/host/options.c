@@ -87,8 +87,8 @@ static const struct {
   {"GPULUA_SIM_NCCL_FAULT", "N|async:N", "none",
    "sim: the N-th collective call fails (async: its communicator reports an error)"},
   {"GPULUA_SIM_KERNELS", "host", "host",
-   "sim: what a launch runs: the function given with k:host; ptx and compare are refused (the sim cannot run "
-   "PTX yet)"},
+   "sim: what a launch runs: host (the function given with k:host) or ptx (the kernel's own PTX, memory "
+   "checked); compare is refused (not there yet)"},
   {NULL, NULL, NULL, NULL}
 };
 

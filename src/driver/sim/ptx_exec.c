@@ -24,6 +24,7 @@ int sim_ptx_fault(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int l
   va_end(ap);
   char where[600];
   const char *file = in && in->src_file < c->m->nfiles ? c->m->files[in->src_file] : NULL;
+  if (file && strrchr(file, '/')) file = strrchr(file, '/') + 1; /* NVRTC writes the folder it ran in */
   if (file && in->src_line) snprintf(where, sizeof where, "%s:%u", file, in->src_line);
   else snprintf(where, sizeof where, "PTX line %u", in ? in->line : 0);
   unsigned t[3] = {0, 0, 0};

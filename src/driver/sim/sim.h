@@ -50,6 +50,14 @@ void gld_sim_set_main_thread(void);
  * total and returns 1, or returns 0 when no limit is set. */
 int gld_sim_host_memory(size_t *avail, size_t *total);
 
+/* What the sim knows of the fault that ended device `ordinal`'s context (a
+ * PTX run's message): 0 with it in buf, -1 when it knows nothing. */
+int gld_sim_fault_detail(int ordinal, char *buf, size_t len);
+
+/* Why the calling thread's last module load failed (GPULUA_SIM_KERNELS=ptx:
+ * what the interpreter cannot run, and its line), or "". */
+const char *gld_sim_load_error(void);
+
 /* Check the GPULUA_SIM_* environment; on a bad value fill `why` and return -1. */
 int gld_sim_config_error(char *why, size_t whylen);
 

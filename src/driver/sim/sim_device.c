@@ -112,7 +112,7 @@ static const struct {
   sim_kernel_mode mode;
   int available;
 } kernel_modes[] = {
-  {"ptx", SIM_KERNELS_PTX, 0},
+  {"ptx", SIM_KERNELS_PTX, 1},
   {"host", SIM_KERNELS_HOST, 1},
   {"compare", SIM_KERNELS_COMPARE, 0},
 };
@@ -171,7 +171,7 @@ int gld_sim_config_error(char *why, size_t whylen) {
       return -1;
     }
     if (!kernel_modes[k].available) {
-      snprintf(why, whylen, "GPULUA_SIM_KERNELS=%s: the sim cannot run PTX yet", s);
+      snprintf(why, whylen, "GPULUA_SIM_KERNELS=%s: the sim cannot compare PTX with host kernels yet", s);
       return -1;
     }
   }

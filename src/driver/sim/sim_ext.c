@@ -9,6 +9,7 @@
 #include "cublas_table.h"
 #include "nccl_table.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int gld_driver_sim_check(char *why, size_t whylen) { return gld_sim_config_error(why, whylen); }
@@ -24,12 +25,19 @@ static CUresult func_set_builtin(CUfunction f, const char *kernel, const char *d
                                  const size_t *sizes) {
   gld_sim_kernel_fn fn = sim_builtin_host(kernel, dtype);
   if (!fn) return CUDA_ERROR_NOT_FOUND;
+  f->builtin = 1; /* keeps its C implementation under GPULUA_SIM_KERNELS=ptx */
   return gld_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes);
 }
 
 void gld_driver_sim_load_ext(gld_driver_ext *x) {
   memset(x, 0, sizeof *x);
-  x->host_only = 1;          /* no device code runs: kernels run their host implementations */
+  /* under GPULUA_SIM_KERNELS=ptx (checked before this) kernels run their
+   * PTX; else no device code runs: kernels run their host implementations */
+  const char *kernels = getenv("GPULUA_SIM_KERNELS");
+  x->host_only = !(kernels && strcmp(kernels, "ptx") == 0);
+  x->fault_detail = gld_sim_fault_detail;
+  x->load_error = gld_sim_load_error;
+  x->ptx_only = 1;           /* sim_module.c reads PTX alone */
   x->host_alloc_zeroed = 1;  /* sim_memory.c: fresh pages */
   x->query_yields = 1;       /* sim_stream.c: a query serves the main thread's host kernels */
   x->blas_workspace = (size_t)64 << 10; /* the sim's cuBLAS uses none; a sim device's memory is small */

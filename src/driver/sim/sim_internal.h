@@ -36,6 +36,7 @@
 
 struct CUctx_st {
   int ordinal;
+  char fault[512];             /* what the kernel that faulted said (a PTX run's fault) */
   int retained;
   struct CUstream_st *streams; /* live streams of this context */
   CUresult sticky;             /* a fault on any of its streams: as CUDA's, every later call
@@ -185,6 +186,7 @@ struct CUmod_st {
   size_t len;
   int is_ptx;
   int ordinal;
+  void *prog;           /* GPULUA_SIM_KERNELS=ptx: the module decoded (sim_ptx_module, ptx_ir.h) */
   struct sim_var *vars; /* its .global and .const variables (sim_modvars.c) */
   int nvars;
   unsigned char *vmem;  /* their memory */
@@ -202,6 +204,8 @@ struct CUfunc_st {
   char name[256];
   gld_sim_kernel_fn host;
   gld_sim_kernel_fn skipped; /* called (where `host` is) for a launch a fault skips: it releases what the launch holds */
+  int ptx_index;  /* its function in the module's prog, or -1 */
+  int builtin;    /* a built-in kernel, which keeps its C implementation */
   void *user;
   int on_main;
   int nparams;

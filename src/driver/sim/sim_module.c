@@ -6,6 +6,7 @@
  * kernels, the main thread, gld_sim_enqueue and gld_sim_device_of.
  */
 
+#include "ptx_ir.h"
 #include "sim_internal.h"
 #include "sim_ptx.h"
 
@@ -23,26 +24,116 @@
 
 static struct CUfunc_st *all_funcs; /* guarded by sim_S.mu */
 
+/* The memory check of a PTX run: every global or generic access must lie
+ * inside memory the sim gave out (sim_memmap.c). */
+static int check_access(void *user, uint64_t addr, size_t bytes, int write, char *why, size_t whylen) {
+  (void)write; /* the interpreter says "wrote 4 bytes"; this says where */
+  sim_mem_hit hit;
+  sim_mem_where where = sim_mem_lookup_cached(user, addr, bytes, &hit);
+  if (where == SIM_MEM_INSIDE) return 0;
+  if (where == SIM_MEM_PAST_END)
+    snprintf(why, whylen, "%llu bytes past the end of an allocation of %zu bytes",
+             (unsigned long long)(hit.offset > hit.size ? hit.offset - hit.size : 0), hit.size);
+  else if (where == SIM_MEM_FREED)
+    snprintf(why, whylen, "of freed memory (an allocation of %zu bytes)", hit.size);
+  else
+    snprintf(why, whylen, "at 0x%llx, which is no memory the sim gave out", (unsigned long long)addr);
+  return 1;
+}
+
+/* Whether a launch of f runs its PTX (GPULUA_SIM_KERNELS=ptx; built-ins keep
+ * their C implementations). */
+static int runs_ptx(const struct CUfunc_st *f) { return f->mod && f->mod->prog && f->ptx_index >= 0 && !f->builtin; }
+
+/* A launch of f's PTX on the calling worker: 0, or non-zero with the fault's
+ * message kept on the context. A host kernel's record (the launch's last
+ * parameter) is released by its `skipped`, as for a launch not run. */
+static int run_ptx(sim_op *op) {
+  struct CUfunc_st *f = op->func;
+  const gld_sim_launch *g = op->launch;
+  sim_mem_cache cache = {0};
+  sim_ptx_launch l = {.grid = {g->grid[0], g->grid[1], g->grid[2]},
+                      .block = {g->block[0], g->block[1], g->block[2]},
+                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &cache};
+  char err[512];
+  int rc = sim_ptx_run(f->mod->prog, f->ptx_index, &l, err, sizeof err);
+  pthread_mutex_lock(&sim_S.mu);
+  char *fault = sim_S.dev[f->mod->ordinal].ctx.fault;
+  if (rc != 0 && !fault[0]) snprintf(fault, sizeof sim_S.dev[0].ctx.fault, "%s", err);
+  pthread_mutex_unlock(&sim_S.mu);
+  return rc != 0;
+}
+
 int sim_run_kernel(sim_op *op, int skip) {
   struct CUfunc_st *f = op->func;
   /* read under the lock: gld_sim_func_set_host (k:host again) may write these
    * while this launch is on its way (a data race, ThreadSanitizer found) */
   pthread_mutex_lock(&sim_S.mu);
+  int ptx = !skip && runs_ptx(f);
+  pthread_mutex_unlock(&sim_S.mu);
+  int failed = ptx ? run_ptx(op) : 0;
+  if (ptx) skip = 1; /* then the host kernel's record goes, where it has one */
+  pthread_mutex_lock(&sim_S.mu);
   main_req r = {NULL, skip ? f->skipped : f->host, f->user, op->launch, 0, 0};
   if (!r.fn) { /* nothing to tell of a skipped launch */
     pthread_mutex_unlock(&sim_S.mu);
-    return 0;
+    return failed;
   }
   if (!f->on_main) {
     pthread_mutex_unlock(&sim_S.mu);
-    return r.fn(r.user, op->launch);
+    int rc = r.fn(r.user, op->launch);
+    return ptx ? failed : rc;
   }
   *sim_main_tail = &r;
   sim_main_tail = &r.next;
   sim_progress_locked(); /* the main thread may be waiting */
   while (!r.done) sim_wait_locked();
   pthread_mutex_unlock(&sim_S.mu);
-  return r.failed;
+  return ptx ? failed : r.failed;
+}
+
+int gld_sim_fault_detail(int ordinal, char *buf, size_t len) {
+  if (ordinal < 0 || ordinal >= sim_S.ndev || len == 0) return -1;
+  pthread_mutex_lock(&sim_S.mu);
+  const char *f = sim_S.dev[ordinal].ctx.fault;
+  int known = f[0] != 0;
+  if (known) snprintf(buf, len, "%s", f);
+  pthread_mutex_unlock(&sim_S.mu);
+  return known ? 0 : -1;
+}
+
+/* The message of the last module the calling thread failed to load. */
+static _Thread_local char load_error[512];
+
+const char *gld_sim_load_error(void) { return load_error; }
+
+/* GPULUA_SIM_KERNELS=ptx: the module decoded for the interpreter, its
+ * variables those sim_modvars.c laid out (one memory: what a copy writes, a
+ * kernel reads). A module the interpreter cannot run does not load. */
+static CUresult load_prog(struct CUmod_st *mod) {
+  load_error[0] = '\0';
+  sim_ptx_module *prog = sim_ptx_load(mod->image, load_error, sizeof load_error);
+  if (!prog) return CUDA_ERROR_INVALID_PTX;
+  int same = 1;
+  for (int i = 0; i < prog->nvars && same; i++) {
+    const sim_ptx_var *v = &prog->vars[i];
+    if (v->space == SIM_S_SHARED) continue;
+    CUdeviceptr at = 0;
+    size_t bytes = 0;
+    same = sim_cuModuleGetGlobal(&at, &bytes, mod, v->name) == CUDA_SUCCESS &&
+           at == (CUdeviceptr)(uintptr_t)(mod->vmem + v->offset) && bytes == v->size;
+  }
+  if (!same) {
+    snprintf(load_error, sizeof load_error, "the module's variables could not be laid out for the interpreter");
+    sim_ptx_free(prog);
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  if (prog->data_bytes) { /* the module's variables: one memory */
+    free(prog->data);
+    prog->data = mod->vmem;
+  }
+  mod->prog = prog;
+  return CUDA_SUCCESS;
 }
 
 CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
@@ -71,7 +162,9 @@ CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
     memcpy(mod->image, image, mod->len + 1);
     mod->is_ptx = 1;
     CUresult r = sim_vars_load(mod);
+    if (r == CUDA_SUCCESS && sim_kernels() == SIM_KERNELS_PTX) r = load_prog(mod);
     if (r != CUDA_SUCCESS) {
+      sim_ptx_free(mod->prog);
       sim_vars_free(mod);
       free(mod->image);
       free(mod);
@@ -96,6 +189,11 @@ CUresult sim_cuModuleUnload(CUmodule m) {
     }
   }
   pthread_mutex_unlock(&sim_S.mu);
+  if (m->prog) {
+    sim_ptx_module *prog = m->prog;
+    if (prog->data == m->vmem) prog->data = NULL; /* sim_vars_free's */
+    sim_ptx_free(prog);
+  }
   sim_vars_free(m);
   free(m->image);
   free(m);
@@ -123,6 +221,7 @@ CUresult sim_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
   f->mod = m;
   snprintf(f->name, sizeof f->name, "%s", name);
   f->ptx_nparams = -1;
+  f->ptx_index = m->prog ? sim_ptx_find(m->prog, name) : -1;
   f->max_threads = entry ? gld_ptx_max_threads(entry) : 1024;
   if (entry) f->ptx_nparams = gld_ptx_params(entry, f->ptx_offset, f->ptx_size, GL_SIM_MAX_PARAMS);
   f->next = all_funcs;
@@ -166,24 +265,30 @@ CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned 
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   if ((unsigned long long)bx * by * bz > (unsigned long long)f->max_threads) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   if (f->mod->ordinal != st->ctx->ordinal) return CUDA_ERROR_INVALID_HANDLE;
-  if (!f->host) return CUDA_ERROR_NOT_SUPPORTED; /* no device code runs on sim */
+  /* the parameters' sizes: the host implementation's (a Lua host kernel's
+   * record last), else, for a kernel that runs its PTX, the PTX entry's */
+  int ptx = f->mod->prog && f->ptx_index >= 0 && !f->builtin;
+  if (!f->host && !ptx) return CUDA_ERROR_NOT_SUPPORTED; /* no device code runs on sim */
+  int nparams = f->host ? f->nparams : f->ptx_nparams;
+  const size_t *sizes = f->host ? f->sizes : f->ptx_size;
+  if (nparams < 0) return CUDA_ERROR_NOT_SUPPORTED;
   size_t total = 0;
-  for (int i = 0; i < f->nparams; i++) total += (f->sizes[i] + 7) / 8 * 8;
+  for (int i = 0; i < nparams; i++) total += (sizes[i] + 7) / 8 * 8;
   gld_sim_launch *l = calloc(1, sizeof *l + total);
   if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
   l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
   l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
   l->shared = shared;
-  l->nparams = f->nparams;
+  l->nparams = nparams;
   unsigned char *store = (unsigned char *)(l + 1);
-  for (int i = 0; i < f->nparams; i++) { /* copied now, as the driver does */
+  for (int i = 0; i < nparams; i++) { /* copied now, as the driver does */
     if (!params || !params[i]) {
       free(l);
       return CUDA_ERROR_INVALID_VALUE;
     }
-    memcpy(store, params[i], f->sizes[i]);
+    memcpy(store, params[i], sizes[i]);
     l->params[i] = store;
-    store += (f->sizes[i] + 7) / 8 * 8;
+    store += (sizes[i] + 7) / 8 * 8;
   }
   sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + total,
                .mw = sim_model_launch(mem_bytes, us)};
