@@ -260,7 +260,8 @@ static int builtin_module(gl_device *dev, gl_dtype dt) {
   snprintf(name, sizeof name, "gpulua built-in kernels for %s (device %d)", dtn, dev->ordinal);
   gl_set_ctx(dev);
   CUmodule mod;
-  CUresult r = gld_drv.cuModuleLoadData(&mod, img);
+  /* a backend with implementations of its own loads them as such */
+  CUresult r = gld_drv_ext.load_builtins ? gld_drv_ext.load_builtins(&mod, img) : gld_drv.cuModuleLoadData(&mod, img);
   free(img);
   if (r != CUDA_SUCCESS) return gl_fail_cu(rt, dev, r, "cuModuleLoadData (built-in kernels)", NULL);
   gl_module *m = calloc(1, sizeof *m);

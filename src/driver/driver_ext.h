@@ -57,6 +57,10 @@ typedef struct gld_driver_ext {
   /* Why the calling thread's last cuModuleLoadData failed, in words ("" when
    * the backend has nothing to add to the result). */
   const char *(*load_error)(void);
+  /* cuModuleLoadData for the built-in kernels' module, whose kernels all
+   * get the backend's own implementations (func_set_builtin): the backend
+   * need not be able to run the module's code. */
+  CUresult (*load_builtins)(CUmodule *m, const void *image);
   /* Queries this thread makes while on (1) are quiet: gpulua's own, for
    * display and bookkeeping, not the script's; they move no virtual clock.
    * Returns the previous setting. Use gld_drv_quiet, which is harmless where

@@ -58,6 +58,10 @@ int gld_sim_fault_detail(int ordinal, char *buf, size_t len);
  * what the interpreter cannot run, and its line), or "". */
 const char *gld_sim_load_error(void);
 
+/* cuModuleLoadData for a module whose kernels all run the sim's own C
+ * implementations (the built-ins): never decoded for the interpreter. */
+CUresult gld_sim_load_builtins(CUmodule *m, const void *image);
+
 /* Check the GPULUA_SIM_* environment; on a bad value fill `why` and return -1. */
 int gld_sim_config_error(char *why, size_t whylen);
 

@@ -37,6 +37,7 @@ void gld_driver_sim_load_ext(gld_driver_ext *x) {
   x->host_only = !(kernels && strcmp(kernels, "ptx") == 0);
   x->fault_detail = gld_sim_fault_detail;
   x->load_error = gld_sim_load_error;
+  x->load_builtins = gld_sim_load_builtins;
   x->ptx_only = 1;           /* sim_module.c reads PTX alone */
   x->host_alloc_zeroed = 1;  /* sim_memory.c: fresh pages */
   x->query_yields = 1;       /* sim_stream.c: a query serves the main thread's host kernels */

@@ -136,7 +136,13 @@ static CUresult load_prog(struct CUmod_st *mod) {
   return CUDA_SUCCESS;
 }
 
-CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
+static CUresult load(CUmodule *m, const void *image, int builtins);
+
+CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) { return load(m, image, 0); }
+
+CUresult gld_sim_load_builtins(CUmodule *m, const void *image) { return load(m, image, 1); }
+
+static CUresult load(CUmodule *m, const void *image, int builtins) {
   NEED_CTX();
   if (!m || !image) return CUDA_ERROR_INVALID_VALUE;
   NEED_HEALTHY(sim_cur_ctx);
@@ -162,7 +168,7 @@ CUresult sim_cuModuleLoadData(CUmodule *m, const void *image) {
     memcpy(mod->image, image, mod->len + 1);
     mod->is_ptx = 1;
     CUresult r = sim_vars_load(mod);
-    if (r == CUDA_SUCCESS && sim_kernels() == SIM_KERNELS_PTX) r = load_prog(mod);
+    if (r == CUDA_SUCCESS && sim_kernels() == SIM_KERNELS_PTX && !builtins) r = load_prog(mod);
     if (r != CUDA_SUCCESS) {
       sim_ptx_free(mod->prog);
       sim_vars_free(mod);
