@@ -2,8 +2,9 @@
  * sim_module.c -- the sim's modules, functions and launches: loading images,
  * finding kernels (by name in PTX, with sim_ptx.c), their attributes and
  * parameters, cuLaunchKernel (and gld_sim_launch_costed, with the timing
- * model's cost), and what sim.h offers beyond: host implementations of
- * kernels, the main thread, gld_sim_enqueue and gld_sim_device_of.
+ * model's cost), running a launch (its PTX through the interpreter, or its
+ * host implementation), and what sim.h offers beyond: host implementations
+ * of kernels, the main thread, gld_sim_enqueue and gld_sim_device_of.
  */
 
 #include "ptx_ir.h"
@@ -18,9 +19,13 @@
 /* ---- modules and launches ------------------------------------------------
  * A sim module keeps its image. Kernels are found by name in PTX (".entry
  * name"); other images (CUBIN, fatbin) cannot be read, and any name is
- * accepted. No device code ever runs: a launch runs the host implementation
- * the upper layer gave with gld_sim_func_set_host, on the stream's worker or,
- * for Lua kernels, on the main thread. */
+ * accepted. Under GPULUA_SIM_KERNELS=ptx a PTX module is also decoded by the
+ * interpreter (ptx_ir.h), and a launch of one of its kernels (not a
+ * built-in) runs that code on the stream's worker, each global access
+ * checked against the sim's memory map. Otherwise no device code runs: a
+ * launch runs the host implementation the upper layer gave with
+ * gld_sim_func_set_host, on the stream's worker or, for Lua kernels, on the
+ * main thread. */
 
 static struct CUfunc_st *all_funcs; /* guarded by sim_S.mu */
 
