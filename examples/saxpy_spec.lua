@@ -1,7 +1,8 @@
 -- examples/saxpy_spec.lua: testing GPU code with Busted, against a CPU reference.
 -- Runs on the GPU and on the sim backend, where k:host stands in for the kernel: there it
 -- tests the ordering, the launch checks, the slices and the host function, not the CUDA
--- code (its indexing, its grid covering n); on a GPU it tests the kernel itself.
+-- code (its indexing, its grid covering n); on a GPU, and on sim with GPULUA_SIM_KERNELS=ptx
+-- (the sim runs the kernel's own PTX), it tests the kernel itself.
 --   gpulua /usr/bin/busted examples/saxpy_spec.lua
 --   busted --lua=gpulua examples/saxpy_spec.lua          (gpulua on PATH)
 --   LUA_CPATH_5_4="build/?.so;;" lua5.4 /usr/bin/busted examples/saxpy_spec.lua
