@@ -63,8 +63,8 @@ static int run_ptx(sim_op *op) {
   char err[512];
   int rc = sim_ptx_run(f->mod->prog, f->ptx_index, &l, err, sizeof err);
   pthread_mutex_lock(&sim_S.mu);
-  char *fault = sim_S.dev[f->mod->ordinal].ctx.fault;
-  if (rc != 0 && !fault[0]) snprintf(fault, sizeof sim_S.dev[0].ctx.fault, "%s", err);
+  struct CUctx_st *ctx = &sim_S.dev[f->mod->ordinal].ctx;
+  if (rc != 0 && !ctx->fault[0]) snprintf(ctx->fault, sizeof ctx->fault, "%s", err);
   pthread_mutex_unlock(&sim_S.mu);
   return rc != 0;
 }
@@ -74,11 +74,13 @@ int sim_run_kernel(sim_op *op, int skip) {
   /* read under the lock: gld_sim_func_set_host (k:host again) may write these
    * while this launch is on its way (a data race, ThreadSanitizer found) */
   pthread_mutex_lock(&sim_S.mu);
-  int ptx = !skip && runs_ptx(f);
-  pthread_mutex_unlock(&sim_S.mu);
-  int failed = ptx ? run_ptx(op) : 0;
-  if (ptx) skip = 1; /* then the host kernel's record goes, where it has one */
-  pthread_mutex_lock(&sim_S.mu);
+  int ptx = !skip && runs_ptx(f), failed = 0;
+  if (ptx) { /* its PTX, without the lock; then the host kernel's record goes, where it has one */
+    pthread_mutex_unlock(&sim_S.mu);
+    failed = run_ptx(op);
+    skip = 1;
+    pthread_mutex_lock(&sim_S.mu);
+  }
   main_req r = {NULL, skip ? f->skipped : f->host, f->user, op->launch, 0, 0};
   if (!r.fn) { /* nothing to tell of a skipped launch */
     pthread_mutex_unlock(&sim_S.mu);
@@ -278,7 +280,7 @@ CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned 
   if (f->mod->ordinal != st->ctx->ordinal) return CUDA_ERROR_INVALID_HANDLE;
   /* the parameters' sizes: the host implementation's (a Lua host kernel's
    * record last), else, for a kernel that runs its PTX, the PTX entry's */
-  int ptx = f->mod->prog && f->ptx_index >= 0 && !f->builtin;
+  int ptx = runs_ptx(f);
   if (!f->host && !ptx) return CUDA_ERROR_NOT_SUPPORTED; /* no device code runs on sim */
   int nparams = f->host ? f->nparams : f->ptx_nparams;
   const size_t *sizes = f->host ? f->sizes : f->ptx_size;
