@@ -154,9 +154,13 @@ int gl_read_submit(const gl_read_req *r) {
   if (s->dev != dev)
     return gl_fail(rt, "%s: stream '%s' is on device %d, but the slice is on device %d", r->call, s->name,
                    s->dev->ordinal, dev->ordinal);
-  gl_operand o;
-  operand((gl_ref){x, NULL}, 0, 0, &o);
-  gl_op op = {.kind = GL_OP_D2H, .name = r->call, .call = r->call, .bytes = gl_slice_bytes(x), .opnd = &o, .nopnd = 1};
+  /* the slice read, and the buffer written: recorded on the buffer too, so
+   * that a wait that fails (a poisoned device) does not let the buffer's
+   * memory go while the copy may still run (the retire list holds it) */
+  gl_operand o[2];
+  operand((gl_ref){x, NULL}, 0, 0, &o[0]);
+  operand((gl_ref){NULL, r->h}, 1, 0, &o[1]);
+  gl_op op = {.kind = GL_OP_D2H, .name = r->call, .call = r->call, .bytes = gl_slice_bytes(x), .opnd = o, .nopnd = 2};
   op.u.copy.hdst = gl_hostbuf_ptr(r->h);
   op.u.copy.src = gl_slice_ptr(x);
   op.u.copy.read = 1;

@@ -126,6 +126,9 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   CHECK(gl_hostbuf_new(rt, GL_F32, 512, 0, 0, "host_new", &r) == 0, "%s", gl_error_message(rt));
   CHECK(read_into(&hi_half, b, &r, NULL) == 0, "%s", gl_error_message(rt));
   CHECK(((float *)gl_hostbuf_ptr(&r))[0] == 1.0f, "the read sees the same data");
+  /* the read's copy is recorded on the buffer it writes: were its wait to
+   * fail, the buffer's memory would wait for the copy (the retire list) */
+  CHECK(r.m->acc.n == 1, "a read is recorded on the buffer it writes");
 
   /* frees: ordered after every access; the memory comes back */
   size_t after, total;
