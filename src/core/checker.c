@@ -341,13 +341,14 @@ int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
   for (int i = 0; i < acc->n; i++) {
     gl_stream *s = acc->lanes[i].s;
     if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened) continue;
+    /* A poisoned device's queued work may still run: one poisoned by a rank's
+     * fault elsewhere goes on once its aborted collectives end, and a faulted
+     * one drains at once. A wait that learns reports the poison; one that
+     * does not (a release's) waits, so that nothing is freed under that work. */
     if (gl_device_poisoned(s->dev)) {
       if (learn) return gl_device_check(s->dev);
-      continue;
-    }
-    if (gl_comm_settle(s->dev->rt, s->dev, site) != 0) { /* a collective that cannot complete poisoned it */
+    } else if (gl_comm_settle(s->dev->rt, s->dev, site) != 0) { /* a collective that cannot complete poisoned it */
       if (learn) return -1;
-      continue;
     }
     gl_set_ctx(s->dev);
     uint64_t seq = s->seq;
@@ -366,7 +367,7 @@ int gl_access_wait_all(gl_accesses *acc, int learn, gl_site *site) {
 int gl_access_finished(gl_accesses *acc) {
   for (int i = 0; i < acc->n; i++) {
     gl_stream *s = acc->lanes[i].s;
-    if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened || gl_device_poisoned(s->dev)) continue;
+    if (s->done_seq >= lane_last(&acc->lanes[i]) || !s->dev->opened) continue; /* poisoned: as gl_access_wait_all */
     gl_set_ctx(s->dev);
     int q = gld_drv_quiet(1); /* bookkeeping: moves no clock */
     CUresult r = s->cu ? gld_drv.cuStreamQuery(s->cu) : s->final_ev ? gld_drv.cuEventQuery(s->final_ev) : CUDA_SUCCESS;

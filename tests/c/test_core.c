@@ -4,12 +4,14 @@
  * recorded by queued fills and copies, a conflict record from the checker,
  * ordering, auto's waits, frees ordered after the work, an error found in a
  * finalizer kept on its device, the retire list reaped where host memory is
- * allocated, two runtimes that do not share state, and messages named by
- * the caller.
+ * allocated, two runtimes that do not share state, messages named by the
+ * caller, and memory a poisoned device's queued work writes kept until it ran.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checker.h"
 #include "clock.h"
@@ -273,6 +275,47 @@ static void test_retire_list(gl_runtime *rt, gl_device *dev) {
   gl_slice_collect(&x);
 }
 
+/* A device poisoned by another rank's fault (comm.c writes only its poison
+ * text) still runs its queued work once its collectives end: memory that
+ * work writes waits for it on the retire list, in a reap that does not wait
+ * and in the one that does, until the work has run. The stream is held by a
+ * host function behind which the copy waits. */
+static volatile int gate_open;
+static void gate(void *user) {
+  (void)user;
+  while (!__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE)) usleep(1000);
+}
+static void *open_gate_later(void *arg) {
+  (void)arg;
+  usleep(50000);
+  __atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void test_poisoned_device_work_still_holds(gl_runtime *rt, gl_device *dev) {
+  gl_slice x;
+  CHECK(gl_slice_alloc(dev->main, GL_F32, 256, 1, NULL, &x) == 0, "%s", gl_error_message(rt));
+  CHECK(fill(dev->main, &x, &two, NULL) == 0, "%s", gl_error_message(rt));
+  gl_hostbuf h;
+  CHECK(gl_hostbuf_new(rt, GL_F32, 256, 1, 0, "host_new", &h) == 0, "%s", gl_error_message(rt));
+  gl_hostmem *m = h.m;
+  gl_set_ctx(dev);
+  CHECK(gld_drv.cuLaunchHostFunc(dev->main->cu, gate, NULL) == CUDA_SUCCESS, "the gate is queued");
+  CHECK(copy(dev->main, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
+  gl_buf_printf(&dev->poison, "device 0 is poisoned: a collective of its communicator cannot complete (test)");
+  gl_hostbuf_collect(&h);
+  gl_retire_reap(rt, 0);
+  CHECK(gl_retire_pending(rt) && m->ptr, "memory a poisoned device's queued copy writes waits for the copy");
+  pthread_t t;
+  pthread_create(&t, NULL, open_gate_later, NULL);
+  gl_retire_reap(rt, 1);
+  CHECK(__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE) && !gl_retire_pending(rt),
+        "the waiting reap waits for the copy on the poisoned device, then frees");
+  pthread_join(t, NULL);
+  gl_buf_free(&dev->poison);
+  gl_slice_collect(&x);
+}
+
 /* Messages are made from the names the caller gives: the failing call's own
  * (`call`), and the runtime's vocabulary for the calls a message points at
  * (names.h). Here both are this test's, so nothing of Lua may appear. */
@@ -351,6 +394,7 @@ int main(void) {
   test_out_of_host_memory(rt, dev);
   test_two_runtimes(rt);
   test_messages_name_the_call(rt, dev);
+  test_poisoned_device_work_still_holds(rt, dev);
   gl_runtime_free(rt);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures != 0;
