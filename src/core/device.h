@@ -46,6 +46,7 @@ struct gl_device {
   struct gl_blas_slot **blas_spare;  /* handles and workspaces made for captures' forks (blas.h) */
   int nblas_spare;
   gl_stream *spares;         /* where the spares are made, from the first (gl_stream_spares) */
+  gl_alloc *allocs;          /* its slices' allocations, for naming memory in a fault (gl_alloc_at) */
 };
 
 /* Device `ordinal`, opened at first use. `call`: the call's name as the

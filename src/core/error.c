@@ -5,6 +5,7 @@
  */
 #include "error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "comm.h"
 #include "device.h"
 #include "driver_ext.h"
+#include "memory.h"
 #include "runtime.h"
 #include "stream.h"
 
@@ -106,16 +108,39 @@ CUresult gl_error_code(const gl_runtime *rt) { return rt->err.code; }
 /* The fault's message, kept on the device: the fault, where it was seen,
  * and (the driver reports a fault late and does not say which kernel) the
  * launches not known to have finished, the likely culprits. */
+/* What the backend knows of dev's fault (a kernel the sim ran), into b:
+ * its text, with the memory the access hit named as the scripts know it
+ * (the slice and where it was allocated) and the launch's line. */
+static void backend_detail(gl_device *dev, gl_buf *b) {
+  char known[512];
+  gld_fault_where w = {.launch_at = SIZE_MAX, .tag = -1};
+  if (!gld_drv_ext.fault_detail || gld_drv_ext.fault_detail(dev->ordinal, known, sizeof known, &w) != 0) return;
+  gl_runtime *rt = dev->rt;
+  gl_alloc *a = NULL;
+  for (int i = 0; w.name_len && !a && i < rt->ndev; i++)
+    if (rt->devs[i].opened) a = gl_alloc_at(&rt->devs[i], (CUdeviceptr)w.base);
+  size_t n = strlen(known);
+  for (size_t i = 0; i <= n; i++) {
+    if (a && i == w.name_at) gl_alloc_describe(a, dev, b);
+    if (i == w.launch_at && w.tag != GL_LOC_NONE) gl_buf_printf(b, ", launched at %s", gl_loc_text(rt, w.tag));
+    if (i == n) break;
+    if (!a || i < w.name_at || i >= w.name_at + w.name_len) gl_buf_printf(b, "%c", known[i]);
+  }
+}
+
 void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *site) {
   gl_runtime *rt = dev->rt;
   gl_buf *p = &dev->poison;
   const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_buf_str(&rt->host_kernel_error) : "";
-  char known[512]; /* what the backend knows of it (a kernel the sim ran) */
-  if (!detail[0] && gld_drv_ext.fault_detail && gld_drv_ext.fault_detail(dev->ordinal, known, sizeof known) == 0)
-    detail = known;
+  gl_buf known = GL_BUF_INIT;
+  if (!detail[0]) {
+    backend_detail(dev, &known);
+    detail = gl_buf_str(&known);
+  }
   gl_buf_printf(p, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s", dev->ordinal,
                 gld_error_name(r), gld_error_string(r), call, gl_loc_text(rt, gl_site_loc(rt, site)),
                 detail[0] ? ": " : "", detail);
+  gl_buf_free(&known);
   int named = 0;
   for (gl_stream *s = dev->streams; s; s = s->next_open) {
     if (s->last_launch_seq <= s->done_seq) continue;

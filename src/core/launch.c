@@ -311,7 +311,7 @@ int gl_launch_submit(gl_launch_req *r) {
   op.u.launch.block = c->block;
   op.u.launch.shared = c->shared;
   op.u.launch.params = k->params;
-  if (gld_drv_ext.launch_costed) { /* its cost, for the backend's timing model */
+  if (gld_drv_ext.launch_costed) { /* its cost, for the backend's timing model (and its tag) */
     op.u.launch.modeled = 1;
     op.u.launch.model_us = r->cost_us;
     if (k->builtin) {

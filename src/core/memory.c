@@ -70,6 +70,11 @@ int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call
   a->bytes = bytes;
   a->home = s;
   a->freed_at = GL_LOC_NONE;
+  a->dtype = dt;
+  a->alloc_at = gl_site_loc(rt, site);
+  a->next_dev = dev->allocs;
+  if (dev->allocs) dev->allocs->prev_dev = a;
+  dev->allocs = a;
   gl_stream_ref(s);
   memset(x, 0, sizeof *x);
   x->a = a;
@@ -87,6 +92,19 @@ int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call
   op.u.fill.p = a->ptr;
   op.u.fill.size = 1;
   return gl_queue_op(s, &op, site); /* on failure the slice stays valid: its memory is undefined */
+}
+
+gl_alloc *gl_alloc_at(gl_device *d, CUdeviceptr ptr) {
+  for (gl_alloc *a = d->allocs; a; a = a->next_dev)
+    if (a->ptr == ptr && !a->freed) return a;
+  return NULL;
+}
+
+void gl_alloc_describe(const gl_alloc *a, const gl_device *on, gl_buf *b) {
+  size_t es = gl_dtypes[a->dtype].size;
+  gl_buf_printf(b, "slice %s[%zu]", gl_dtypes[a->dtype].name, a->bytes / es);
+  if (a->dev != on) gl_buf_printf(b, " on device %d", a->dev->ordinal);
+  if (a->alloc_at != GL_LOC_NONE) gl_buf_printf(b, " allocated at %s", gl_loc_text(a->dev->rt, a->alloc_at));
 }
 
 void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v) {
@@ -185,6 +203,9 @@ static void alloc_unref(gl_alloc *a) {
     return;
   }
   if (--a->refs > 0) return;
+  if (a->prev_dev) a->prev_dev->next_dev = a->next_dev;
+  else if (a->dev->allocs == a) a->dev->allocs = a->next_dev;
+  if (a->next_dev) a->next_dev->prev_dev = a->prev_dev;
   gl_access_clear(&a->acc);
   gl_stream_unref(a->home);
   free(a);

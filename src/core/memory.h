@@ -41,6 +41,9 @@ struct gl_alloc {
   gl_module *owner;     /* a module variable's memory (module.h: gl_module_global), else NULL */
   char *var;            /* ... the variable's name */
   gl_alloc *next_var;   /* ... the module's next variable */
+  gl_dtype dtype;       /* the allocating slice's dtype ... */
+  int alloc_at;         /* ... and where it was allocated (a location) */
+  gl_alloc *prev_dev, *next_dev; /* the device's allocations (gl_alloc_at) */
 };
 
 struct gl_slice {
@@ -63,6 +66,11 @@ int gl_slice_new(gl_stream *s, gl_dtype dt, size_t n, int zero, const char *call
 /* The same for gpulua's own memory (workspaces, scratch), named as the
  * runtime's allocation call (rt->names.alloc, names.h). */
 int gl_slice_alloc(gl_stream *s, gl_dtype dt, size_t n, int zero, gl_site *site, gl_slice *x);
+/* The live allocation of device d's memory that starts at ptr, or NULL. */
+gl_alloc *gl_alloc_at(gl_device *d, CUdeviceptr ptr);
+/* The words for a's memory in a message: "slice f32[100] allocated at
+ * job.lua:8" (and its device, when it is not `on`). */
+void gl_alloc_describe(const gl_alloc *a, const gl_device *on, gl_buf *b);
 /* v (zeroed) becomes a view of count elements of x from offset. */
 void gl_slice_view(gl_slice *x, size_t offset, size_t count, gl_slice *v);
 /* x may be used: initialised, not released, its memory not freed, its

@@ -132,7 +132,7 @@ static int reserve_operands(gl_runtime *rt, const gl_run *r, int nr) {
 }
 
 /* The driver call(s) of op; *queued: how many operations went onto s. */
-static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) {
+static CUresult submit(gl_stream *s, gl_op *op, int loc, int *queued, const char **call) {
   *queued = 1;
   switch (op->kind) {
   case GL_OP_H2D:
@@ -198,7 +198,7 @@ static CUresult submit(gl_stream *s, gl_op *op, int *queued, const char **call) 
     if (op->u.launch.modeled) /* with its cost, for the backend's timing model */
       return gld_drv_ext.launch_costed(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared,
                                       s->cu, op->u.launch.params, NULL, op->u.launch.model_bytes,
-                                      op->u.launch.model_us);
+                                      op->u.launch.model_us, loc);
     return gld_drv.cuLaunchKernel(op->u.launch.k->f, g[0], g[1], g[2], b[0], b[1], b[2], op->u.launch.shared, s->cu,
                                  op->u.launch.params, NULL);
   }
@@ -253,11 +253,11 @@ static int queue_captured(gl_stream *s, gl_op *op, gl_graph *g, gl_site *site) {
   gl_set_ctx(dev);
   int queued;
   const char *call = "";
-  CUresult r = submit(s, op, &queued, &call);
+  int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
+  CUresult r = submit(s, op, loc, &queued, &call);
   s->seq += (uint64_t)queued;
   if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
   s->last_kind = (int)op->kind + 1;
-  int loc = gl_site_loc(rt, site); /* a replay's messages name it, whatever the policy then */
   for (int i = 0; i < op->nopnd; i++) {
     gl_access_record(local[i].acc, s, local[i].lo, local[i].hi, local[i].write, loc);
     if (gl_graph_add_use(g, op, &opnd[i], loc) != 0) return gl_fail_nomem(rt, NULL);
@@ -316,13 +316,13 @@ int gl_queue_op(gl_stream *s, gl_op *op, gl_site *site) {
   if (rt->trace) gl_trace_begin(s);
   int queued;
   const char *call = "";
-  CUresult r = submit(s, op, &queued, &call);
+  /* locations only serve messages, which policy off never gives */
+  int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
+  CUresult r = submit(s, op, loc, &queued, &call);
   s->seq += (uint64_t)queued;
   if (r != CUDA_SUCCESS) return fail_launch(rt, dev, op, r, call, site);
   s->last_kind = (int)op->kind + 1;
   if (rt->trace) gl_trace_end(s, op->kind, op->name, op->kind == GL_OP_LAUNCH ? 0 : op->bytes);
-  /* locations only serve messages, which policy off never gives */
-  int loc = op->nopnd && rt->policy != GL_POLICY_OFF ? gl_site_loc(rt, site) : GL_LOC_NONE;
   if (op->kind == GL_OP_LAUNCH) { /* a later fault names the kernels that may have caused it */
     s->last_launch_seq = s->seq;
     s->last_kernel = op->u.launch.k->name_id;

@@ -13,6 +13,7 @@
 
 #include "cuda_decls.h"
 #include <stddef.h>
+#include <stdint.h>
 
 struct gld_cublas;
 struct gld_nccl;
@@ -24,8 +25,19 @@ struct gld_nccl;
 typedef struct gld_host_launch {
   unsigned grid[3], block[3], shared;
   int nparams;
+  int tag; /* the upper layer's name for the launch (launch_costed), -1 for none */
   void *params[GL_HOST_MAX_PARAMS];
 } gld_host_launch;
+
+/* Where a backend's fault text (fault_detail) names things the upper layer
+ * can name better: the memory the faulting access hit, and the launch. */
+typedef struct gld_fault_where {
+  uint64_t base;    /* the first byte of the memory the access hit; 0: none */
+  size_t name_at;   /* the text's words for that memory: [name_at, name_at + name_len) */
+  size_t name_len;  /* 0: the text does not name it */
+  size_t launch_at; /* where words about the launch may be inserted; SIZE_MAX: nowhere */
+  int tag;          /* the faulting launch's tag (launch_costed); -1: unknown */
+} gld_fault_where;
 
 /* A kernel's host implementation; non-zero return = the launch failed. */
 typedef int (*gld_host_kernel_fn)(void *user, const gld_host_launch *launch);
@@ -52,8 +64,9 @@ typedef struct gld_driver_ext {
   /* ---- calls ---- */
   /* What the backend knows of the fault that ended device `ordinal`'s
    * context (a kernel it ran: which, where, which thread), into buf; 0 when
-   * it knows something, -1 when not. */
-  int (*fault_detail)(int ordinal, char *buf, size_t len);
+   * it knows something, -1 when not; *where says where the text names the
+   * memory and the launch. */
+  int (*fault_detail)(int ordinal, char *buf, size_t len, gld_fault_where *where);
   /* Why the calling thread's last cuModuleLoadData failed, in words ("" when
    * the backend has nothing to add to the result). */
   const char *(*load_error)(void);
@@ -89,14 +102,17 @@ typedef struct gld_driver_ext {
   void (*cublas_table)(struct gld_cublas *t);
   void (*nccl_table)(struct gld_nccl *t);
 
+  /* cuLaunchKernel with the kernel's cost for a timing model (ignored
+   * without one): the bytes it moves (at the model's memory rate) and
+   * microseconds of its own; tag: the upper layer's name for the launch,
+   * which a fault in it reports (fault_detail), -1 for none. */
+  CUresult (*launch_costed)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared, CUstream s, void **params, void **extra,
+                            double mem_bytes, double us, int tag);
+
   /* ---- the timing model: filled only while one is in use ---- */
   /* The name of the model (its file's "name"). */
   const char *(*model_name)(void);
-  /* cuLaunchKernel with the kernel's cost for the model: the bytes it moves
-   * (at the model's memory rate) and microseconds of its own. */
-  CUresult (*launch_costed)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                            unsigned bz, unsigned shared, CUstream s, void **params, void **extra,
-                            double mem_bytes, double us);
   /* The virtual time of an event's last record, in seconds from the model's
    * start (it must have completed); 0, or -1 when there is no such time. */
   int (*model_event_time)(CUevent e, double *seconds);

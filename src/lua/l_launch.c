@@ -81,7 +81,7 @@ int gll_stream_launch(lua_State *L) {
   gl_launch_req r; /* its arrays are written as far as they are read, never cleared */
   r.call = "s:launch";
   r.cost_us = 0;
-  if (u->has_cost && gld_drv_ext.launch_costed) { /* first: it runs Lua, which may do anything */
+  if (u->has_cost && gld_drv_ext.model_name) { /* a timing model runs; first: it runs Lua, which may do anything */
     r.cost_us = launch_cost(L, u);
     s = gll_check_stream(L, 1);
   }

@@ -73,7 +73,8 @@ describe("GPULUA_SIM_KERNELS=ptx #ptx", function()
     assert.matches("sum\t" .. (768 * 769 // 2), out)
   end)
 
-  it("faults on a write past a slice, naming the kernel, its source line and the thread", function()
+  it("faults on a write past a slice, naming the slice, the kernel, its source line, the thread and the launch",
+     function()
     local out, status = H.run_child(PRELUDE .. [[
       local y = dev:zeros("f32", 100)
       dev.main:launch(m:kernel("past", "f32*"), {grid = 1, block = 128}, y)
@@ -81,8 +82,22 @@ describe("GPULUA_SIM_KERNELS=ptx #ptx", function()
     ]], env)
     assert.are.equal(0, status, out)
     assert.matches("device 0 is poisoned by a fault", out)
-    assert.matches(H.lit("wrote 4 bytes 0 bytes past the end of an allocation of 400 bytes (kernel 'past' at " ..
-      "job.cu:6, thread (100,0,0) of block (0,0,0))"), out)
+    local alloc, launch = out:match(H.lit("wrote 4 bytes 0 bytes past the end of slice f32[100] allocated at ") ..
+      "[^:]+:(%d+)" .. H.lit(" (kernel 'past' at job.cu:6, thread (100,0,0) of block (0,0,0), launched at ") ..
+      "[^:]+:(%d+)%)")
+    assert.is_truthy(alloc, out)
+    assert.are.equal(tonumber(alloc) + 1, tonumber(launch), out)
+  end)
+
+  it("names the allocation of a view written past its end", function()
+    local out, status = H.run_child(PRELUDE .. [[
+      local y = dev:zeros("f32", 100)
+      dev.main:launch(m:kernel("past", "f32*"), {grid = 1, block = 128}, y:view(50))
+      print(pcall(dev.main.sync, dev.main))
+    ]], env)
+    assert.are.equal(0, status, out)
+    assert.matches(H.lit("wrote 4 bytes 0 bytes past the end of slice f32[100] allocated at "), out)
+    assert.matches(H.lit("thread (50,0,0) of block (0,0,0), launched at "), out)
   end)
 
   it("refuses at compile time what it cannot run, naming it and its PTX line", function()

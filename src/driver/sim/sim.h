@@ -52,7 +52,7 @@ int gld_sim_host_memory(size_t *avail, size_t *total);
 
 /* What the sim knows of the fault that ended device `ordinal`'s context (a
  * PTX run's message): 0 with it in buf, -1 when it knows nothing. */
-int gld_sim_fault_detail(int ordinal, char *buf, size_t len);
+int gld_sim_fault_detail(int ordinal, char *buf, size_t len, gld_fault_where *where);
 
 /* Why the calling thread's last module load failed (GPULUA_SIM_KERNELS=ptx:
  * what the interpreter cannot run, and its line), or "". */
@@ -96,7 +96,7 @@ const char *gld_sim_model_name(void);
  * the model's mem_gbps) plus microseconds of its own. */
 CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, CUstream s, void **params, void **extra,
-                              double mem_bytes, double us);
+                              double mem_bytes, double us, int tag);
 /* The virtual time of an event's last record, in seconds from the model's
  * start (it must have completed: the host has seen it); 0, or -1 when there
  * is no model or no such time. */

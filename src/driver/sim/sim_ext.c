@@ -49,9 +49,9 @@ void gld_driver_sim_load_ext(gld_driver_ext *x) {
   x->host_memory = gld_sim_host_memory;
   x->cublas_table = gld_cublas_sim_table;
   x->nccl_table = gld_nccl_sim_table;
+  x->launch_costed = gld_sim_launch_costed; /* a fault names the launch (its tag) */
   if (gld_sim_model_active()) {
     x->model_name = gld_sim_model_name;
-    x->launch_costed = gld_sim_launch_costed;
     x->model_event_time = gld_sim_model_event_time;
     x->model_host_time = gld_sim_model_host_time;
   }

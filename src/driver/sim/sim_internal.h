@@ -37,6 +37,7 @@
 struct CUctx_st {
   int ordinal;
   char fault[512];             /* what the kernel that faulted said (a PTX run's fault) */
+  gld_fault_where fault_where; /* ... and where it names the memory and the launch */
   int retained;
   struct CUstream_st *streams; /* live streams of this context */
   CUresult sticky;             /* a fault on any of its streams: as CUDA's, every later call

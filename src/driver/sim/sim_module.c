@@ -29,21 +29,58 @@
 
 static struct CUfunc_st *all_funcs; /* guarded by sim_S.mu */
 
+/* A PTX run's memory check state: the lookup cache, and the memory a
+ * failed check hit. */
+typedef struct {
+  sim_mem_cache cache;
+  uint64_t hit_base;
+} run_check;
+
+/* Around the words of a fault message that name the memory an access hit,
+ * which the upper layer may name better (gld_fault_where). */
+#define NAME_OPEN '\x01'
+#define NAME_CLOSE '\x02'
+
 /* The memory check of a PTX run: every global or generic access must lie
  * inside memory the sim gave out (sim_memmap.c). */
 static int check_access(void *user, uint64_t addr, size_t bytes, int write, char *why, size_t whylen) {
   (void)write; /* the interpreter says "wrote 4 bytes"; this says where */
+  run_check *rc = user;
   sim_mem_hit hit;
-  sim_mem_where where = sim_mem_lookup_cached(user, addr, bytes, &hit);
+  sim_mem_where where = sim_mem_lookup_cached(&rc->cache, addr, bytes, &hit);
   if (where == SIM_MEM_INSIDE) return 0;
-  if (where == SIM_MEM_PAST_END)
-    snprintf(why, whylen, "%llu bytes past the end of an allocation of %zu bytes",
-             (unsigned long long)(hit.offset > hit.size ? hit.offset - hit.size : 0), hit.size);
-  else if (where == SIM_MEM_FREED)
+  if (where == SIM_MEM_PAST_END) {
+    rc->hit_base = hit.base;
+    snprintf(why, whylen, "%llu bytes past the end of %can allocation of %zu bytes%c",
+             (unsigned long long)(hit.offset > hit.size ? hit.offset - hit.size : 0), NAME_OPEN, hit.size, NAME_CLOSE);
+  } else if (where == SIM_MEM_FREED) {
     snprintf(why, whylen, "of freed memory (an allocation of %zu bytes)", hit.size);
-  else
+  } else {
     snprintf(why, whylen, "at 0x%llx, which is no memory the sim gave out", (unsigned long long)addr);
+  }
   return 1;
+}
+
+/* The fault text of a PTX run into the context: the marks around the
+ * memory's words taken out, where they were (and the memory) kept in
+ * *where; the interpreter's text ends with its parenthesised context
+ * (kernel, line, thread, block), before whose end the launch fits. */
+static void keep_fault(struct CUctx_st *ctx, const char *err, uint64_t base, int tag) {
+  gld_fault_where *w = &ctx->fault_where;
+  *w = (gld_fault_where){.launch_at = SIZE_MAX, .tag = tag};
+  size_t n = 0, cap = sizeof ctx->fault - 1;
+  for (const char *p = err; *p && n < cap; p++) {
+    if (*p == NAME_OPEN) {
+      w->name_at = n;
+    } else if (*p == NAME_CLOSE) {
+      w->name_len = n - w->name_at;
+      w->base = base;
+    } else {
+      ctx->fault[n++] = *p;
+    }
+  }
+  ctx->fault[n] = '\0';
+  if (n && ctx->fault[n - 1] == ')') w->launch_at = n - 1;
 }
 
 /* Whether a launch of f runs its PTX (GPULUA_SIM_KERNELS=ptx; built-ins keep
@@ -56,15 +93,15 @@ static int runs_ptx(const struct CUfunc_st *f) { return f->mod && f->mod->prog &
 static int run_ptx(sim_op *op) {
   struct CUfunc_st *f = op->func;
   const gld_sim_launch *g = op->launch;
-  sim_mem_cache cache = {0};
+  run_check check = {0};
   sim_ptx_launch l = {.grid = {g->grid[0], g->grid[1], g->grid[2]},
                       .block = {g->block[0], g->block[1], g->block[2]},
-                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &cache};
+                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &check};
   char err[512];
   int rc = sim_ptx_run(f->mod->prog, f->ptx_index, &l, err, sizeof err);
   pthread_mutex_lock(&sim_S.mu);
   struct CUctx_st *ctx = &sim_S.dev[f->mod->ordinal].ctx;
-  if (rc != 0 && !ctx->fault[0]) snprintf(ctx->fault, sizeof ctx->fault, "%s", err);
+  if (rc != 0 && !ctx->fault[0]) keep_fault(ctx, err, check.hit_base, g->tag);
   pthread_mutex_unlock(&sim_S.mu);
   return rc != 0;
 }
@@ -99,12 +136,17 @@ int sim_run_kernel(sim_op *op, int skip) {
   return ptx ? failed : r.failed;
 }
 
-int gld_sim_fault_detail(int ordinal, char *buf, size_t len) {
+int gld_sim_fault_detail(int ordinal, char *buf, size_t len, gld_fault_where *where) {
   if (ordinal < 0 || ordinal >= sim_S.ndev || len == 0) return -1;
   pthread_mutex_lock(&sim_S.mu);
   const char *f = sim_S.dev[ordinal].ctx.fault;
   int known = f[0] != 0;
   if (known) snprintf(buf, len, "%s", f);
+  if (known && where) {
+    *where = sim_S.dev[ordinal].ctx.fault_where;
+    if (where->name_at + where->name_len >= len) where->name_len = 0; /* cut off: not named */
+    if (where->launch_at != SIZE_MAX && where->launch_at >= len - 1) where->launch_at = SIZE_MAX;
+  }
   pthread_mutex_unlock(&sim_S.mu);
   return known ? 0 : -1;
 }
@@ -269,7 +311,7 @@ CUresult sim_cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f) {
 
 CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, CUstream st, void **params, void **extra,
-                              double mem_bytes, double us) {
+                              double mem_bytes, double us, int tag) {
   NEED_INIT();
   if (!f || extra) return CUDA_ERROR_INVALID_VALUE;
   if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
@@ -293,6 +335,7 @@ CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned 
   l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
   l->shared = shared;
   l->nparams = nparams;
+  l->tag = tag;
   unsigned char *store = (unsigned char *)(l + 1);
   for (int i = 0; i < nparams; i++) { /* copied now, as the driver does */
     if (!params || !params[i]) {
@@ -312,7 +355,7 @@ CUresult gld_sim_launch_costed(CUfunction f, unsigned gx, unsigned gy, unsigned 
 
 CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned shared, CUstream st, void **params, void **extra) {
-  return gld_sim_launch_costed(f, gx, gy, gz, bx, by, bz, shared, st, params, extra, 0, 0);
+  return gld_sim_launch_costed(f, gx, gy, gz, bx, by, bz, shared, st, params, extra, 0, 0, -1);
 }
 
 CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes) {
@@ -321,6 +364,7 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
   l->grid[0] = l->grid[1] = l->grid[2] = 1;
   l->block[0] = l->block[1] = l->block[2] = 1;
   l->nparams = 1;
+  l->tag = -1;
   l->params[0] = l + 1;
   memcpy(l + 1, args, bytes);
   sim_op op = {.kind = OP_KERNEL, .func = f, .launch = l, .launch_bytes = sizeof *l + bytes,
