@@ -236,6 +236,7 @@ static void test_host_kernel_refuses_other_states(void) {
 
 int main(void) {
   setenv("GPULUA_BACKEND", "sim", 1);
+  setenv("GPULUA_SIM_KERNELS", "host", 1); /* host_kernel_refuses_other_states runs a k:host function */
   struct { const char *name; void (*fn)(void); } tests[] = {
     {"free_and_collect", test_free_and_collect},
     {"views_keep_alive", test_views_keep_alive},

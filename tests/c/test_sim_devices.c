@@ -53,6 +53,9 @@ void test_kernels_setting(void) {
   CHECK(gld_sim_config_error(why, sizeof why) == 0);
   unsetenv("GPULUA_SIM_KERNELS");
   CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  /* the tests below drive host implementations and the module variables'
+   * layout as the host mode does (the interpreter has test_ptx) */
+  setenv("GPULUA_SIM_KERNELS", "host", 1);
   int n;
   CHECK_RC(d.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED); /* the refused cuInit did nothing */
 }
@@ -61,7 +64,7 @@ void test_init(void) {
   CHECK_RC(d.cuInit(1), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuInit(0));
   OK(d.cuInit(0)); /* again: harmless */
-  CHECK(sim_kernels() == SIM_KERNELS_HOST); /* GPULUA_SIM_KERNELS unset */
+  CHECK(sim_kernels() == SIM_KERNELS_HOST); /* as test_kernels_setting left it */
 }
 
 void test_devices(void) {

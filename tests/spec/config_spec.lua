@@ -107,9 +107,9 @@ describe("gpu.config", function()
             gpu.kernels.sum, odd, x, dev:zeros("f32", 1), 64)
   end)
 
-  it("is given to a host kernel as itself (immutable, so no copy)", function()
-    if gpu.backend() ~= "sim" then
-      pending("sim only: host kernels run on the sim backend")
+  it("is given to a host kernel as itself (immutable, so no copy) #simhost", function()
+    if not H.host_kernels() then
+      pending(H.HOST_MODE_ONLY)
       return
     end
     local m = gpu.load("tests/data/twice.ptx")

@@ -2,8 +2,10 @@
 -- its device (every later call on it names the fault and where it was first
 -- seen), the process does not hang, and an uncaught fault exits non-zero.
 -- Each case runs in a child process: a fault ends the device's context for
--- the rest of the process. On sim the kernels' host implementations raise,
--- which takes the same path (the launch fails; the device is poisoned).
+-- the rest of the process. On sim the kernels' own code faults the same way
+-- (the interpreter's memory check, trap); in the sim's host mode their host
+-- implementations raise, which takes the same path (the launch fails; the
+-- device is poisoned).
 local gpu = require "gpulua"
 local H = require "helpers"
 
@@ -43,8 +45,11 @@ describe("device faults #fault", function()
     assert.matches("device 0 is poisoned by a fault", sync)
     if gpu.backend() == "cuda" then
       assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", sync)
-    else
+    elseif H.host_kernels() then
       assert.matches("host kernel 'bad_write' %(launched at [^)]*:%d+%) raised: .*illegal address", sync)
+    else -- the interpreter's memory check: the kernel, its line, the thread and the launch's line
+      assert.matches("wrote 4 bytes at 0x10, which is no memory the sim gave out %(kernel 'bad_write' at "
+                     .. "faults%.cu:3, thread %(0,0,0%) of block %(0,0,0%), launched at [^)]*:%d+%)", sync)
     end
     assert.matches("seen at [^\n]*:%d+", sync)
     -- the driver does not say which kernel faulted: the launches not known to

@@ -160,6 +160,22 @@ function H.run_child(script, env, secs)
   return out, tonumber(out:match("exit status (%d+)%s*$"))
 end
 
+-- What a compiled kernel runs on sim (GPULUA_SIM_KERNELS, docs/KERNELS.md):
+-- "ptx" (the default: its own code), "host" (its k:host function) or
+-- "compare"; nil on cuda.
+function H.sim_kernels()
+  if gpu.backend() ~= "sim" then return nil end
+  local v = os.getenv("GPULUA_SIM_KERNELS")
+  return (v == nil or v == "") and "ptx" or v
+end
+
+-- Whether launches run their k:host functions: the sim's host mode. Specs of
+-- that mode are tagged #simhost, which ctest runs under GPULUA_SIM_KERNELS=host
+-- (tests/CMakeLists.txt); run another way, they say so and are pending.
+function H.host_kernels() return H.sim_kernels() == "host" end
+H.HOST_MODE_ONLY = "the sim's host mode only (GPULUA_SIM_KERNELS=host: k:host functions run; "
+                   .. "ctest runs the #simhost specs so)"
+
 -- The line this is called from, to name script locations in messages.
 function H.here() return debug.getinfo(2, "l").currentline end
 

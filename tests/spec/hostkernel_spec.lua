@@ -4,9 +4,12 @@
 -- naming the call, raised in the host kernel: the launch fails and poisons
 -- the device like any failing kernel, and nothing hangs. So is another Lua
 -- state's gpulua called from inside it (tests/c/test_lifetimes.c). Each case
--- runs in a child process (a poisoned device stays poisoned).
+-- runs in a child process (a poisoned device stays poisoned), in the sim's host
+-- mode (GPULUA_SIM_KERNELS=host), where launches run their k:host functions.
 local gpu = require "gpulua"
 local H = require "helpers"
+
+local HOST_MODE = {GPULUA_SIM_KERNELS = "host"}
 
 local PRELUDE = [[
 local gpu = require "gpulua"
@@ -49,7 +52,7 @@ describe("host kernels", function()
         end)
         dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
         print("sync:", pcall(dev.main.sync, dev.main))
-      ]]):format(c[2]), nil, 30)
+      ]]):format(c[2]), HOST_MODE, 30)
       assert.are_not.equal(124, status, "the child hung:\n" .. out)
       assert.are.equal(0, status, "the child failed:\n" .. out)
       local msg = assert(out:match("sync:\tfalse\t([^\n]*)"), out)
@@ -70,7 +73,7 @@ describe("host kernels", function()
         if gpu.count() > 1 then gpu.device(1):zeros("f32", 64) end
         gpu.sync()
         print("not reached")
-      ]]):format(close), nil, 30)
+      ]]):format(close), HOST_MODE, 30)
       assert.are_not.equal(124, status, "the child hung:\n" .. out)
       assert.are.equal(7, status, "the child failed:\n" .. out)
       assert.are.equal("exit status 7", (out:gsub("^%s+", ""):gsub("%s+$", ""))) -- nothing printed
@@ -87,7 +90,7 @@ describe("host kernels", function()
       print("write:", pcall(function() kept[1] = 5 end))
       y:free()
       print("after free:", pcall(function() kept[1] = 5 end))
-    ]], nil, 30)
+    ]], HOST_MODE, 30)
     assert.are.equal(0, status, out)
     for _, what in ipairs{"read", "write", "after free"} do
       assert.matches(what .. ":\tfalse\t[^\n]*only valid during the host kernel call", out)
@@ -105,7 +108,7 @@ describe("host kernels", function()
       end)
       dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
       print("sync:", pcall(dev.main.sync, dev.main))
-    ]], nil, 30)
+    ]], HOST_MODE, 30)
     assert.are.equal(0, status, out)
     assert.matches("write:\tfalse\t[^\n]*read%-only", out)
     assert.matches("fill:\tfalse\t[^\n]*read%-only", out)
@@ -123,7 +126,7 @@ describe("host kernels", function()
       dev.main:launch(k, {grid = 1, block = 32}, x, y, 8)
       local h = y:read()
       print("y:", h[1], h[3], h[6], h[7])
-    ]], nil, 30)
+    ]], HOST_MODE, 30)
     assert.are.equal(0, status, out)
     assert.matches("y:\t16%.0\t4%.0\t7%.0\t0%.0", out)
   end)
@@ -138,7 +141,7 @@ describe("host kernels", function()
       local u = dev:zeros("u64", 4)
       dev.main:launch(big, {grid = 1, block = 1}, u) -- LAUNCH
       print("sync:", pcall(dev.main.sync, dev.main))
-    ]], nil, 30)
+    ]], HOST_MODE, 30)
     assert.are.equal(0, status, out)
     local msg = assert(out:match("sync:\tfalse\t([^\n]*)"), out)
     local before = select(2, PRELUDE:gsub("\n", "")) -- the child's lines before the test's own

@@ -9,7 +9,7 @@ local H = require "helpers"
 -- Start the host with `args` reading the lines of `lines` (a list; a line
 -- {signal = true} means: wait until the output so far shows `ready`, then send
 -- SIGINT), and return its output and exit status.
-local function drive(args, lines, ready)
+local function drive(args, lines, ready, env)
   local dir = os.tmpname()
   os.remove(dir)
   assert(os.execute("mkdir " .. H.quote(dir)))
@@ -17,7 +17,8 @@ local function drive(args, lines, ready)
     "set -u",
     "d=" .. H.quote(dir),
     "mkfifo \"$d/in\"",
-    ("GPULUA_BACKEND=%s %s %s <\"$d/in\" >\"$d/out\" 2>&1 &"):format(gpu.backend(), H.quote(H.interpreter()), args),
+    ("GPULUA_BACKEND=%s %s %s %s <\"$d/in\" >\"$d/out\" 2>&1 &"):format(gpu.backend(), env or "",
+                                                                      H.quote(H.interpreter()), args),
     "pid=$!",
     "exec 3>\"$d/in\"",
   }
@@ -112,7 +113,7 @@ describe("Ctrl-C", function()
       {signal = true},
       "print('after', pcall(dev.zeros, dev, 'f32', 4))",
       "print('other', gpu.device(1):zeros('f32', 4):read()[4])",
-    }, "spinning")
+    }, "spinning", "GPULUA_SIM_KERNELS=host")
     assert.are.equal(0, status, out)
     assert.matches("interrupted!", out)
     -- the device is poisoned as by a faulting kernel, which names the interrupt

@@ -53,14 +53,15 @@ describe("kernels", function()
       H.fails("function expected, got number", k.host, k, 1)
     end)
 
-    if SIM then
-      it("a kernel without a host implementation cannot launch on sim, and the error says k:host", function()
+    if H.host_kernels() then
+      it("a kernel without a host implementation cannot launch on sim, and the error says k:host #simhost", function()
         local x, y = dev:zeros("f32", 8), dev:zeros("f32", 8)
         H.fails("s:launch: kernel 'twice' has no host implementation, and the sim backend cannot run device " ..
           "code: give one with k:host%(function%(cfg, %.%.%.%) end%)", main.launch, main, k, cfg_for(8), x, y, 8)
       end)
 
-      it("the host function gets a copy of cfg taken at launch, views for pointers and numbers for scalars", function()
+      it("the host function gets a copy of cfg taken at launch, views for pointers and numbers for scalars #simhost",
+         function()
         local p = gpu.compile([[
           extern "C" __global__ void mix(const float *x, float *y, float a, double b, int c,
                                          unsigned long long n) {
@@ -105,7 +106,7 @@ describe("kernels", function()
         for i = 1, 10 do assert.are.equal(H.f32(t[i + 3] + i), out[i]) end
       end)
 
-      it("views expire when the host function returns", function()
+      it("views expire when the host function returns #simhost", function()
         local kept
         k:host(function(cfg, x, y, n)
           kept = x
@@ -123,7 +124,7 @@ describe("kernels", function()
         H.fails(expired, function() return kept:totable() end)
       end)
 
-      it("views are bounds-checked like host buffers", function()
+      it("views are bounds-checked like host buffers #simhost", function()
         local msg
         k:host(function(_, x, y, n)
           local ok, err = pcall(function() return x[n + 1] end)
@@ -136,7 +137,7 @@ describe("kernels", function()
         assert.matches("host buffer f32%[16%]: index 17 is out of range %(1 to 16%)", msg)
       end)
     else
-      pending("the host function's arguments and views (sim only: on cuda k:host is not used)")
+      pending("the host function's arguments and views: " .. (SIM and H.HOST_MODE_ONLY or "on cuda k:host is not used"))
     end
 
     it("runs in stream order with copies", function()
@@ -156,7 +157,7 @@ describe("kernels", function()
       check_map(out, t, function(v) return 4 * v end)
     end)
 
-    if SIM then
+    if SIM then -- the child runs in the sim's host mode
       it("a raising host function fails the launch: the next sync raises its message, the device is poisoned",
         function()
           local interp = H.interpreter()
@@ -176,7 +177,7 @@ describe("kernels", function()
               print("other device:", pcall(function() return d1:zeros("i32", 4):read()[1] end))
             end
             print("end")
-          ]])
+          ]], {GPULUA_SIM_KERNELS = "host"})
           assert.are.equal(0, status, "the child process failed:\n" .. out)
           assert.matches("\nend\n", out)
           local sync = out:match("sync:\t([^\n]*)")
@@ -217,14 +218,14 @@ describe("kernels", function()
       end)
       assert.is_true(rawequal(main, launch(CFG, x, y, 0)))
       main:sync()
-      if SIM then assert.are.equal(1, calls) end
+      if H.host_kernels() then assert.are.equal(1, calls) end
       assert.is_false(pcall(launch, CFG, x, y, 1.5))
       assert.is_false(pcall(launch, CFG, x, y))
       assert.is_false(pcall(launch, {grid = 0, block = 64}, x, y, 64))
       assert.is_false(pcall(launch, {grid = 1, block = 2048}, x, y, 64))
       assert.is_false(pcall(launch, CFG, x, dev:zeros("f64", 64), 64))
       main:sync()
-      if SIM then assert.are.equal(1, calls) end
+      if H.host_kernels() then assert.are.equal(1, calls) end
       H.check_all(y:read(), 0)
     end)
 

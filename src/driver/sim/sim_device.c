@@ -199,7 +199,7 @@ static CUresult sim_cuInit(unsigned flags) {
     sim_S.nccl_fault_async = 0;
     sim_S.nccl_fault_at = (s && *s) ? parse_nccl_fault(s, &sim_S.nccl_fault_async) : 0;
     s = getenv("GPULUA_SIM_KERNELS");
-    sim_S.kernels = (s && *s) ? kernel_modes[parse_kernels(s)].mode : SIM_KERNELS_HOST;
+    sim_S.kernels = (s && *s) ? kernel_modes[parse_kernels(s)].mode : SIM_KERNELS_PTX;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

@@ -31,10 +31,11 @@ static CUresult func_set_builtin(CUfunction f, const char *kernel, const char *d
 
 void gld_driver_sim_load_ext(gld_driver_ext *x) {
   memset(x, 0, sizeof *x);
-  /* under GPULUA_SIM_KERNELS=ptx (checked before this) kernels run their
-   * PTX; else no device code runs: kernels run their host implementations */
+  /* kernels run their PTX (GPULUA_SIM_KERNELS=ptx, the default; checked
+   * before this); under host no device code runs: kernels run their host
+   * implementations */
   const char *kernels = getenv("GPULUA_SIM_KERNELS");
-  x->host_only = !(kernels && strcmp(kernels, "ptx") == 0);
+  x->host_only = kernels && strcmp(kernels, "host") == 0;
   x->fault_detail = gld_sim_fault_detail;
   x->load_error = gld_sim_load_error;
   x->load_builtins = gld_sim_load_builtins;
