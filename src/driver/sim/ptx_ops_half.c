@@ -3,8 +3,9 @@
  * (.f16, .bf16, in a 16-bit register) or two in 32 bits (.f16x2, .bf16x2:
  * the first in bits 0-15, the second in bits 16-31): add, sub, mul, fma
  * (.rn, .ftz, .sat, .relu), neg, abs, min, max (.NaN), setp (p|q for a
- * pair: p the first half, q the second), set, and cvt from and to every
- * integer and float type with every rounding mode.
+ * pair: p the first half, q the second), set, cvt from and to every
+ * integer and float type with every rounding mode, and the sum of
+ * atom.add.noftz (ptx_ops_mem.c).
  *
  * The exact result is computed in double precision, as a double and its
  * error where a sum is not exact, then rounded once to the 16-bit format
