@@ -54,7 +54,7 @@ typedef struct {
   size_t bytes;
 } buffer;
 typedef struct {
-  buffer b[8];
+  buffer b[12];
   int n;
   long checks;
 } registry;

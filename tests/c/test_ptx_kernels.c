@@ -148,9 +148,14 @@ static void test_load_errors(void) {
                     32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 8: unsupported instruction 'tex.2d.v4.f32.f32'") == 0, "tex: %s", err);
   rc = run_text(".visible .entry k()\n{\n .reg .f32 %f<3>;\n .reg .b16 %rs<3>;\n"
-                " cvt.rn.f16.f32 %rs1, %f1;\n ret;\n}\n",
+                " cvt.rn.satfinite.f16.f32 %rs1, %f1;\n ret;\n}\n",
                 32, err, sizeof err);
-  CHECK(rc == -2 && strcmp(err, "line 8: unsupported instruction 'cvt.rn.f16.f32'") == 0, "f16: %s", err);
+  CHECK(rc == -2 && strcmp(err, "line 8: unsupported instruction 'cvt.rn.satfinite.f16.f32'") == 0, "satfinite: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .b16 %rs<3>;\n ex2.approx.f16 %rs1, %rs2;\n}\n", 32, err, sizeof err);
+  CHECK(rc == -2 && strstr(err, "line 7: unsupported ex2 of 16-bit floats"), "ex2.f16: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b16 %rs<2>;\n atom.global.add.f16 %rs1, [%r1], %rs1;\n}\n",
+                32, err, sizeof err);
+  CHECK(rc == -2 && strstr(err, "line 8: unsupported form of atom (of 16-bit floats: add.noftz)"), "atom.f16: %s", err);
   rc = run_text(".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);\n"
                 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n"
                 " { .param .b64 p0; st.param.b64 [p0], 0; .param .b64 p1; st.param.b64 [p1], 0; .param .b32 r0;\n"
@@ -162,8 +167,8 @@ static void test_load_errors(void) {
   CHECK(rc == -2 && strcmp(err, "line 6: unknown label '$L_nowhere'") == 0, "label: %s", err);
   rc = run_text(".visible .entry k()\n{\n mov.u32 %r9, 1;\n}\n", 32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 6: unknown name '%r9'") == 0, "register: %s", err);
-  rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n match.any.sync.b32 %r1, %r1, -1;\n}\n", 32, err, sizeof err);
-  CHECK(rc == -2 && strcmp(err, "line 7: unsupported instruction 'match.any.sync.b32'") == 0, "match: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .f32 %f<2>;\n redux.sync.min.f32 %f1, %f1, -1;\n}\n", 32, err, sizeof err);
+  CHECK(rc == -2 && strstr(err, "line 7: unsupported form of redux"), "redux.f32: %s", err);
   rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n add.u32 %r1, %r1;\n}\n", 32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 7: add takes 3 operands, not 2") == 0, "operands: %s", err);
   rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n ld.global.v4.u32 {%r0, %r1}, [%r1];\n}\n", 32, err, sizeof err);

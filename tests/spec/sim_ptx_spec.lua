@@ -100,6 +100,43 @@ describe("GPULUA_SIM_KERNELS=ptx #ptx", function()
     assert.matches(H.lit("thread (50,0,0) of block (0,0,0), launched at "), out)
   end)
 
+  it("runs f16 and bf16 arithmetic of cuda_fp16.h and cuda_bf16.h, rounded as on the GPU", function()
+    local out, status = H.run_child([[
+      local gpu = require "gpulua"
+      local dev = gpu.device(0)
+      local m = gpu.compile([=[
+        #include <cuda_fp16.h>
+        #include <cuda_bf16.h>
+        extern "C" __global__ void hfma(const __half *x, const __half *y, __half *h, __nv_bfloat16 *b, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i >= n) return;
+          h[i] = __hfma(x[i], y[i], __float2half_rn(0.25f));
+          __half2 p = __hmul2(__halves2half2(x[i], y[i]), __float2half2_rn(2.0f));
+          if (__hlt(__low2half(p), __high2half(p))) h[i] = __hneg(h[i]);
+          b[i] = __float2bfloat16_rn(__half2float(x[i]) + 1.0f / 1024);
+        }
+      ]=], {name = "half.cu"})
+      local k = m:kernel("hfma", "const f16*, const f16*, f16*, bf16*, i32")
+      local n = 4
+      local hx, hy = gpu.host("f16", n), gpu.host("f16", n)
+      local xs, ys = {1.5, -2, 2049, 0.1}, {3, 0.5, 1, 1000}
+      for i = 1, n do hx[i], hy[i] = xs[i], ys[i] end
+      local x, y, h, b = dev:alloc("f16", n), dev:alloc("f16", n), dev:zeros("f16", n), dev:zeros("bf16", n)
+      dev.main:copy(x, hx)
+      dev.main:copy(y, hy)
+      dev.main:launch(k, {grid = 1, block = 32}, x, y, h, b, n)
+      local rh, rb = h:read(), b:read()
+      for i = 1, n do io.write(string.format("%.10g %.10g ", rh[i], rb[i])) end
+      print()
+    ]], env)
+    assert.are.equal(0, status, out)
+    -- 1.5*3+0.25 = 4.75, negated (3 < 6); -2*0.5+0.25 = -0.75 (-4 < 1: negated);
+    -- 2048*1+0.25 rounds to 2048 (2049 is no f16), 2048 < 2: kept; 0.1 as f16 is
+    -- 0.0999755859375, times 1000 plus 0.25 is 100.22558..., the f16 100.25; plus
+    -- 2^-10 it is 206.75 bf16 units of 2^-11: 207 of them, 0.10107421875
+    assert.matches("^%-4%.75 1%.5 0%.75 %-2 2048 2048 %-100%.25 0%.1010742188", out)
+  end)
+
   it("refuses at compile time what it cannot run, naming it and its PTX line", function()
     local out, status = H.run_child([[
       local gpu = require "gpulua"

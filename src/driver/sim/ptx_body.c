@@ -34,9 +34,18 @@ static int push_vec(sim_ptx_parser *p, uint32_t v) {
   return 0;
 }
 
-/* .reg .type %r<N>; or .reg .type a, b; */
+/* .reg .type %r<N>; or .reg .type a, b; (.reg.type without a space, as
+ * cuda_fp16.h's inline assembly writes it, is one word) */
 static int reg_decl(sim_ptx_parser *p) {
-  const sim_ptx_token *t = &p->t[++p->i];
+  const sim_ptx_token *t = SIM_TOK(p);
+  sim_ptx_token glued = *t;
+  if (t->len > 4 && t->s[4] == '.') {
+    glued.s += 4;
+    glued.len -= 4;
+    t = &glued;
+  } else {
+    t = &p->t[++p->i];
+  }
   int type = sim_ptx_type_word(t);
   if (type == SIM_T_NONE) return sim_ptx_fail(p, t->line, "unsupported register type '%.*s'", t->len, t->s);
   p->i++;
@@ -151,6 +160,11 @@ static int word_operand(sim_ptx_parser *p, const sim_ptx_token *t, sim_ptx_opera
         o->imm = sregs[i].id;
         return 0;
       }
+  if (sim_ptx_is(t, "WARP_SZ")) { /* the PTX constant of the warp's size */
+    o->kind = SIM_K_IMM;
+    o->imm = SIM_PTX_WARP;
+    return 0;
+  }
   const sim_ptx_name *n = sim_ptx_lookup(p, t->s, t->len, &idx);
   if (n) {
     switch (n->kind) {
@@ -413,7 +427,7 @@ int sim_ptx_parse_body(sim_ptx_parser *p) {
       while (p->nnames && p->names[p->nnames - 1].depth == p->depth && p->depth > 0) p->nnames--;
       if (p->depth) p->depth--;
       p->i++;
-    } else if (sim_ptx_is(t, ".reg")) {
+    } else if (sim_ptx_is(t, ".reg") || (t->kind == SIM_TOK_WORD && t->len > 5 && memcmp(t->s, ".reg.", 5) == 0)) {
       if (reg_decl(p)) return -1;
     } else if (sim_ptx_is(t, ".local") || sim_ptx_is(t, ".param")) {
       if (frame_decl(p)) return -1;

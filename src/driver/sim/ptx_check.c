@@ -28,9 +28,42 @@ static const char *opname(int op) {
     [SIM_OP_MOV] = "mov", [SIM_OP_ADD] = "add", [SIM_OP_SUB] = "sub", [SIM_OP_MUL] = "mul", [SIM_OP_MAD] = "mad",
     [SIM_OP_DIV] = "div", [SIM_OP_REM] = "rem", [SIM_OP_CVT] = "cvt", [SIM_OP_SETP] = "setp", [SIM_OP_LD] = "ld",
     [SIM_OP_ST] = "st", [SIM_OP_ATOM] = "atom", [SIM_OP_RED] = "red", [SIM_OP_SHFL] = "shfl", [SIM_OP_VOTE] = "vote",
-    [SIM_OP_FMA] = "fma", [SIM_OP_CALL] = "call", [SIM_OP_BAR] = "bar",
+    [SIM_OP_FMA] = "fma", [SIM_OP_CALL] = "call", [SIM_OP_BAR] = "bar", [SIM_OP_ABS] = "abs", [SIM_OP_NEG] = "neg",
+    [SIM_OP_MIN] = "min", [SIM_OP_MAX] = "max", [SIM_OP_SET] = "set", [SIM_OP_SELP] = "selp",
+    [SIM_OP_DP4A] = "dp4a", [SIM_OP_DP2A] = "dp2a", [SIM_OP_REDUX] = "redux", [SIM_OP_MATCH] = "match",
+    [SIM_OP_EX2] = "ex2", [SIM_OP_TANH] = "tanh", [SIM_OP_RCP] = "rcp", [SIM_OP_SQRT] = "sqrt",
   };
   return op < SIM_OP_COUNT && names[op] ? names[op] : "this instruction";
+}
+
+/* Why an instruction on f16/bf16 values is not supported, or NULL: the
+ * forms of the PTX ISA that ptx_ops_half.c runs. */
+static const char *half_ok(const sim_ptx_insn *in) {
+  int t = in->type, t2 = in->type2, x2 = t == SIM_T_F16X2 || t == SIM_T_BF16X2;
+  switch (in->op) {
+  case SIM_OP_ADD: case SIM_OP_SUB: case SIM_OP_MUL: case SIM_OP_FMA:
+    if (in->rnd != SIM_RND_NONE && in->rnd != SIM_RND_RN) return "rounding other than .rn";
+    if (in->flags & ~(SIM_F_FTZ | SIM_F_SAT | SIM_F_RELU)) return "modifier";
+    return NULL;
+  case SIM_OP_NEG: case SIM_OP_ABS: case SIM_OP_MIN: case SIM_OP_MAX:
+    return in->flags & ~(SIM_F_FTZ | SIM_F_NAN) || in->rnd ? "modifier" : NULL;
+  case SIM_OP_SETP: case SIM_OP_SET:
+    if (in->flags & ~SIM_F_FTZ) return "modifier";
+    if (in->op == SIM_OP_SET && sim_ptx_type_is_half(t) && (t == SIM_T_F16X2 || t == SIM_T_BF16X2) !=
+        (t2 == SIM_T_F16X2 || t2 == SIM_T_BF16X2))
+      return "a pair compared into one value";
+    return NULL;
+  case SIM_OP_CVT:
+    if (in->flags & ~(SIM_F_FTZ | SIM_F_SAT | SIM_F_RELU)) return "modifier";
+    if (x2 && t2 != SIM_T_F32) return "a pair from anything but two f32";
+    if (t2 == SIM_T_F16X2 || t2 == SIM_T_BF16X2) return "a pair as the source";
+    if (sim_ptx_type_is_half(t) && !sim_ptx_type_is_half(t2) && in->rnd >= SIM_RND_RNI) return "rounding to an integer";
+    return NULL;
+  case SIM_OP_MOV: case SIM_OP_SELP:
+    return NULL;
+  default:
+    return "only add, sub, mul, fma, neg, abs, min, max, setp, set, cvt, mov, selp, ld and st are";
+  }
 }
 
 /* A source operand: a register, an immediate or a special register. */
@@ -60,9 +93,9 @@ static int fix_imm(sim_ptx_operand *o, int type) {
 static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn *in, char *err, size_t errlen) {
   int op = in->op, n = in->nops, t = in->type;
   (void)f;
-  int isf = sim_ptx_type_is_float(t), size = sim_ptx_type_size(t);
+  int isf = sim_ptx_type_is_float(t) || sim_ptx_type_is_half(t), size = sim_ptx_type_size(t);
   for (int k = 0; k < n; k++) {
-    int ty = op == SIM_OP_CVT && k == 1 ? in->type2 : op == SIM_OP_SET && k >= 1 ? in->type2 : t;
+    int ty = op == SIM_OP_CVT && k >= 1 ? in->type2 : op == SIM_OP_SET && k >= 1 ? in->type2 : t;
     if (op == SIM_OP_SELP && k == 3) continue;
     if ((op == SIM_OP_SHL || op == SIM_OP_SHR || op == SIM_OP_BFE || op == SIM_OP_SHFL || op == SIM_OP_PRMT ||
          op == SIM_OP_BFI || op == SIM_OP_SHF || op == SIM_OP_LOP3) && k >= 2)
@@ -126,9 +159,11 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
       return fail(err, errlen, in, "atomics work on global, shared or generic addresses");
     if (in->o[d].flags != SIM_A_REG && in->o[d].flags != SIM_A_VAR)
       return fail(err, errlen, in, "unsupported address of an atomic");
-    int ok;
+    int ok, half = sim_ptx_type_is_half(t);
+    if (in->flags & ~SIM_F_NOFTZ || (half && !(in->flags & SIM_F_NOFTZ)) || (half && in->aop != SIM_AOP_ADD))
+      return fail(err, errlen, in, "unsupported form of %s (of 16-bit floats: add.noftz)", d ? "atom" : "red");
     switch (in->aop) {
-    case SIM_AOP_ADD: ok = size >= 4 && t != SIM_T_B32 && t != SIM_T_B64; break;
+    case SIM_AOP_ADD: ok = (size >= 4 || half) && t != SIM_T_B32 && t != SIM_T_B64; break;
     case SIM_AOP_MIN: case SIM_AOP_MAX: ok = size >= 4 && !isf && t != SIM_T_B32 && t != SIM_T_B64; break;
     case SIM_AOP_INC: case SIM_AOP_DEC: ok = t == SIM_T_U32; break;
     default: ok = t == SIM_T_B32 || t == SIM_T_B64 || (in->aop == SIM_AOP_EXCH && size >= 4 && !isf) ||
@@ -136,8 +171,28 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
     }
     return ok ? 0 : fail(err, errlen, in, "unsupported type of an atomic operation");
   }
+  case SIM_OP_DP4A: case SIM_OP_DP2A:
+    if (n != 4 || in->o[0].kind != SIM_K_REG || !src_ok(&in->o[1]) || !src_ok(&in->o[2]) || !src_ok(&in->o[3]) ||
+        (t != SIM_T_U32 && t != SIM_T_S32) || (in->type2 != SIM_T_U32 && in->type2 != SIM_T_S32))
+      return fail(err, errlen, in, "unsupported form of %s", opname(op));
+    return 0;
+  case SIM_OP_REDUX: {
+    int bitwise = in->aop == SIM_AOP_AND || in->aop == SIM_AOP_OR || in->aop == SIM_AOP_XOR;
+    if (n != 3 || in->o[0].kind != SIM_K_REG || !src_ok(&in->o[1]) || !src_ok(&in->o[2]) ||
+        (bitwise ? t != SIM_T_B32 : t != SIM_T_U32 && t != SIM_T_S32))
+      return fail(err, errlen, in, "unsupported form of redux (add, min, max of .u32/.s32; and, or, xor of .b32)");
+    return 0;
+  }
+  case SIM_OP_MATCH:
+    if (n != 3 || in->o[0].kind != SIM_K_REG || !src_ok(&in->o[1]) || !src_ok(&in->o[2]) ||
+        (t != SIM_T_B32 && t != SIM_T_B64) || (in->o[5].kind && (in->o[5].kind != SIM_K_PRED || in->mode != SIM_MODE_ALL)))
+      return fail(err, errlen, in, "unsupported form of match");
+    return 0;
   default:
     break;
+  }
+  if (sim_ptx_type_is_half(t) || ((op == SIM_OP_CVT || op == SIM_OP_SET) && sim_ptx_type_is_half(in->type2))) {
+    if (half_ok(in)) return fail(err, errlen, in, "unsupported %s of 16-bit floats (%s)", opname(op), half_ok(in));
   }
   /* arithmetic, moves, conversions, comparisons: a destination, then sources */
   if (n < 1) return fail(err, errlen, in, "missing operands");
@@ -159,6 +214,7 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
   };
   int w = want[op];
   if ((op == SIM_OP_SETP || op == SIM_OP_SET) && in->aop) w++;
+  if (op == SIM_OP_CVT && (t == SIM_T_F16X2 || t == SIM_T_BF16X2)) w++; /* two f32 packed in one */
   if (!w || n != w) return fail(err, errlen, in, "%s takes %d operands, not %d", opname(op), w, n);
   for (int k = 1; k < n; k++) {
     const sim_ptx_operand *s = &in->o[k];

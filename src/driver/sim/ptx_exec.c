@@ -241,20 +241,29 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
       r = m ? sim_ptx_op_atom(c, w, in, m) : 0;
       e->pc++;
       break;
-    case SIM_OP_SHFL: case SIM_OP_VOTE: case SIM_OP_ACTIVEMASK:
+    case SIM_OP_SHFL: case SIM_OP_VOTE: case SIM_OP_ACTIVEMASK: case SIM_OP_REDUX: case SIM_OP_MATCH:
       r = m ? sim_ptx_op_warp(c, w, in, m) : 0;
       e->pc++;
       break;
     case SIM_OP_CVT:
-      r = m ? sim_ptx_op_cvt(c, w, in, m) : 0;
+      if (m) r = sim_ptx_type_is_half(in->type) || sim_ptx_type_is_half(in->type2) ? sim_ptx_op_half_cvt(c, w, in, m)
+                                                                                  : sim_ptx_op_cvt(c, w, in, m);
       e->pc++;
       break;
-    case SIM_OP_SETP: case SIM_OP_SET: case SIM_OP_SELP: case SIM_OP_SLCT:
+    case SIM_OP_SETP: case SIM_OP_SET:
+      if (m) r = sim_ptx_type_is_half(in->type) || sim_ptx_type_is_half(in->type2) ? sim_ptx_op_half_cmp(c, w, in, m)
+                                                                                  : sim_ptx_op_cmp(c, w, in, m);
+      e->pc++;
+      break;
+    case SIM_OP_SELP: case SIM_OP_SLCT:
       r = m ? sim_ptx_op_cmp(c, w, in, m) : 0;
       e->pc++;
       break;
     default:
-      if (m) r = sim_ptx_type_is_float(in->type) && in->op != SIM_OP_MOV ? sim_ptx_op_float(c, w, in, m) : sim_ptx_op_int(c, w, in, m);
+      if (!m) r = 0;
+      else if (in->op == SIM_OP_MOV || in->op == SIM_OP_DP4A || in->op == SIM_OP_DP2A) r = sim_ptx_op_int(c, w, in, m);
+      else if (sim_ptx_type_is_half(in->type)) r = sim_ptx_op_half(c, w, in, m);
+      else r = sim_ptx_type_is_float(in->type) ? sim_ptx_op_float(c, w, in, m) : sim_ptx_op_int(c, w, in, m);
       e->pc++;
       break;
     }

@@ -80,6 +80,15 @@ int sim_ptx_op_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
 int sim_ptx_op_mem(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
 int sim_ptx_op_atom(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
 int sim_ptx_op_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+/* ptx_ops_half.c: f16/bf16 arithmetic (scalar and x2), conversions from
+ * or to them, and their comparisons (setp, set). */
+int sim_ptx_op_half(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_half_cvt(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+int sim_ptx_op_half_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+/* a + b rounded to nearest, of 16-bit floats of `type` (each half of a pair) */
+uint64_t sim_ptx_half_add(int type, uint64_t a, uint64_t b);
+/* ptx_ops_cvt.c: a comparison of two values of `type` (an integer, f32 or f64) */
+int sim_ptx_compare(int cmp, int type, uint64_t a, uint64_t b);
 /* ptx_ops_mem.c: the host address of `bytes` at `addr` in `space` for
  * lane `lane`, checked; NULL after a fault. */
 void *sim_ptx_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, int space, uint64_t addr,

@@ -24,7 +24,8 @@ static const struct { const char *name; int op; } opcodes[] = {
   {"red", SIM_OP_RED}, {"shfl", SIM_OP_SHFL}, {"vote", SIM_OP_VOTE}, {"activemask", SIM_OP_ACTIVEMASK},
   {"bra", SIM_OP_BRA}, {"call", SIM_OP_CALL}, {"ret", SIM_OP_RET}, {"exit", SIM_OP_EXIT},
   {"trap", SIM_OP_TRAP}, {"bar", SIM_OP_BAR}, {"barrier", SIM_OP_BAR}, {"membar", SIM_OP_FENCE},
-  {"fence", SIM_OP_FENCE},
+  {"fence", SIM_OP_FENCE}, {"dp4a", SIM_OP_DP4A}, {"dp2a", SIM_OP_DP2A}, {"redux", SIM_OP_REDUX},
+  {"match", SIM_OP_MATCH},
 };
 
 /* Kinds of modifiers; an opcode lists those it takes (allowed[]). */
@@ -36,6 +37,8 @@ static const struct { const char *name; int kind, value; } mods[] = {
   {"b64", M_TYPE, SIM_T_B64}, {"u8", M_TYPE, SIM_T_U8}, {"u16", M_TYPE, SIM_T_U16}, {"u32", M_TYPE, SIM_T_U32},
   {"u64", M_TYPE, SIM_T_U64}, {"s8", M_TYPE, SIM_T_S8}, {"s16", M_TYPE, SIM_T_S16}, {"s32", M_TYPE, SIM_T_S32},
   {"s64", M_TYPE, SIM_T_S64}, {"f32", M_TYPE, SIM_T_F32}, {"f64", M_TYPE, SIM_T_F64},
+  {"f16", M_TYPE, SIM_T_F16}, {"f16x2", M_TYPE, SIM_T_F16X2}, {"bf16", M_TYPE, SIM_T_BF16},
+  {"bf16x2", M_TYPE, SIM_T_BF16X2},
   {"global", M_SPACE, SIM_S_GLOBAL}, {"shared", M_SPACE, SIM_S_SHARED}, {"local", M_SPACE, SIM_S_LOCAL},
   {"param", M_SPACE, SIM_S_PARAM}, {"const", M_SPACE, SIM_S_CONST}, {"shared::cta", M_SPACE, SIM_S_SHARED},
   {"rn", M_RND, SIM_RND_RN}, {"rz", M_RND, SIM_RND_RZ}, {"rm", M_RND, SIM_RND_RM}, {"rp", M_RND, SIM_RND_RP},
@@ -55,6 +58,8 @@ static const struct { const char *name; int kind, value; } mods[] = {
   {"l", M_MODE, SIM_MODE_L}, {"r", M_MODE, SIM_MODE_R},
   {"ftz", M_FLAG, SIM_F_FTZ}, {"sat", M_FLAG, SIM_F_SAT}, {"approx", M_FLAG, SIM_F_APPROX}, {"to", M_FLAG, SIM_F_TO},
   {"clamp", M_FLAG, SIM_F_CLAMP}, {"wrap", M_FLAG, 0}, {"shiftamt", M_FLAG, SIM_F_SHIFTAMT}, {"full", M_FLAG, SIM_F_FULL},
+  {"relu", M_FLAG, SIM_F_RELU}, {"NaN", M_FLAG, SIM_F_NAN},
+  {"noftz", M_FLAG, SIM_F_NOFTZ},
   {"v2", M_VEC, 2}, {"v4", M_VEC, 4},
   {"ca", M_CACHE, 0}, {"cg", M_CACHE, 0}, {"cs", M_CACHE, 0}, {"lu", M_CACHE, 0}, {"cv", M_CACHE, 0},
   {"wb", M_CACHE, 0}, {"wt", M_CACHE, 0}, {"nc", M_CACHE, 0}, {"volatile", M_CACHE, 0},
@@ -80,12 +85,15 @@ static int allowed(int op) {
   case SIM_OP_CVTA: case SIM_OP_ISSPACEP: return M_SPACE | M_FLAG;
   case SIM_OP_SETP: case SIM_OP_SET: return M_CMP | M_AOP | M_FLAG;
   case SIM_OP_LD: case SIM_OP_ST: return M_SPACE | M_VEC | M_CACHE | M_SCOPE;
-  case SIM_OP_ATOM: case SIM_OP_RED: return M_SPACE | M_AOP | M_SCOPE;
+  case SIM_OP_ATOM: case SIM_OP_RED: return M_SPACE | M_AOP | M_SCOPE | M_FLAG; /* .noftz */
   case SIM_OP_SHFL: case SIM_OP_VOTE: return M_SYNC | M_MODE;
   case SIM_OP_ACTIVEMASK: return 0;
   case SIM_OP_BRA: case SIM_OP_CALL: case SIM_OP_RET: return M_FLAG;
   case SIM_OP_BAR: return M_SYNC | M_WARP;
   case SIM_OP_FENCE: return M_SCOPE;
+  case SIM_OP_DP4A: case SIM_OP_DP2A: return M_MODE;
+  case SIM_OP_REDUX: return M_SYNC | M_AOP;
+  case SIM_OP_MATCH: return M_SYNC | M_MODE;
   default: return 0;
   }
 }
@@ -134,7 +142,7 @@ int sim_ptx_decode_opcode(const char *word, int len, sim_ptx_insn *in) {
       /* .lo and .hi: the parts of mul and mad (comparisons elsewhere) */
       if (kind & M_CMP) v = v == SIM_CMP_LO ? SIM_MODE_LO : SIM_MODE_HI;
       in->mode = (uint8_t)v;
-    } else if ((kind & M_FLAG) && (ok & M_FLAG)) in->flags |= (uint8_t)v;
+    } else if ((kind & M_FLAG) && (ok & M_FLAG)) in->flags |= (uint16_t)v;
     else if (!(kind & ok)) return -1;
     else if (kind == M_SPACE) in->space = (uint8_t)v;
     else if (kind == M_RND) in->rnd = (uint8_t)v;
@@ -160,10 +168,23 @@ int sim_ptx_decode_opcode(const char *word, int len, sim_ptx_insn *in) {
   case SIM_OP_MAD:
     if (sim_ptx_type_is_float(in->type)) in->op = SIM_OP_FMA; /* mad.rn.f32 is fma */
     break;
+  case SIM_OP_REDUX: /* add, min, max of u32/s32; and, or, xor of b32 */
+    if (!sync || in->aop < SIM_AOP_AND || in->aop > SIM_AOP_MAX) return -1;
+    break;
+  case SIM_OP_MATCH:
+    if (!sync || (in->mode != SIM_MODE_ANY && in->mode != SIM_MODE_ALL)) return -1;
+    break;
+  case SIM_OP_DP2A:
+    if (in->mode != SIM_MODE_LO && in->mode != SIM_MODE_HI) return -1;
+    break;
+  case SIM_OP_DP4A:
+    if (in->mode) return -1;
+    break;
   default:
     break;
   }
-  if (in->op != SIM_OP_BAR && in->op != SIM_OP_BARWARP && in->op != SIM_OP_SHFL && in->op != SIM_OP_VOTE && sync)
+  if (in->op != SIM_OP_BAR && in->op != SIM_OP_BARWARP && in->op != SIM_OP_SHFL && in->op != SIM_OP_VOTE &&
+      in->op != SIM_OP_REDUX && in->op != SIM_OP_MATCH && sync)
     return -1;
   return 0;
 }
@@ -171,8 +192,8 @@ int sim_ptx_decode_opcode(const char *word, int len, sim_ptx_insn *in) {
 int sim_ptx_type_size(int type) {
   switch (type) {
   case SIM_T_B8: case SIM_T_U8: case SIM_T_S8: return 1;
-  case SIM_T_B16: case SIM_T_U16: case SIM_T_S16: return 2;
-  case SIM_T_B32: case SIM_T_U32: case SIM_T_S32: case SIM_T_F32: return 4;
+  case SIM_T_B16: case SIM_T_U16: case SIM_T_S16: case SIM_T_F16: case SIM_T_BF16: return 2;
+  case SIM_T_B32: case SIM_T_U32: case SIM_T_S32: case SIM_T_F32: case SIM_T_F16X2: case SIM_T_BF16X2: return 4;
   case SIM_T_B64: case SIM_T_U64: case SIM_T_S64: case SIM_T_F64: return 8;
   case SIM_T_PRED: return 1;
   default: return 0;
@@ -181,3 +202,4 @@ int sim_ptx_type_size(int type) {
 
 int sim_ptx_type_is_float(int type) { return type == SIM_T_F32 || type == SIM_T_F64; }
 int sim_ptx_type_is_signed(int type) { return type >= SIM_T_S8 && type <= SIM_T_S64; }
+int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && type <= SIM_T_BF16X2; }

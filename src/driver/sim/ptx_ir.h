@@ -27,6 +27,7 @@ typedef enum {
   SIM_T_U8, SIM_T_U16, SIM_T_U32, SIM_T_U64,
   SIM_T_S8, SIM_T_S16, SIM_T_S32, SIM_T_S64,
   SIM_T_F32, SIM_T_F64,
+  SIM_T_F16, SIM_T_F16X2, SIM_T_BF16, SIM_T_BF16X2, /* 16-bit floats, alone or two in 32 bits (ptx_ops_half.c) */
 } sim_ptx_type;
 
 /* State spaces; SIM_S_GENERIC where an instruction names none. */
@@ -41,7 +42,7 @@ typedef enum {
   SIM_OP_COPYSIGN, SIM_OP_CVT, SIM_OP_CVTA, SIM_OP_ISSPACEP, SIM_OP_SETP, SIM_OP_SET, SIM_OP_SELP,
   SIM_OP_SLCT, SIM_OP_LD, SIM_OP_ST, SIM_OP_ATOM, SIM_OP_RED, SIM_OP_SHFL, SIM_OP_VOTE,
   SIM_OP_ACTIVEMASK, SIM_OP_BRA, SIM_OP_CALL, SIM_OP_RET, SIM_OP_EXIT, SIM_OP_TRAP, SIM_OP_BAR,
-  SIM_OP_BARWARP, SIM_OP_FENCE, SIM_OP_COUNT
+  SIM_OP_BARWARP, SIM_OP_FENCE, SIM_OP_DP4A, SIM_OP_DP2A, SIM_OP_REDUX, SIM_OP_MATCH, SIM_OP_COUNT
 } sim_ptx_opcode;
 
 /* Modifiers: rounding, comparison, operation of atom/red and of setp's
@@ -60,7 +61,8 @@ enum { SIM_MODE_NONE, SIM_MODE_LO, SIM_MODE_HI, SIM_MODE_WIDE, SIM_MODE_UP, SIM_
        SIM_MODE_IDX, SIM_MODE_ALL, SIM_MODE_ANY, SIM_MODE_UNI, SIM_MODE_BALLOT, SIM_MODE_L, SIM_MODE_R };
 /* sim_ptx_insn.flags */
 enum { SIM_F_FTZ = 1, SIM_F_SAT = 2, SIM_F_APPROX = 4, SIM_F_UNI = 8, SIM_F_TO = 16, SIM_F_CLAMP = 32,
-       SIM_F_SHIFTAMT = 64, SIM_F_FULL = 128 };
+       SIM_F_SHIFTAMT = 64, SIM_F_FULL = 128, SIM_F_RELU = 256, SIM_F_NAN = 512,
+       SIM_F_NOFTZ = 1024 };
 
 /* Special registers (an operand's imm for SIM_K_SREG): the low two bits of
  * the first ones are the dimension x, y, z. */
@@ -92,7 +94,8 @@ typedef struct {
 typedef struct {
   uint8_t op, type, type2, space;
   uint8_t rnd, cmp, aop, mode;
-  uint8_t flags, vec, nops, guard_neg;
+  uint16_t flags;
+  uint8_t vec, nops, guard_neg;
   int32_t guard;    /* predicate index, or -1 */
   uint32_t target;  /* bra: instruction index; call: function index */
   uint32_t reconv;  /* bra: where divergent lanes meet again (code length = the end) */
@@ -189,6 +192,8 @@ int sim_ptx_decode_opcode(const char *word, int len, sim_ptx_insn *in);
 int sim_ptx_type_size(int type);
 int sim_ptx_type_is_float(int type);
 int sim_ptx_type_is_signed(int type);
+/* f16, bf16 and their x2 forms */
+int sim_ptx_type_is_half(int type);
 /* ptx_check.c: checks operands and computes every branch's reconvergence
  * point: 0, or -1 with err. */
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);

@@ -130,7 +130,7 @@ int sim_ptx_op_cvt(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   return 0;
 }
 
-static int compare(int cmp, int type, uint64_t a, uint64_t b) {
+int sim_ptx_compare(int cmp, int type, uint64_t a, uint64_t b) {
   if (sim_ptx_type_is_float(type)) {
     double x = as_f64(a, type), y = as_f64(b, type);
     int un = isnan(x) || isnan(y);
@@ -201,7 +201,7 @@ int sim_ptx_op_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   const uint64_t *x = in->aop ? sim_ptx_src(c, w, &in->o[3], bc) : NULL;
   uint32_t t = 0, f = 0;
   SIM_LANES(m) {
-    int r = compare(in->cmp, type, a[l], b[l]), cv = x ? (int)(x[l] & 1) : 0;
+    int r = sim_ptx_compare(in->cmp, type, a[l], b[l]), cv = x ? (int)(x[l] & 1) : 0;
     t |= (uint32_t)combine(in->aop, r, cv) << l;
     f |= (uint32_t)combine(in->aop, !r, cv) << l;
   }

@@ -24,6 +24,22 @@ static uint64_t wide_mul(uint64_t a, uint64_t b, int size, int sgn) {
   return sim_ptx_trunc(a, size) * sim_ptx_trunc(b, size);
 }
 
+/* dp4a: c plus the products of a's and b's four bytes; dp2a: of a's two
+ * halves and b's bytes 0 and 1 (.lo) or 2 and 3 (.hi); each part signed
+ * where its type is .s32, the sum wrapping to 32 bits. */
+static uint32_t dot(int op, int mode, uint32_t a, uint32_t b, uint32_t c, int sa, int sb) {
+  uint32_t d = c;
+  int n = op == SIM_OP_DP4A ? 4 : 2, boff = mode == SIM_MODE_HI ? 2 : 0;
+  for (int i = 0; i < n; i++) {
+    int32_t x = op == SIM_OP_DP4A ? (sa ? (int8_t)(a >> (8 * i)) : (int32_t)(uint8_t)(a >> (8 * i)))
+                                  : (sa ? (int16_t)(a >> (16 * i)) : (int32_t)(uint16_t)(a >> (16 * i)));
+    uint32_t bb = b >> (8 * (i + (op == SIM_OP_DP4A ? 0 : boff)));
+    int32_t y = sb ? (int8_t)bb : (int32_t)(uint8_t)bb;
+    d += (uint32_t)((int64_t)x * y);
+  }
+  return d;
+}
+
 static uint64_t sat32(int64_t v) { return (uint64_t)(uint32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v); }
 
 static uint64_t bfe(uint64_t a, uint32_t pos, uint32_t len, int size, int sgn) {
@@ -250,6 +266,11 @@ int sim_ptx_op_int(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
     }
     SIM_LANES(m) d[l] = sim_ptx_trunc(t[l], size);
     return 0;
+  }
+  case SIM_OP_DP4A: case SIM_OP_DP2A: {
+    int sa = sim_ptx_type_is_signed(in->type), sb = sim_ptx_type_is_signed(in->type2);
+    SIM_LANES(m) bd[l] = dot(in->op, in->mode, (uint32_t)a[l], (uint32_t)b[l], (uint32_t)x[l], sa, sb);
+    break;
   }
   case SIM_OP_SHF:
     SIM_LANES(m) {

@@ -179,6 +179,8 @@ int sim_ptx_op_atom(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uin
         f = ftz32(ftz32(f) + ftz32(g)); /* atom.add.f32 flushes subnormals */
         memcpy(&u, &f, 4);
         nv = u;
+      } else if (sim_ptx_type_is_half(t)) {
+        nv = sim_ptx_half_add(t, old, v); /* .noftz: subnormals kept */
       } else if (t == SIM_T_F64) {
         double f, g;
         memcpy(&f, &old, 8);

@@ -1,7 +1,8 @@
 /*
  * ptx_ops_warp.c -- instructions across a warp's lanes: shfl.sync (up,
  * down, bfly, idx with the clamp and segment mask of operand c), vote.sync
- * (all, any, uni, ballot) and activemask. A lane reads another's register
+ * (all, any, uni, ballot), redux.sync (add, min, max, and, or, xor over
+ * the lanes), match.sync (any, all) and activemask. A lane reads another's register
  * as it was before the instruction; reading a lane that does not take part
  * gives that lane's register as it is (the GPU leaves it undefined).
  */
@@ -41,8 +42,53 @@ static int shfl(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_
   return 0;
 }
 
+/* redux.sync and match.sync: every lane taking part is in its member
+ * mask; a lane's result is over the lanes of its mask that take part (lanes
+ * naming different masks form separate groups). */
+static int redux_match(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
+  uint64_t ba[SIM_PTX_WARP], bm[SIM_PTX_WARP], r[SIM_PTX_WARP];
+  const uint64_t *a = sim_ptx_src(c, w, &in->o[1], ba), *mm = sim_ptx_src(c, w, &in->o[2], bm);
+  SIM_LANES(m) if (!((uint32_t)mm[l] >> l & 1))
+    return sim_ptx_fault(c, w, in, l, "%s.sync by a lane that is not in its member mask 0x%08x",
+                         in->op == SIM_OP_REDUX ? "redux" : "match", (uint32_t)mm[l]);
+  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
+  uint64_t width = in->type == SIM_T_B64 ? ~0ull : 0xffffffffull;
+  int sgn = in->type == SIM_T_S32;
+  uint32_t all = 0;
+  SIM_LANES(m) {
+    uint32_t group = m & (uint32_t)mm[l], acc = (uint32_t)a[l], same = 0;
+    for (int k = 0; k < SIM_PTX_WARP; k++) {
+      if (!(group >> k & 1u)) continue;
+      uint32_t v = (uint32_t)a[k];
+      if ((a[k] & width) == (a[l] & width)) same |= 1u << k;
+      switch (in->aop) {
+      case SIM_AOP_ADD: acc = k == l ? acc : acc + v; break;
+      case SIM_AOP_AND: acc &= v; break;
+      case SIM_AOP_OR: acc |= v; break;
+      case SIM_AOP_XOR: acc = k == l ? acc : acc ^ v; break;
+      case SIM_AOP_MIN: acc = (sgn ? (int32_t)v < (int32_t)acc : v < acc) ? v : acc; break;
+      case SIM_AOP_MAX: acc = (sgn ? (int32_t)v > (int32_t)acc : v > acc) ? v : acc; break;
+      default: break;
+      }
+    }
+    if (in->op == SIM_OP_REDUX) r[l] = acc;
+    else if (in->mode == SIM_MODE_ANY) r[l] = same;
+    else {
+      r[l] = same == group ? group : 0;
+      all |= (uint32_t)(same == group) << l;
+    }
+  }
+  SIM_LANES(m) d[l] = r[l];
+  if (in->op == SIM_OP_MATCH && in->o[5].kind == SIM_K_PRED) {
+    uint32_t *q = &w->P[in->o[5].reg];
+    *q = (*q & ~m) | (all & m);
+  }
+  return 0;
+}
+
 int sim_ptx_op_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
   if (in->op == SIM_OP_SHFL) return shfl(c, w, in, m);
+  if (in->op == SIM_OP_REDUX || in->op == SIM_OP_MATCH) return redux_match(c, w, in, m);
   if (in->op == SIM_OP_ACTIVEMASK) {
     uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
     SIM_LANES(m) d[l] = m;

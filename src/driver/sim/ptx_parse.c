@@ -45,7 +45,8 @@ int sim_ptx_grow(void **arr, int *cap, int n, size_t size) {
 
 int sim_ptx_type_word(const sim_ptx_token *t) {
   static const char *names[] = {"", ".pred", ".b8", ".b16", ".b32", ".b64", ".u8", ".u16", ".u32", ".u64",
-                                ".s8", ".s16", ".s32", ".s64", ".f32", ".f64"};
+                                ".s8", ".s16", ".s32", ".s64", ".f32", ".f64",
+                                ".f16", ".f16x2", ".bf16", ".bf16x2"};
   for (int i = 1; i < (int)(sizeof names / sizeof names[0]); i++)
     if (sim_ptx_is(t, names[i])) return i;
   return SIM_T_NONE;
