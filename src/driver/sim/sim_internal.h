@@ -144,12 +144,18 @@ typedef struct sim_state {
   int nccl_fault_async; /* ... asynchronously (its communicator reports an error after it) */
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
   sim_kernel_mode kernels; /* GPULUA_SIM_KERNELS, read at cuInit */
+  int schedule_random;     /* GPULUA_SIM_SCHEDULE, read at cuInit: random:SEED */
+  uint64_t schedule_seed;
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
 
 /* GPULUA_SIM_KERNELS as cuInit read it (sim_device.c). */
 sim_kernel_mode sim_kernels(void);
+
+/* GPULUA_SIM_SCHEDULE as cuInit read it (sim_device.c): 1 with the seed
+ * for random:SEED, 0 for fixed. */
+int sim_schedule(uint64_t *seed);
 
 /* The context current on this thread (cuCtxSetCurrent); sim_device.c. */
 extern _Thread_local struct CUctx_st *sim_cur_ctx;
