@@ -8,12 +8,15 @@
 
 #include "ptx_harness.h"
 
+static int last_asserted; /* the last run's sim_ptx_launch.asserted */
+
 /* Runs kernel `name` of m over grid x block threads with the memory of r:
  * the return of sim_ptx_run; what printf wrote in *printed (free it). */
 static int run(const sim_ptx_module *m, const char *name, unsigned grid, unsigned block, void **params, registry *r,
                char **printed, char *err, size_t errlen) {
   sim_ptx_launch l = {.grid = {grid, 1, 1}, .block = {block, 1, 1}, .params = params, .check = check_access, .user = r};
   int rc = sim_ptx_run(m, sim_ptx_find(m, name), &l, err, errlen);
+  last_asserted = l.asserted;
   /* the output is not a C string: a copy that is one */
   *printed = calloc(l.printed_len + 1, 1);
   if (l.printed) memcpy(*printed, l.printed, l.printed_len);
@@ -99,6 +102,7 @@ static void test_conversions(void) {
   CHECK(rc == -1 && strcmp(err, "read 1 bytes 0 bytes past the end of buffer 'unterminated' of 4 bytes "
                                 "(kernel 'odd' at printf.cu:22, thread (0,0,0) of block (0,0,0))") == 0,
         "a string past its memory: %s", err);
+  CHECK(!last_asserted, "a fault other than an assert is not one");
   CHECK(strcmp(out, "") == 0, "nothing printed of the faulting call: %s", out);
   free(out);
   sim_ptx_free(m);
@@ -123,6 +127,7 @@ static void test_assert(void) {
   CHECK(rc == -1 && strcmp(err, "printf.cu:29: void checked(const int *, int): Assertion `x[threadIdx.x] < n` failed "
                                 "(kernel 'checked' at printf.cu:29, thread (37,0,0) of block (0,0,0))") == 0,
         "a failed assert: %s", err);
+  CHECK(last_asserted, "the launch says its fault is a failed assert");
   sim_ptx_free(m);
 }
 

@@ -351,6 +351,7 @@ static int run_block(sim_ptx_ctx *c) {
 int sim_ptx_run(const sim_ptx_module *m, int func, sim_ptx_launch *l, char *err, size_t errlen) {
   l->printed = NULL;
   l->printed_len = 0;
+  l->asserted = 0;
   if (!m || func < 0 || func >= m->nfuncs || !m->funcs[func].is_entry) {
     snprintf(err, errlen, "no such kernel in the module");
     return -1;

@@ -169,6 +169,7 @@ typedef struct {
   int schedule;  /* SIM_PTX_SCHED_* */
   uint64_t seed; /* of the random schedule */
   uint64_t thread_insns; /* out: thread-instructions executed */
+  int asserted;          /* out: the fault is a failed assert */
   /* out: the text the launch's printf calls wrote, in the order they ran
    * (malloc'd, the caller frees it; NULL when none), also after a fault */
   char *printed;

@@ -311,7 +311,10 @@ static int assertfail(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, i
   }
   put(&t, "Assertion `", 11);
   if (!r && msg) r = str(c, w, in, lane, msg, 200, &t);
-  if (!r) r = sim_ptx_fault(c, w, in, lane, "%s` failed", t.s ? t.s : "");
+  if (!r) {
+    sim_ptx_fault(c, w, in, lane, "%s` failed", t.s ? t.s : "");
+    c->l->asserted = 1;
+  }
   free(t.s);
   return -1;
 }

@@ -266,9 +266,9 @@ void sim_capture_stream_gone_locked(struct CUstream_st *st);
 CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
- * on_main function; non-zero when it failed. With skip, the function's
- * `skipped` instead (a fault skips the launch), where it has one.
- * sim_module.c. */
+ * on_main function; non-zero when it failed (CUDA_ERROR_ASSERT when an assert
+ * of its PTX failed). With skip, the function's `skipped` instead (a fault
+ * skips the launch), where it has one. sim_module.c. */
 int sim_run_kernel(sim_op *op, int skip);
 
 /* Register the fork handlers, once per process (before the first worker

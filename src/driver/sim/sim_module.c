@@ -51,8 +51,9 @@ static int check_access(void *user, uint64_t addr, size_t bytes, int write, char
 static int runs_ptx(const struct CUfunc_st *f) { return f->mod && f->mod->prog && f->ptx_index >= 0 && !f->builtin; }
 
 /* A launch of f's PTX on the calling worker, in the order
- * GPULUA_SIM_SCHEDULE says: 0, or non-zero with the fault's message kept on
- * the context. What its printf calls wrote goes to the process's stdout
+ * GPULUA_SIM_SCHEDULE says: 0, or CUDA_ERROR_ASSERT (a failed assert) or
+ * CUDA_ERROR_LAUNCH_FAILED (any other fault) with the fault's message kept
+ * on the context. What its printf calls wrote goes to the process's stdout
  * when it ends (after a fault too), in one piece, flushed: the script's own
  * output (Lua's print and io.write use the same stdout) after a sync comes
  * after it. A host kernel's record (the launch's last parameter) is
@@ -76,7 +77,7 @@ static int run_ptx(sim_op *op) {
   struct CUctx_st *ctx = &sim_S.dev[f->mod->ordinal].ctx;
   if (rc != 0 && !ctx->fault[0]) snprintf(ctx->fault, sizeof ctx->fault, "%s", err);
   pthread_mutex_unlock(&sim_S.mu);
-  return rc != 0;
+  return rc == 0 ? 0 : l.asserted ? CUDA_ERROR_ASSERT : CUDA_ERROR_LAUNCH_FAILED;
 }
 
 int sim_run_kernel(sim_op *op, int skip) {
