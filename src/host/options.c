@@ -89,6 +89,9 @@ static const struct {
   {"GPULUA_SIM_KERNELS", "host", "host",
    "sim: what a launch runs: host (the function given with k:host) or ptx (the kernel's own PTX, memory "
    "checked); compare is refused (not there yet)"},
+  {"GPULUA_SIM_SCHEDULE", "fixed|random:SEED", "fixed",
+   "sim, under GPULUA_SIM_KERNELS=ptx: the order blocks, warps and atomics run in; random:SEED permutes "
+   "them (the same seed, the same order), to show a kernel whose result depends on it"},
   {NULL, NULL, NULL, NULL}
 };
 

@@ -10,6 +10,7 @@
 void test_table_filled(void);
 void test_not_initialized(void);
 void test_kernels_setting(void);
+void test_schedule_setting(void);
 void test_init(void);
 void test_devices(void);
 void test_invalid_ordinals(void);

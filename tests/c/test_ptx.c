@@ -17,6 +17,8 @@ const char *fixture_dir = "tests/ptx";
 void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_kernels(int *nchecks, int *nfailures);
 void test_ptx_half(int *nchecks, int *nfailures);
+void test_ptx_printf(int *nchecks, int *nfailures);
+void test_ptx_sched(int *nchecks, int *nfailures);
 
 static void test_saxpy(void) {
   sim_ptx_module *m = load_fixture("saxpy");
@@ -330,6 +332,8 @@ int main(int argc, char **argv) {
   test_ptx_ops(&checks, &failures);
   test_ptx_kernels(&checks, &failures);
   test_ptx_half(&checks, &failures);
+  test_ptx_printf(&checks, &failures);
+  test_ptx_sched(&checks, &failures);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

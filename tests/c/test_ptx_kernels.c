@@ -1,7 +1,8 @@
 /*
  * test_ptx_kernels.c -- the corpus's 64-bit integer and f64 kernels against
- * C, run-time faults (trap, a failed assert, a barrier that never
- * completes), and PTX refused at load, naming what and its line.
+ * C, run-time faults (trap, a barrier that never completes; a failed
+ * assert is test_ptx_printf.c's), and PTX refused at load, naming what and
+ * its line.
  */
 
 #include "ptx_harness.h"
@@ -130,14 +131,6 @@ static void test_faults(void) {
                 " setp.ge.u32 %p1, %r1, 32;\n @%p1 exit;\n bar.sync 0;\n ret;\n}\n",
                 64, err, sizeof err);
   CHECK(rc == 0, "a barrier of the threads left: %s", err);
-  rc = run_text(".extern .func __assertfail(.param .b64 a, .param .b64 b, .param .b32 c, .param .b64 d, .param .b64 e);\n"
-                ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n .loc 1 7 3\n"
-                " { .param .b64 p0; st.param.b64 [p0], 0; .param .b64 p1; st.param.b64 [p1], 0; .param .b32 p2;\n"
-                " st.param.b32 [p2], 0; .param .b64 p3; st.param.b64 [p3], 0; .param .b64 p4; st.param.b64 [p4], 0;\n"
-                " call.uni __assertfail, (p0, p1, p2, p3, p4); }\n ret;\n}\n.file 1 \"a.cu\"\n",
-                32, err, sizeof err);
-  CHECK(rc == -1 && strcmp(err, "assertion failed (kernel 'k' at a.cu:7, thread (0,0,0) of block (0,0,0))") == 0,
-        "a failed assert: %s", err);
 }
 
 /* PTX the interpreter does not run fails at load, naming it and its line. */
@@ -156,13 +149,6 @@ static void test_load_errors(void) {
   rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b16 %rs<2>;\n atom.global.add.f16 %rs1, [%r1], %rs1;\n}\n",
                 32, err, sizeof err);
   CHECK(rc == -2 && strstr(err, "line 8: unsupported form of atom (of 16-bit floats: add.noftz)"), "atom.f16: %s", err);
-  rc = run_text(".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);\n"
-                ".visible .entry k()\n{\n .reg .b32 %r<2>;\n"
-                " { .param .b64 p0; st.param.b64 [p0], 0; .param .b64 p1; st.param.b64 [p1], 0; .param .b32 r0;\n"
-                " call.uni (r0), vprintf, (p0, p1); }\n ret;\n}\n",
-                32, err, sizeof err);
-  CHECK(rc == -2 && strstr(err, "line 9: unsupported call to 'vprintf' (printf is not supported on the sim yet)"),
-        "printf: %s", err);
   rc = run_text(".visible .entry k()\n{\n bra $L_nowhere;\n}\n", 32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 6: unknown label '$L_nowhere'") == 0, "label: %s", err);
   rc = run_text(".visible .entry k()\n{\n mov.u32 %r9, 1;\n}\n", 32, err, sizeof err);

@@ -60,11 +60,37 @@ void test_kernels_setting(void) {
   CHECK_RC(d.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED); /* the refused cuInit did nothing */
 }
 
+/* GPULUA_SIM_SCHEDULE: fixed or random:SEED, SEED from 0 to 2^64-1;
+ * anything else names what was given. Runs before cuInit. */
+void test_schedule_setting(void) {
+  char why[256];
+  static const char *const bad[] = {"random", "random:", "random:-1", "random:12x", "random:18446744073709551616",
+                                    "Fixed", "random: 4", "seed:4"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("GPULUA_SIM_SCHEDULE", bad[i], 1);
+    char want[200];
+    snprintf(want, sizeof want,
+             "GPULUA_SIM_SCHEDULE must be fixed or random:SEED (SEED an integer from 0 to 2^64-1), got '%s'", bad[i]);
+    CHECK(gld_sim_config_error(why, sizeof why) == -1);
+    CHECK(strcmp(why, want) == 0);
+  }
+  CHECK_RC(d.cuInit(0), CUDA_ERROR_INVALID_VALUE);
+  static const char *const good[] = {"fixed", "random:0", "random:42", "random:18446744073709551615"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    setenv("GPULUA_SIM_SCHEDULE", good[i], 1);
+    CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  }
+  setenv("GPULUA_SIM_SCHEDULE", "random:18446744073709551615", 1); /* what cuInit reads: test_init checks it */
+}
+
 void test_init(void) {
   CHECK_RC(d.cuInit(1), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuInit(0));
   OK(d.cuInit(0)); /* again: harmless */
   CHECK(sim_kernels() == SIM_KERNELS_HOST); /* as test_kernels_setting left it */
+  uint64_t seed = 0;
+  CHECK(sim_schedule(&seed) == 1 && seed == UINT64_MAX); /* GPULUA_SIM_SCHEDULE=random:2^64-1 */
+  unsetenv("GPULUA_SIM_SCHEDULE");
 }
 
 void test_devices(void) {

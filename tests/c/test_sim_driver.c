@@ -47,6 +47,7 @@ static const test_case tests[] = {
     T(table_filled),
     T(not_initialized), /* must come before init */
     T(kernels_setting), /* before init, which reads the setting */
+    T(schedule_setting),
     T(init),
     T(devices),
     T(invalid_ordinals),

@@ -90,6 +90,33 @@ static int fix_imm(sim_ptx_operand *o, int type) {
   return 0;
 }
 
+/* A call of a function the module declares, not defines: CUDA's vprintf
+ * (int vprintf(const char *format, void *args)) and __assertfail (void
+ * __assertfail(const char *message, const char *file, unsigned line,
+ * const char *function, size_t charsize)) run; nothing else does. */
+static int libcall(const sim_ptx_func *c, sim_ptx_insn *in, char *err, size_t errlen) {
+  static const struct {
+    const char *name;
+    int mode, nrets, nparams;
+    size_t sizes[6];
+  } lib[] = {
+    {"vprintf", SIM_CALL_VPRINTF, 1, 3, {4, 8, 8}},
+    {"__assertfail", SIM_CALL_ASSERT, 0, 5, {8, 8, 4, 8, 8}},
+  };
+  for (size_t i = 0; i < sizeof lib / sizeof *lib; i++) {
+    if (strcmp(c->name, lib[i].name) != 0) continue;
+    int same = c->nrets == lib[i].nrets && c->nparams == lib[i].nparams;
+    for (int k = 0; same && k < c->nparams; k++) same = c->params[k].size == lib[i].sizes[k];
+    if (!same || in->o[0].imm != c->nrets || in->o[1].imm != c->nparams - c->nrets)
+      return fail(err, errlen, in, "unsupported call to '%s': not declared or called as CUDA's %s", c->name,
+                  lib[i].mode == SIM_CALL_VPRINTF ? "int vprintf(const char *, void *)"
+                                                  : "void __assertfail(const char *, const char *, unsigned, const char *, size_t)");
+    in->mode = (uint8_t)lib[i].mode;
+    return 0;
+  }
+  return fail(err, errlen, in, "unsupported call to '%s' (declared, not defined)", c->name);
+}
+
 static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn *in, char *err, size_t errlen) {
   int op = in->op, n = in->nops, t = in->type;
   (void)f;
@@ -113,9 +140,8 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
     return 0;
   case SIM_OP_CALL: {
     const sim_ptx_func *c = &m->funcs[in->target];
-    if (c->is_extern && strcmp(c->name, "__assertfail") != 0)
-      return fail(err, errlen, in, "unsupported call to '%s'%s", c->name,
-                  strcmp(c->name, "vprintf") == 0 ? " (printf is not supported on the sim yet)" : " (declared, not defined)");
+    in->mode = SIM_CALL_FUNC;
+    if (c->is_extern) return libcall(c, in, err, errlen);
     if (c->is_entry) return fail(err, errlen, in, "call to the kernel '%s'", c->name);
     if (in->o[0].imm != c->nrets || in->o[1].imm != c->nparams - c->nrets)
       return fail(err, errlen, in, "call to '%s' with %d return values and %d arguments, it takes %d and %d", c->name,

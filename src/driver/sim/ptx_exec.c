@@ -1,15 +1,16 @@
 /*
- * ptx_exec.c -- running an entry over a grid: blocks one after another in
- * order (x fastest), each block's warps in order, each warp until it exits
- * or reaches a barrier; the barrier releases when every thread the block
- * still has (or the barrier's count) has arrived. A warp's 32 lanes run
- * together; a conditional branch that splits them pushes the two paths on
- * the warp's reconvergence stack, to meet again at the branch's immediate
+ * ptx_exec.c -- running an entry over a grid: blocks one after another (in
+ * the schedule's order, ptx_sched.c), each block's warps picked in turn,
+ * each warp run until it exits or reaches a barrier; the barrier releases
+ * when every thread the block still has (or the barrier's count) has
+ * arrived, and the warps are picked again. A warp's 32 lanes run together;
+ * a conditional branch that splits them pushes the two paths on the warp's
+ * reconvergence stack, to meet again at the branch's immediate
  * post-dominator (ptx_check.c). Calls push a frame: the callee's registers,
  * its part of each thread's local memory and its .param bound to the
- * caller's. The order of everything is fixed: a run repeats exactly.
+ * caller's; calls of the device runtime (printf, assert) run on the host
+ * (ptx_printf.c). Under either schedule a run repeats exactly.
  */
-
 #include "ptx_exec.h"
 
 #include <stdarg.h>
@@ -110,9 +111,10 @@ static void enter_frame(sim_ptx_warp *w) {
 
 static int call(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
   const sim_ptx_func *callee = &c->m->funcs[in->target];
-  if (callee->is_extern) { /* __assertfail: a failed assert */
-    int lane = __builtin_ctz(m);
-    return sim_ptx_fault(c, w, in, lane, "assertion failed");
+  if (in->mode != SIM_CALL_FUNC) { /* printf, assert */
+    if (sim_ptx_libcall(c, w, in, m)) return -1;
+    w->stack[w->sp - 1].pc++;
+    return 0;
   }
   if (w->nframes >= SIM_PTX_MAX_DEPTH) return sim_ptx_fault(c, w, in, __builtin_ctz(m), "call stack overflow (%d nested calls)", w->nframes);
   const sim_ptx_frame *caller = &w->frames[w->nframes - 1];
@@ -313,9 +315,11 @@ static int start_warp(sim_ptx_ctx *c, sim_ptx_warp *w, unsigned index) {
 static int run_block(sim_ptx_ctx *c) {
   for (unsigned i = 0; i < c->nwarps; i++)
     if (start_warp(c, &c->warps[i], i)) return sim_ptx_fault(c, NULL, NULL, -1, "out of memory");
+  unsigned order[1024 / SIM_PTX_WARP];
   for (;;) {
+    sim_ptx_sched_warps(c, order, c->nwarps);
     for (unsigned i = 0; i < c->nwarps; i++)
-      if (c->warps[i].state == SIM_W_RUN && run_warp(c, &c->warps[i])) return -1;
+      if (c->warps[order[i]].state == SIM_W_RUN && run_warp(c, &c->warps[order[i]])) return -1;
     unsigned live = 0, waiting = 0;
     for (unsigned i = 0; i < c->nwarps; i++) {
       const sim_ptx_warp *w = &c->warps[i];
@@ -354,6 +358,9 @@ static int run_block(sim_ptx_ctx *c) {
 }
 
 int sim_ptx_run(const sim_ptx_module *m, int func, sim_ptx_launch *l, char *err, size_t errlen) {
+  l->printed = NULL;
+  l->printed_len = 0;
+  l->asserted = 0;
   if (!m || func < 0 || func >= m->nfuncs || !m->funcs[func].is_entry) {
     snprintf(err, errlen, "no such kernel in the module");
     return -1;
@@ -390,13 +397,16 @@ int sim_ptx_run(const sim_ptx_module *m, int func, sim_ptx_launch *l, char *err,
       memcpy(c.params + k->params[i].offset, l->params[i], k->params[i].size);
     }
   }
-  for (unsigned z = 0; r == 0 && z < l->grid[2]; z++)
-    for (unsigned y = 0; r == 0 && y < l->grid[1]; y++)
-      for (unsigned x = 0; r == 0 && x < l->grid[0]; x++) {
-        c.ctaid[0] = x, c.ctaid[1] = y, c.ctaid[2] = z;
-        memset(c.shared, 0, c.shared_size ? c.shared_size : 1);
-        r = run_block(&c);
-      }
+  sim_ptx_sched_start(&c);
+  uint64_t nblocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+  for (uint64_t i = 0; r == 0 && i < nblocks; i++) {
+    uint64_t b = sim_ptx_sched_block(&c, i, nblocks);
+    c.ctaid[0] = (unsigned)(b % l->grid[0]);
+    c.ctaid[1] = (unsigned)(b / l->grid[0] % l->grid[1]);
+    c.ctaid[2] = (unsigned)(b / l->grid[0] / l->grid[1]);
+    memset(c.shared, 0, c.shared_size ? c.shared_size : 1);
+    r = run_block(&c);
+  }
   for (unsigned i = 0; c.warps && i < c.nwarps; i++) {
     free(c.warps[i].regs);
     free(c.warps[i].preds);
@@ -408,5 +418,6 @@ int sim_ptx_run(const sim_ptx_module *m, int func, sim_ptx_launch *l, char *err,
   free(c.shared);
   free(c.local);
   l->thread_insns = c.insns;
+  sim_ptx_printed(&c, l);
   return r;
 }

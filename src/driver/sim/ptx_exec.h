@@ -59,6 +59,11 @@ typedef struct {
   char *err;
   size_t errlen;
   uint64_t insns;
+  int random;              /* the launch's schedule is random (ptx_sched.c) */
+  uint64_t rng, block_key; /* its generator, and the key of its order of blocks */
+  char *out;               /* printf's output so far (ptx_printf.c) */
+  size_t out_len, out_cap;
+  unsigned long long out_dropped; /* printf calls past SIM_PTX_PRINTF_BYTES */
 } sim_ptx_ctx;
 
 #define SIM_LANES(m) for (int l = 0; l < SIM_PTX_WARP; l++) if ((m) >> l & 1u)
@@ -93,6 +98,22 @@ int sim_ptx_compare(int cmp, int type, uint64_t a, uint64_t b);
  * lane `lane`, checked; NULL after a fault. */
 void *sim_ptx_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, int space, uint64_t addr,
                      size_t bytes, int write);
+
+/* ptx_sched.c: the launch's order. sched_start seeds it; sched_block is
+ * the block (a linear index, x fastest) to run i-th of n; sched_warps
+ * fills `order` with the n warps of a block in the order to run them;
+ * sched_lanes writes the lanes of m in the order an atomic serves them,
+ * and returns how many. */
+void sim_ptx_sched_start(sim_ptx_ctx *c);
+uint64_t sim_ptx_sched_block(const sim_ptx_ctx *c, uint64_t i, uint64_t n);
+void sim_ptx_sched_warps(sim_ptx_ctx *c, unsigned *order, unsigned n);
+int sim_ptx_sched_lanes(sim_ptx_ctx *c, uint32_t m, int *lanes);
+
+/* ptx_printf.c: a call of vprintf or __assertfail (in->mode) by the lanes
+ * in m: 0, or -1 after a fault (an assert's is one). sim_ptx_printed hands
+ * the launch's output to l (a line at its end counts the calls dropped). */
+int sim_ptx_libcall(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+void sim_ptx_printed(sim_ptx_ctx *c, sim_ptx_launch *l);
 
 /* Stores `v` as a value of `type` in a register row's lane: truncated to
  * the type's width. */

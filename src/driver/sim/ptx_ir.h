@@ -19,6 +19,7 @@
 #define SIM_PTX_LOCAL_WINDOW 0x2000000000000000ull  /* generic address of local offset 0 */
 #define SIM_PTX_LOCAL_BYTES 16384u                  /* local memory (stack) of a thread */
 #define SIM_PTX_MAX_DEPTH 512                       /* nested calls of a warp */
+#define SIM_PTX_PRINTF_BYTES (1u << 20)             /* printf output kept of a launch (CUDA's default FIFO) */
 
 /* Types of an instruction (ptx_insn.c names them). */
 typedef enum {
@@ -63,6 +64,11 @@ enum { SIM_MODE_NONE, SIM_MODE_LO, SIM_MODE_HI, SIM_MODE_WIDE, SIM_MODE_UP, SIM_
 enum { SIM_F_FTZ = 1, SIM_F_SAT = 2, SIM_F_APPROX = 4, SIM_F_UNI = 8, SIM_F_TO = 16, SIM_F_CLAMP = 32,
        SIM_F_SHIFTAMT = 64, SIM_F_FULL = 128, SIM_F_RELU = 256, SIM_F_NAN = 512,
        SIM_F_NOFTZ = 1024 };
+
+/* What a call reaches (the `mode` of a SIM_OP_CALL, set at load): a
+ * function of the module, or one of the device runtime's that NVRTC
+ * declares .extern (ptx_printf.c runs them). */
+enum { SIM_CALL_FUNC, SIM_CALL_VPRINTF, SIM_CALL_ASSERT };
 
 /* Special registers (an operand's imm for SIM_K_SREG): the low two bits of
  * the first ones are the dimension x, y, z. */
@@ -147,6 +153,12 @@ typedef struct {
   int uses_local;
 } sim_ptx_module;
 
+/* The order a launch runs in (ptx_sched.c). Fixed: blocks in order (x
+ * fastest), each block's warps in order, the lanes of an atomic in order.
+ * Random: those three orders permuted, drawn from the seed, the kernel's
+ * name and the launch's grid and block, so a seed repeats a run exactly. */
+enum { SIM_PTX_SCHED_FIXED, SIM_PTX_SCHED_RANDOM };
+
 /* A launch: grid and block, dynamic shared bytes, the arguments as
  * cuLaunchKernel gets them, and the check of every global or generic
  * access outside the module's own variables. The check returns non-zero to
@@ -157,7 +169,14 @@ typedef struct {
   void **params;
   int (*check)(void *user, uint64_t addr, size_t bytes, int write, char *why, size_t whylen);
   void *user;
+  int schedule;  /* SIM_PTX_SCHED_* */
+  uint64_t seed; /* of the random schedule */
   uint64_t thread_insns; /* out: thread-instructions executed */
+  int asserted;          /* out: the fault is a failed assert */
+  /* out: the text the launch's printf calls wrote, in the order they ran
+   * (malloc'd, the caller frees it; NULL when none), also after a fault */
+  char *printed;
+  size_t printed_len;
 } sim_ptx_launch;
 
 /* Parses and checks a whole module: NULL with a message in err ("line 42:

@@ -164,7 +164,9 @@ int sim_ptx_op_atom(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uin
   const uint64_t *b = sim_ptx_src(c, w, &in->o[d + 1], bb);
   const uint64_t *x = in->aop == SIM_AOP_CAS ? sim_ptx_src(c, w, &in->o[d + 2], bc) : b;
   uint64_t *dst = d ? &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP] : NULL;
-  SIM_LANES(m) { /* lane order: the deterministic order of the atomics */
+  int lanes[SIM_PTX_WARP], n = sim_ptx_sched_lanes(c, m, lanes); /* the order the atomics happen in */
+  for (int i = 0; i < n; i++) {
+    int l = lanes[i];
     unsigned char *p = address(c, w, in, &in->o[d], l, (size_t)size, 1);
     if (!p) return -1;
     uint64_t old = 0, v = b[l], nv;

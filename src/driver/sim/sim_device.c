@@ -12,8 +12,9 @@
  * makes the N-th collective call of the process fail with ncclInternalError,
  * "async:N" makes the communicator of the N-th report ncclRemoteError
  * asynchronously after it; see sim_nccl.c), GPULUA_SIM_KERNELS (what a launch
- * runs: host, the host implementation; ptx and compare are read but refused
- * until the sim executes PTX).
+ * runs: host, the host implementation; ptx, its PTX through the interpreter;
+ * compare is read but refused), GPULUA_SIM_SCHEDULE (the order a PTX launch
+ * runs in: fixed, or random:SEED; ptx_sched.c).
  */
 
 #include "sim_internal.h"
@@ -127,6 +128,26 @@ static int parse_kernels(const char *s) {
 
 sim_kernel_mode sim_kernels(void) { return sim_S.kernels; }
 
+/* GPULUA_SIM_SCHEDULE: "fixed" (0), or "random:SEED" (1, *seed set), SEED
+ * a decimal integer below 2^64; -1 for anything else. */
+static int parse_schedule(const char *s, uint64_t *seed) {
+  if (strcmp(s, "fixed") == 0) return 0;
+  if (strncmp(s, "random:", 7) != 0) return -1;
+  s += 7;
+  if (*s < '0' || *s > '9') return -1;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(s, &end, 10);
+  if (*end != '\0' || errno == ERANGE) return -1;
+  if (seed) *seed = (uint64_t)n;
+  return 1;
+}
+
+int sim_schedule(uint64_t *seed) {
+  *seed = sim_S.schedule_seed;
+  return sim_S.schedule_random;
+}
+
 int gld_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
   if (s && *s) {
@@ -175,6 +196,12 @@ int gld_sim_config_error(char *why, size_t whylen) {
       return -1;
     }
   }
+  s = getenv("GPULUA_SIM_SCHEDULE");
+  if (s && *s && parse_schedule(s, NULL) < 0) {
+    snprintf(why, whylen, "GPULUA_SIM_SCHEDULE must be fixed or random:SEED (SEED an integer from 0 to 2^64-1), got '%s'",
+             s);
+    return -1;
+  }
   return 0;
 }
 
@@ -200,6 +227,9 @@ static CUresult sim_cuInit(unsigned flags) {
     sim_S.nccl_fault_at = (s && *s) ? parse_nccl_fault(s, &sim_S.nccl_fault_async) : 0;
     s = getenv("GPULUA_SIM_KERNELS");
     sim_S.kernels = (s && *s) ? kernel_modes[parse_kernels(s)].mode : SIM_KERNELS_PTX;
+    s = getenv("GPULUA_SIM_SCHEDULE");
+    sim_S.schedule_seed = 0;
+    sim_S.schedule_random = (s && *s) ? parse_schedule(s, &sim_S.schedule_seed) == 1 : 0;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

@@ -145,12 +145,18 @@ typedef struct sim_state {
   int nccl_fault_async; /* ... asynchronously (its communicator reports an error after it) */
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
   sim_kernel_mode kernels; /* GPULUA_SIM_KERNELS, read at cuInit */
+  int schedule_random;     /* GPULUA_SIM_SCHEDULE, read at cuInit: random:SEED */
+  uint64_t schedule_seed;
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
 
 /* GPULUA_SIM_KERNELS as cuInit read it (sim_device.c). */
 sim_kernel_mode sim_kernels(void);
+
+/* GPULUA_SIM_SCHEDULE as cuInit read it (sim_device.c): 1 with the seed
+ * for random:SEED, 0 for fixed. */
+int sim_schedule(uint64_t *seed);
 
 /* The context current on this thread (cuCtxSetCurrent); sim_device.c. */
 extern _Thread_local struct CUctx_st *sim_cur_ctx;
@@ -261,9 +267,9 @@ void sim_capture_stream_gone_locked(struct CUstream_st *st);
 CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t bytes, CUstream st, double mem_bytes);
 
 /* Run an OP_KERNEL on the calling worker, or on the main thread for an
- * on_main function; non-zero when it failed. With skip, the function's
- * `skipped` instead (a fault skips the launch), where it has one.
- * sim_module.c. */
+ * on_main function; non-zero when it failed (CUDA_ERROR_ASSERT when an assert
+ * of its PTX failed). With skip, the function's `skipped` instead (a fault
+ * skips the launch), where it has one. sim_module.c. */
 int sim_run_kernel(sim_op *op, int skip);
 
 /* Register the fork handlers, once per process (before the first worker

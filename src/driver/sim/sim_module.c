@@ -87,9 +87,14 @@ static void keep_fault(struct CUctx_st *ctx, const char *err, uint64_t base, int
  * their C implementations). */
 static int runs_ptx(const struct CUfunc_st *f) { return f->mod && f->mod->prog && f->ptx_index >= 0 && !f->builtin; }
 
-/* A launch of f's PTX on the calling worker: 0, or non-zero with the fault's
- * message kept on the context. A host kernel's record (the launch's last
- * parameter) is released by its `skipped`, as for a launch not run. */
+/* A launch of f's PTX on the calling worker, in the order
+ * GPULUA_SIM_SCHEDULE says: 0, or CUDA_ERROR_ASSERT (a failed assert) or
+ * CUDA_ERROR_LAUNCH_FAILED (any other fault) with the fault's message kept
+ * on the context. What its printf calls wrote goes to the process's stdout
+ * when it ends (after a fault too), in one piece, flushed: the script's own
+ * output (Lua's print and io.write use the same stdout) after a sync comes
+ * after it. A host kernel's record (the launch's last parameter) is
+ * released by its `skipped`, as for a launch not run. */
 static int run_ptx(sim_op *op) {
   struct CUfunc_st *f = op->func;
   const gld_sim_launch *g = op->launch;
@@ -97,13 +102,19 @@ static int run_ptx(sim_op *op) {
   sim_ptx_launch l = {.grid = {g->grid[0], g->grid[1], g->grid[2]},
                       .block = {g->block[0], g->block[1], g->block[2]},
                       .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &check};
+  l.schedule = sim_schedule(&l.seed) ? SIM_PTX_SCHED_RANDOM : SIM_PTX_SCHED_FIXED;
   char err[512];
   int rc = sim_ptx_run(f->mod->prog, f->ptx_index, &l, err, sizeof err);
+  if (l.printed) {
+    fwrite(l.printed, 1, l.printed_len, stdout);
+    fflush(stdout);
+    free(l.printed);
+  }
   pthread_mutex_lock(&sim_S.mu);
   struct CUctx_st *ctx = &sim_S.dev[f->mod->ordinal].ctx;
   if (rc != 0 && !ctx->fault[0]) keep_fault(ctx, err, check.hit_base, g->tag);
   pthread_mutex_unlock(&sim_S.mu);
-  return rc != 0;
+  return rc == 0 ? 0 : l.asserted ? CUDA_ERROR_ASSERT : CUDA_ERROR_LAUNCH_FAILED;
 }
 
 int sim_run_kernel(sim_op *op, int skip) {

@@ -172,15 +172,17 @@ void sim_mark_unref_locked(sim_mark *m) {
   }
 }
 
-/* A failed kernel: like a fault on a GPU, it ends its whole context. */
-static void fault(struct CUstream_st *st) {
+/* A failed kernel: like a fault on a GPU, it ends its whole context with
+ * `r`, CUDA_ERROR_ASSERT for a failed assert, else CUDA_ERROR_LAUNCH_FAILED. */
+static void fault(struct CUstream_st *st, CUresult r) {
   pthread_mutex_lock(&sim_S.mu);
-  st->error = CUDA_ERROR_LAUNCH_FAILED;
-  if (!st->ctx->sticky) st->ctx->sticky = CUDA_ERROR_LAUNCH_FAILED;
+  st->error = r;
+  if (!st->ctx->sticky) st->ctx->sticky = r;
   pthread_mutex_unlock(&sim_S.mu);
 }
 
-/* Run one operation (without the lock); 0, or -1 when it faulted. */
+/* Run one operation (without the lock); 0, or -1 when it faulted
+ * (CUDA_ERROR_ASSERT when a kernel's assert failed). */
 static int run_op(sim_op *op) {
   switch (op->kind) {
   case OP_COPY:
@@ -208,8 +210,10 @@ static int run_op(sim_op *op) {
   case OP_HOSTFN:
     op->hostfn(op->user);
     break;
-  case OP_KERNEL:
-    return sim_run_kernel(op, 0) != 0 ? -1 : 0;
+  case OP_KERNEL: {
+    int r = sim_run_kernel(op, 0);
+    return r == CUDA_ERROR_ASSERT ? CUDA_ERROR_ASSERT : r != 0 ? -1 : 0;
+  }
   case OP_SIMFN:
     return op->simfn(op->user) != 0 ? -1 : 0;
   case OP_FREE: {
@@ -276,8 +280,9 @@ static void *worker(void *arg) {
       sim_op *op = &batch[i];
       if (op->kind == OP_RECORD || op->kind == OP_WAIT) continue;
       if (sim_S.delay_us) usleep(sim_S.delay_us);
-      if ((healthy || op->kind == OP_FREE) && run_op(op) != 0) {
-        fault(st);
+      int rc = 0;
+      if ((healthy || op->kind == OP_FREE) && (rc = run_op(op)) != 0) {
+        fault(st, rc == CUDA_ERROR_ASSERT ? CUDA_ERROR_ASSERT : CUDA_ERROR_LAUNCH_FAILED);
         healthy = 0;
       } else if (!healthy && op->kind == OP_KERNEL) {
         /* a collective's part (its other ranks must not wait), a host
