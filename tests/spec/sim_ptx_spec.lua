@@ -200,7 +200,7 @@ extern "C" __global__ void odd() { printf("%n\n", (int *)0); }
     assert.are.equal(0, status, out)
     assert.matches(H.lit("device 0 is poisoned by a fault: CUDA_ERROR_ASSERT: device-side assert triggered"), out)
     assert.matches(H.lit("job.cu:5: void checked(const int *, int): Assertion `x[threadIdx.x] < n` failed " ..
-      "(kernel 'checked' at job.cu:5, thread (40,0,0) of block (0,0,0))"), out)
+      "(kernel 'checked' at job.cu:5, thread (40,0,0) of block (0,0,0), launched at "), out)
   end)
 
   local TICKETS = [[
