@@ -154,6 +154,7 @@ typedef struct {
   void **params;
   int (*check)(void *user, uint64_t addr, size_t bytes, int write, char *why, size_t whylen);
   void *user;
+  int no_racecheck;      /* 1: no racecheck (ptx_race.c), as GPULUA_SIM_RACECHECK=off */
   uint64_t thread_insns; /* out: thread-instructions executed */
 } sim_ptx_launch;
 
