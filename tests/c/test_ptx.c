@@ -18,6 +18,7 @@ int no_racecheck;
 
 void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_kernels(int *nchecks, int *nfailures);
+void test_ptx_race(int *nchecks, int *nfailures);
 
 static void test_saxpy(void) {
   sim_ptx_module *m = load_fixture("saxpy");
@@ -332,6 +333,7 @@ int main(int argc, char **argv) {
   test_oob();
   test_ptx_ops(&checks, &failures);
   test_ptx_kernels(&checks, &failures);
+  test_ptx_race(&checks, &failures);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

@@ -194,6 +194,45 @@ static void where(const sim_ptx_ctx *c, uint32_t code, char *buf, size_t len) {
   else snprintf(buf, len, "PTX line %u", in->line);
 }
 
+/* A variable's name as the source gives it: NVRTC names a kernel's own
+ * `__shared__ float s[]` _ZZ8sum_racyE1s (its function's length and name,
+ * then its own). */
+static void source_name(const char *n, char *buf, size_t len) {
+  const char *p = n + 3;
+  char *end;
+  if (strncmp(n, "_ZZ", 3) == 0) {
+    unsigned long k = strtoul(p, &end, 10);
+    if (end != p && strlen(end) > k && end[k] == 'E') {
+      p = end + k + 1;
+      k = strtoul(p, &end, 10);
+      if (end != p && strlen(end) >= k) {
+        snprintf(buf, len, "%.*s", (int)k, end);
+        return;
+      }
+    }
+  }
+  snprintf(buf, len, "%s", n);
+}
+
+/* The memory at host address a: a module variable and the byte in it, or
+ * the shared offset or global address. */
+static void describe(const sim_ptx_ctx *c, uintptr_t a, int shared, char *buf, size_t len) {
+  uintptr_t base = shared ? (uintptr_t)c->shared : (uintptr_t)c->m->data;
+  for (int i = 0; i < c->m->nvars; i++) {
+    const sim_ptx_var *v = &c->m->vars[i];
+    if ((v->space == SIM_S_SHARED) != shared) continue;
+    size_t size = v->is_dynamic ? c->shared_size - v->offset : v->size;
+    if (a - base - v->offset < size) {
+      char name[128];
+      source_name(v->name, name, sizeof name);
+      snprintf(buf, len, "%s '%s' at byte %zu", shared ? "__shared__" : "__device__", name, (size_t)(a - base - v->offset));
+      return;
+    }
+  }
+  if (shared) snprintf(buf, len, "shared memory at offset %zu", (size_t)(a - base));
+  else snprintf(buf, len, "global memory at 0x%llx", (unsigned long long)a);
+}
+
 static const char *verb(const race_acc *a, int write) {
   return !write ? "read" : a->flags & RACE_ATOMIC ? "atomically wrote" : "wrote";
 }
@@ -204,9 +243,8 @@ static int report(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int l
   const sim_ptx_race *r = c->race;
   unsigned bx = c->l->block[0], by = c->l->block[1], t = p->tid;
   const unsigned *b = shared || p->epoch >= r->block_first ? c->ctaid : block_of(r, p->epoch)->ctaid;
-  char at[64], line[300];
-  if (shared) snprintf(at, sizeof at, "shared memory at offset %zu", (size_t)(a - (uintptr_t)c->shared));
-  else snprintf(at, sizeof at, "global memory at 0x%llx", (unsigned long long)a);
+  char at[200], line[300];
+  describe(c, a, shared, at, sizeof at);
   where(c, p->insn, line, sizeof line);
   const char *between = p->epoch < r->block_first ? "; blocks of a launch are not ordered"
                         : p->tid / SIM_PTX_WARP == cur->tid / SIM_PTX_WARP
