@@ -90,6 +90,8 @@ check bad-sim-kernels "GPULUA_SIM_KERNELS must be ptx, host or compare, got 'gpu
 check sim-kernels-ptx '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_KERNELS=ptx "$g" -e 'print(gpu.backend())'
 check sim-kernels-compare 'GPULUA_SIM_KERNELS=compare: the sim cannot compare PTX with host kernels yet' env GPULUA_SIM_KERNELS=compare "$g" -e 'print(1)'
 check sim-kernels-host '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_KERNELS=host "$g" -e 'print(gpu.backend())'
+check bad-sim-racecheck "GPULUA_SIM_RACECHECK must be on or off, got 'yes'" env GPULUA_SIM_RACECHECK=yes "$g" -e 'print(1)'
+check sim-racecheck-off '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_RACECHECK=off "$g" -e 'print(gpu.backend())'
 check sim-devices '^5$' env GPULUA_SIM_DEVICES=5 "$g" -e 'print(gpu.count())'
 check sim-memory '^536870912$' env GPULUA_SIM_MEMORY=512M "$g" -e 'print(gpu.device(0).memory)'
 check no-gpu-line 'no usable CUDA device .*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" -e 'print(gpu.backend())'

@@ -89,6 +89,8 @@ static const struct {
   {"GPULUA_SIM_KERNELS", "host", "host",
    "sim: what a launch runs: host (the function given with k:host) or ptx (the kernel's own PTX, memory "
    "checked); compare is refused (not there yet)"},
+  {"GPULUA_SIM_RACECHECK", "on|off", "on",
+   "sim: whether kernels run as PTX are checked for data races on shared and global memory (off: faster)"},
   {NULL, NULL, NULL, NULL}
 };
 

@@ -13,7 +13,8 @@
  * "async:N" makes the communicator of the N-th report ncclRemoteError
  * asynchronously after it; see sim_nccl.c), GPULUA_SIM_KERNELS (what a launch
  * runs: host, the host implementation; ptx and compare are read but refused
- * until the sim executes PTX).
+ * until the sim executes PTX), GPULUA_SIM_RACECHECK (on, the default, or off:
+ * whether kernels run as PTX are checked for data races, ptx_race.c).
  */
 
 #include "sim_internal.h"
@@ -127,6 +128,11 @@ static int parse_kernels(const char *s) {
 
 sim_kernel_mode sim_kernels(void) { return sim_S.kernels; }
 
+/* GPULUA_SIM_RACECHECK: 1 for on, 0 for off, -1 for anything else. */
+static int parse_racecheck(const char *s) { return strcmp(s, "on") == 0 ? 1 : strcmp(s, "off") == 0 ? 0 : -1; }
+
+int sim_racecheck(void) { return sim_S.racecheck; }
+
 int gld_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
   if (s && *s) {
@@ -175,6 +181,11 @@ int gld_sim_config_error(char *why, size_t whylen) {
       return -1;
     }
   }
+  s = getenv("GPULUA_SIM_RACECHECK");
+  if (s && *s && parse_racecheck(s) < 0) {
+    snprintf(why, whylen, "GPULUA_SIM_RACECHECK must be on or off, got '%s'", s);
+    return -1;
+  }
   return 0;
 }
 
@@ -200,6 +211,8 @@ static CUresult sim_cuInit(unsigned flags) {
     sim_S.nccl_fault_at = (s && *s) ? parse_nccl_fault(s, &sim_S.nccl_fault_async) : 0;
     s = getenv("GPULUA_SIM_KERNELS");
     sim_S.kernels = (s && *s) ? kernel_modes[parse_kernels(s)].mode : SIM_KERNELS_HOST;
+    s = getenv("GPULUA_SIM_RACECHECK");
+    sim_S.racecheck = (s && *s) ? parse_racecheck(s) : 1;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

@@ -144,12 +144,15 @@ typedef struct sim_state {
   int nccl_fault_async; /* ... asynchronously (its communicator reports an error after it) */
   size_t host_total, host_used; /* pinned host memory: the limit (0: none), in use */
   sim_kernel_mode kernels; /* GPULUA_SIM_KERNELS, read at cuInit */
+  int racecheck;           /* GPULUA_SIM_RACECHECK (1: on, the default), read at cuInit */
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
 
 /* GPULUA_SIM_KERNELS as cuInit read it (sim_device.c). */
 sim_kernel_mode sim_kernels(void);
+/* GPULUA_SIM_RACECHECK as cuInit read it: 1 on, 0 off (sim_device.c). */
+int sim_racecheck(void);
 
 /* The context current on this thread (cuCtxSetCurrent); sim_device.c. */
 extern _Thread_local struct CUctx_st *sim_cur_ctx;

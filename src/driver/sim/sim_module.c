@@ -59,7 +59,8 @@ static int run_ptx(sim_op *op) {
   sim_mem_cache cache = {0};
   sim_ptx_launch l = {.grid = {g->grid[0], g->grid[1], g->grid[2]},
                       .block = {g->block[0], g->block[1], g->block[2]},
-                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &cache};
+                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &cache,
+                      .no_racecheck = !sim_racecheck()};
   char err[512];
   int rc = sim_ptx_run(f->mod->prog, f->ptx_index, &l, err, sizeof err);
   pthread_mutex_lock(&sim_S.mu);
