@@ -187,6 +187,10 @@ static race_word *global_word(sim_ptx_race *r, uintptr_t a) {
 
 /* "file.cu:LINE" of instruction `code` (function << 20 | index), or its PTX line. */
 static void where(const sim_ptx_ctx *c, uint32_t code, char *buf, size_t len) {
+  if (code == UINT32_MAX) {
+    snprintf(buf, len, "an instruction past the millionth of its function");
+    return;
+  }
   const sim_ptx_insn *in = &c->m->funcs[code >> 20].code[code & 0xfffff];
   const char *file = in->src_file < c->m->nfiles ? c->m->files[in->src_file] : NULL;
   if (file && strrchr(file, '/')) file = strrchr(file, '/') + 1;
@@ -276,8 +280,9 @@ int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
   int shared = a - sh < c->shared_size;
   int atomic = in->op == SIM_OP_ATOM || in->op == SIM_OP_RED, lg = 0;
   while ((1u << lg) < bytes) lg++;
+  size_t fn = (size_t)(w->f - c->m->funcs), pc = (size_t)(in - w->f->code);
   race_acc cur = {.epoch = r->epoch, .sync = r->wsync[w->index],
-                  .insn = (uint32_t)(w->f - c->m->funcs) << 20 | (uint32_t)(in - w->f->code),
+                  .insn = fn < 4096 && pc < 0xfffff ? (uint32_t)(fn << 20 | pc) : UINT32_MAX,
                   .tid = (uint16_t)(w->first + (unsigned)lane), .flags = (uint8_t)(atomic | lg << 1)};
   if (atomic) { /* an acquire of every earlier release; after a fence of the lane, a release */
     r->acquired = 1;
