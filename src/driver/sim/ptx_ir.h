@@ -147,7 +147,9 @@ typedef struct {
 /* A launch: grid and block, dynamic shared bytes, the arguments as
  * cuLaunchKernel gets them, and the check of every global or generic
  * access outside the module's own variables. The check returns non-zero to
- * refuse the access (a fault), and may say why in `why`. */
+ * refuse the access (a fault), and may say why in `why`. Unless
+ * no_racecheck is set, a data race on shared or global memory is a fault
+ * too (ptx_race.c). */
 typedef struct {
   unsigned grid[3], block[3];
   size_t shared_bytes;

@@ -5,6 +5,8 @@
  * shared ones against the block's shared memory, local ones against the
  * thread's local memory; parameters against the parameter buffer. A
  * refused access is a fault naming the access and where it happened.
+ * Shared and global accesses then go to racecheck (ptx_race.c), a store
+ * with the bytes it is about to write.
  */
 
 #include "ptx_exec.h"
