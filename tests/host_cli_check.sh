@@ -92,6 +92,8 @@ check sim-kernels-compare 'GPULUA_SIM_KERNELS=compare: the sim cannot compare PT
 check sim-kernels-host '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_KERNELS=host "$g" -e 'print(gpu.backend())'
 check bad-sim-schedule "GPULUA_SIM_SCHEDULE must be fixed or random:SEED .SEED an integer from 0 to 2.64-1., got 'random'" env GPULUA_SIM_SCHEDULE=random "$g" -e 'print(1)'
 check sim-schedule-random '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_SCHEDULE=random:7 "$g" -e 'print(gpu.backend())'
+check bad-sim-racecheck "GPULUA_SIM_RACECHECK must be on or off, got 'yes'" env GPULUA_SIM_RACECHECK=yes "$g" -e 'print(1)'
+check sim-racecheck-off '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_RACECHECK=off "$g" -e 'print(gpu.backend())'
 check sim-devices '^5$' env GPULUA_SIM_DEVICES=5 "$g" -e 'print(gpu.count())'
 check sim-memory '^536870912$' env GPULUA_SIM_MEMORY=512M "$g" -e 'print(gpu.device(0).memory)'
 check no-gpu-line 'no usable CUDA device .*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" -e 'print(gpu.backend())'

@@ -92,6 +92,8 @@ static const struct {
   {"GPULUA_SIM_SCHEDULE", "fixed|random:SEED", "fixed",
    "sim, under GPULUA_SIM_KERNELS=ptx: the order blocks, warps and atomics run in; random:SEED permutes "
    "them (the same seed, the same order), to show a kernel whose result depends on it"},
+  {"GPULUA_SIM_RACECHECK", "on|off", "on",
+   "sim: whether kernels run as PTX are checked for data races on shared and global memory (off: faster)"},
   {NULL, NULL, NULL, NULL}
 };
 

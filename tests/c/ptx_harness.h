@@ -16,6 +16,8 @@
 
 /* the folder of the fixtures: test_ptx.c sets it from its argument */
 extern const char *fixture_dir;
+/* launches run without racecheck while set (test_ptx.c) */
+extern int no_racecheck;
 
 static inline char *read_fixture(const char *name) {
   char path[512];
@@ -91,7 +93,7 @@ static inline int launch(const sim_ptx_module *m, const char *kernel, unsigned g
     return -1;
   }
   sim_ptx_launch l = {.grid = {gx, gy, 1}, .block = {bx, by, 1}, .shared_bytes = shared, .params = params,
-                      .check = check_access, .user = r};
+                      .check = check_access, .user = r, .no_racecheck = no_racecheck};
   int rc = sim_ptx_run(m, k, &l, err, errlen);
   if (insns) *insns = l.thread_insns;
   return rc;

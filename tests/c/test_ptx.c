@@ -4,7 +4,8 @@
  * against the same computation in C, faults with the messages they give,
  * and PTX the interpreter refuses at load naming what and where.
  *   test_ptx FIXTURE_DIR            the tests
- *   test_ptx FIXTURE_DIR --bench    thread-instructions per second
+ *   test_ptx FIXTURE_DIR --bench    thread-instructions per second, with
+ *                                   racecheck on, then off
  */
 
 #include "ptx_harness.h"
@@ -13,12 +14,14 @@
 #include <time.h>
 
 const char *fixture_dir = "tests/ptx";
+int no_racecheck;
 
 void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_kernels(int *nchecks, int *nfailures);
 void test_ptx_half(int *nchecks, int *nfailures);
 void test_ptx_printf(int *nchecks, int *nfailures);
 void test_ptx_sched(int *nchecks, int *nfailures);
+void test_ptx_race(int *nchecks, int *nfailures);
 
 static void test_saxpy(void) {
   sim_ptx_module *m = load_fixture("saxpy");
@@ -292,7 +295,9 @@ static void bench(void) {
   add_buffer(&r, "y", y, N * sizeof *y);
   add_buffer(&r, "out", out, sizeof out);
   const char *names[] = {"saxpy", "reduce"};
-  for (int k = 0; k < 2; k++) {
+  for (int run = 0; run < 4; run++) {
+    int k = run & 1;
+    no_racecheck = run >= 2;
     sim_ptx_module *m = load_fixture(names[k]);
     int n = N;
     float a = 2.0f, *px = x, *py = y, *po = out;
@@ -305,8 +310,8 @@ static void bench(void) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (rc) printf("%s: %s\n", names[k], err);
-    printf("%-7s %8.1f M thread-instructions/s (%llu in %.3f s, %d threads)\n", names[k], (double)insns / s / 1e6,
-           (unsigned long long)insns, s, N);
+    printf("%-7s racecheck %-3s %8.1f M thread-instructions/s (%llu in %.3f s, %d threads)\n", names[k],
+           no_racecheck ? "off" : "on", (double)insns / s / 1e6, (unsigned long long)insns, s, N);
     sim_ptx_free(m);
   }
   free(x);
@@ -334,6 +339,7 @@ int main(int argc, char **argv) {
   test_ptx_half(&checks, &failures);
   test_ptx_printf(&checks, &failures);
   test_ptx_sched(&checks, &failures);
+  test_ptx_race(&checks, &failures);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

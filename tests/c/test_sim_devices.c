@@ -36,8 +36,8 @@ void test_not_initialized(void) {
 
 /* GPULUA_SIM_KERNELS: a value that is not a mode names the accepted ones;
  * ptx is accepted; compare is a mode the sim cannot run yet: refused,
- * naming that; host is the default. Runs before cuInit, which reads the
- * setting. */
+ * naming that; host is the default. GPULUA_SIM_RACECHECK: on or off. Runs
+ * before cuInit, which reads the settings. */
 void test_kernels_setting(void) {
   char why[160];
   setenv("GPULUA_SIM_KERNELS", "gpu", 1);
@@ -53,6 +53,15 @@ void test_kernels_setting(void) {
   CHECK(gld_sim_config_error(why, sizeof why) == 0);
   unsetenv("GPULUA_SIM_KERNELS");
   CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  /* GPULUA_SIM_RACECHECK: on or off; anything else is refused, naming both */
+  setenv("GPULUA_SIM_RACECHECK", "yes", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == -1);
+  CHECK(strcmp(why, "GPULUA_SIM_RACECHECK must be on or off, got 'yes'") == 0);
+  setenv("GPULUA_SIM_RACECHECK", "off", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  setenv("GPULUA_SIM_RACECHECK", "on", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == 0);
+  unsetenv("GPULUA_SIM_RACECHECK");
   /* the tests below drive host implementations and the module variables'
    * layout as the host mode does (the interpreter has test_ptx) */
   setenv("GPULUA_SIM_KERNELS", "host", 1);
@@ -91,6 +100,7 @@ void test_init(void) {
   uint64_t seed = 0;
   CHECK(sim_schedule(&seed) == 1 && seed == UINT64_MAX); /* GPULUA_SIM_SCHEDULE=random:2^64-1 */
   unsetenv("GPULUA_SIM_SCHEDULE");
+  CHECK(sim_racecheck() == 1);               /* GPULUA_SIM_RACECHECK unset: on */
 }
 
 void test_devices(void) {

@@ -137,6 +137,45 @@ describe("GPULUA_SIM_KERNELS=ptx #ptx", function()
     assert.matches("^%-4%.75 1%.5 0%.75 %-2 2048 2048 %-100%.25 0%.1010742188", out)
   end)
 
+  -- a block sum whose loop lacks its __syncthreads(): lane 0 reads what lane 16
+  -- wrote in the step before, with nothing ordering the two
+  local RACY = PRELUDE .. [[
+    local racy = gpu.compile([=[
+extern "C" __global__ void racy_sum(const int *x, int *out) {
+  __shared__ int part[64];
+  unsigned t = threadIdx.x;
+  part[t] = x[t];
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2)
+    if (t < s) part[t] += part[t + s];
+  if (t == 0) *out = part[0];
+}
+]=], {name = "racy.cu"})
+    local k = racy:kernel("racy_sum", "const i32*, i32*")
+    local x, sum = dev:alloc("i32", 64), dev:zeros("i32", 1)
+    dev.main:fill(x, 1)
+    dev.main:launch(k, {grid = 1, block = 64}, x, sum)
+    local ok, err = pcall(dev.main.sync, dev.main)
+    print(ok, err)
+    if ok then print("sum", sum:read()[1]) end
+  ]]
+
+  it("faults on a shared-memory race, naming both threads, accesses and lines", function()
+    local out, status = H.run_child(RACY, env)
+    assert.are.equal(0, status, out)
+    assert.matches("device 0 is poisoned by a fault", out)
+    assert.matches(H.lit("data race on __shared__ 'part' at byte 64: read 4 bytes, which thread (16,0,0) of block " ..
+      "(0,0,0) wrote (4 bytes at racy.cu:7) with no barrier or __syncwarp between them (kernel 'racy_sum' at " ..
+      "racy.cu:7, thread (0,0,0) of block (0,0,0))"), out)
+  end)
+
+  it("runs the same kernel with GPULUA_SIM_RACECHECK=off", function()
+    local out, status = H.run_child(RACY, {GPULUA_SIM_KERNELS = "ptx", GPULUA_SIM_RACECHECK = "off"})
+    assert.are.equal(0, status, out)
+    assert.matches("^true", out)
+    assert.matches("sum\t%d+", out)
+  end)
+
   it("refuses at compile time what it cannot run, naming it and its PTX line", function()
     local out, status = H.run_child([[
       local gpu = require "gpulua"

@@ -12,6 +12,7 @@
  * (ptx_printf.c). Under either schedule a run repeats exactly.
  */
 #include "ptx_exec.h"
+#include "ptx_race.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -232,7 +233,11 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
       if (m) r = barrier(c, w, in, m);
       else e->pc++;
       break;
-    case SIM_OP_BARWARP: case SIM_OP_FENCE: case SIM_OP_NOP:
+    case SIM_OP_BARWARP: case SIM_OP_FENCE:
+      if (c->race) sim_ptx_race_sync(c, w, in, m);
+      e->pc++;
+      break;
+    case SIM_OP_NOP:
       e->pc++;
       break;
     case SIM_OP_LD: case SIM_OP_ST: case SIM_OP_CVTA: case SIM_OP_ISSPACEP:
@@ -313,6 +318,7 @@ static int start_warp(sim_ptx_ctx *c, sim_ptx_warp *w, unsigned index) {
 }
 
 static int run_block(sim_ptx_ctx *c) {
+  if (sim_ptx_race_block(c)) return sim_ptx_fault(c, NULL, NULL, -1, "out of memory");
   for (unsigned i = 0; i < c->nwarps; i++)
     if (start_warp(c, &c->warps[i], i)) return sim_ptx_fault(c, NULL, NULL, -1, "out of memory");
   unsigned order[1024 / SIM_PTX_WARP];
@@ -342,6 +348,7 @@ static int run_block(sim_ptx_ctx *c) {
       for (unsigned i = 0; i < c->nwarps; i++)
         if (c->warps[i].state == SIM_W_WAIT && c->warps[i].bar == b) c->warps[i].state = SIM_W_RUN;
       released = 1;
+      sim_ptx_race_barrier(c);
     }
     if (!released) {
       for (unsigned i = 0; i < c->nwarps; i++) {
@@ -385,7 +392,7 @@ int sim_ptx_run(const sim_ptx_module *m, int func, sim_ptx_launch *l, char *err,
   c.warps = calloc(c.nwarps, sizeof *c.warps);
   if (m->uses_local) c.local = malloc((size_t)c.nthreads * SIM_PTX_LOCAL_BYTES);
   int r = 0;
-  if (!c.params || !c.shared || !c.warps || (m->uses_local && !c.local)) {
+  if (!c.params || !c.shared || !c.warps || (m->uses_local && !c.local) || sim_ptx_race_start(&c)) {
     snprintf(err, errlen, "out of memory running kernel '%s'", k->name);
     r = -1;
   }
@@ -413,6 +420,7 @@ int sim_ptx_run(const sim_ptx_module *m, int func, sim_ptx_launch *l, char *err,
     free(c.warps[i].stack);
     free(c.warps[i].frames);
   }
+  sim_ptx_race_end(&c);
   free(c.warps);
   free(c.params);
   free(c.shared);

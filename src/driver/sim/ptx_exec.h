@@ -45,6 +45,8 @@ typedef struct {
   uint64_t clock;
 } sim_ptx_warp;
 
+typedef struct sim_ptx_race sim_ptx_race; /* ptx_race.c */
+
 typedef struct {
   const sim_ptx_module *m;
   const sim_ptx_func *kernel;
@@ -64,6 +66,7 @@ typedef struct {
   char *out;               /* printf's output so far (ptx_printf.c) */
   size_t out_len, out_cap;
   unsigned long long out_dropped; /* printf calls past SIM_PTX_PRINTF_BYTES */
+  sim_ptx_race *race; /* racecheck's shadow, or NULL without racecheck */
 } sim_ptx_ctx;
 
 #define SIM_LANES(m) for (int l = 0; l < SIM_PTX_WARP; l++) if ((m) >> l & 1u)

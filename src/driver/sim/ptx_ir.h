@@ -162,7 +162,9 @@ enum { SIM_PTX_SCHED_FIXED, SIM_PTX_SCHED_RANDOM };
 /* A launch: grid and block, dynamic shared bytes, the arguments as
  * cuLaunchKernel gets them, and the check of every global or generic
  * access outside the module's own variables. The check returns non-zero to
- * refuse the access (a fault), and may say why in `why`. */
+ * refuse the access (a fault), and may say why in `why`. Unless
+ * no_racecheck is set, a data race on shared or global memory is a fault
+ * too (ptx_race.c). */
 typedef struct {
   unsigned grid[3], block[3];
   size_t shared_bytes;
@@ -171,6 +173,7 @@ typedef struct {
   void *user;
   int schedule;  /* SIM_PTX_SCHED_* */
   uint64_t seed; /* of the random schedule */
+  int no_racecheck;      /* 1: no racecheck (ptx_race.c), as GPULUA_SIM_RACECHECK=off */
   uint64_t thread_insns; /* out: thread-instructions executed */
   int asserted;          /* out: the fault is a failed assert */
   /* out: the text the launch's printf calls wrote, in the order they ran

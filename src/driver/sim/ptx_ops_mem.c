@@ -5,9 +5,12 @@
  * shared ones against the block's shared memory, local ones against the
  * thread's local memory; parameters against the parameter buffer. A
  * refused access is a fault naming the access and where it happened.
+ * Shared and global accesses then go to racecheck (ptx_race.c), a store
+ * with the bytes it is about to write.
  */
 
 #include "ptx_exec.h"
+#include "ptx_race.h"
 
 #include <math.h>
 #include <string.h>
@@ -109,19 +112,29 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
   uint64_t buf[SIM_PTX_WARP];
   const uint64_t *src = st && n == 1 ? sim_ptx_src(c, w, vo, buf) : NULL;
   SIM_LANES(m) {
-    unsigned char *p = address(c, w, in, ao, l, (size_t)size * (size_t)n, st);
+    size_t total = (size_t)size * (size_t)n;
+    unsigned char *p = address(c, w, in, ao, l, total, st);
     if (!p) return -1;
-    for (int k = 0; k < n; k++) {
-      if (st) {
+    if (st) {
+      unsigned char data[4 * 8]; /* v4 of 64-bit values at most */
+      for (int k = 0; k < n; k++) {
         uint64_t v = src ? src[l] : w->R[(size_t)regs[k] * SIM_PTX_WARP + l];
-        memcpy(p + k * size, &v, (size_t)size);
-      } else {
-        if (regs[k] == UINT32_MAX) continue;
-        uint64_t v = 0;
-        memcpy(&v, p + k * size, (size_t)size);
-        if (sgn) v = (uint64_t)sim_ptx_sext(v, size);
-        w->R[(size_t)regs[k] * SIM_PTX_WARP + l] = v;
+        memcpy(data + k * size, &v, (size_t)size);
       }
+      if (c->race && sim_ptx_race_access(c, w, in, l, p, total, 1, data)) return -1;
+      memcpy(p, data, total);
+      continue;
+    }
+    if (c->race) /* the elements a vector load reads into a register (not '_') */
+      for (int k = 0; k < n; k++)
+        if (regs[k] != UINT32_MAX && sim_ptx_race_access(c, w, in, l, p + k * size, n > 1 ? (size_t)size : total, 0, NULL))
+          return -1;
+    for (int k = 0; k < n; k++) {
+      if (regs[k] == UINT32_MAX) continue;
+      uint64_t v = 0;
+      memcpy(&v, p + k * size, (size_t)size);
+      if (sgn) v = (uint64_t)sim_ptx_sext(v, size);
+      w->R[(size_t)regs[k] * SIM_PTX_WARP + l] = v;
     }
   }
   return 0;
@@ -169,6 +182,7 @@ int sim_ptx_op_atom(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uin
     int l = lanes[i];
     unsigned char *p = address(c, w, in, &in->o[d], l, (size_t)size, 1);
     if (!p) return -1;
+    if (c->race && sim_ptx_race_access(c, w, in, l, p, (size_t)size, 1, NULL)) return -1;
     uint64_t old = 0, v = b[l], nv;
     memcpy(&old, p, (size_t)size);
     switch (in->aop) {

@@ -12,9 +12,11 @@
  * makes the N-th collective call of the process fail with ncclInternalError,
  * "async:N" makes the communicator of the N-th report ncclRemoteError
  * asynchronously after it; see sim_nccl.c), GPULUA_SIM_KERNELS (what a launch
- * runs: host, the host implementation; ptx, its PTX through the interpreter;
+ * runs: host, the host implementation; ptx (the default), its PTX through the interpreter;
  * compare is read but refused), GPULUA_SIM_SCHEDULE (the order a PTX launch
- * runs in: fixed, or random:SEED; ptx_sched.c).
+ * runs in: fixed, or random:SEED; ptx_sched.c), GPULUA_SIM_RACECHECK (on, the
+ * default, or off: whether kernels run as PTX are checked for data races,
+ * ptx_race.c).
  */
 
 #include "sim_internal.h"
@@ -147,6 +149,10 @@ int sim_schedule(uint64_t *seed) {
   *seed = sim_S.schedule_seed;
   return sim_S.schedule_random;
 }
+/* GPULUA_SIM_RACECHECK: 1 for on, 0 for off, -1 for anything else. */
+static int parse_racecheck(const char *s) { return strcmp(s, "on") == 0 ? 1 : strcmp(s, "off") == 0 ? 0 : -1; }
+
+int sim_racecheck(void) { return sim_S.racecheck; }
 
 int gld_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
@@ -202,6 +208,11 @@ int gld_sim_config_error(char *why, size_t whylen) {
              s);
     return -1;
   }
+  s = getenv("GPULUA_SIM_RACECHECK");
+  if (s && *s && parse_racecheck(s) < 0) {
+    snprintf(why, whylen, "GPULUA_SIM_RACECHECK must be on or off, got '%s'", s);
+    return -1;
+  }
   return 0;
 }
 
@@ -230,6 +241,8 @@ static CUresult sim_cuInit(unsigned flags) {
     s = getenv("GPULUA_SIM_SCHEDULE");
     sim_S.schedule_seed = 0;
     sim_S.schedule_random = (s && *s) ? parse_schedule(s, &sim_S.schedule_seed) == 1 : 0;
+    s = getenv("GPULUA_SIM_RACECHECK");
+    sim_S.racecheck = (s && *s) ? parse_racecheck(s) : 1;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

@@ -147,12 +147,15 @@ typedef struct sim_state {
   sim_kernel_mode kernels; /* GPULUA_SIM_KERNELS, read at cuInit */
   int schedule_random;     /* GPULUA_SIM_SCHEDULE, read at cuInit: random:SEED */
   uint64_t schedule_seed;
+  int racecheck;           /* GPULUA_SIM_RACECHECK (1: on, the default), read at cuInit */
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
 
 /* GPULUA_SIM_KERNELS as cuInit read it (sim_device.c). */
 sim_kernel_mode sim_kernels(void);
+/* GPULUA_SIM_RACECHECK as cuInit read it: 1 on, 0 off (sim_device.c). */
+int sim_racecheck(void);
 
 /* GPULUA_SIM_SCHEDULE as cuInit read it (sim_device.c): 1 with the seed
  * for random:SEED, 0 for fixed. */

@@ -101,7 +101,8 @@ static int run_ptx(sim_op *op) {
   run_check check = {0};
   sim_ptx_launch l = {.grid = {g->grid[0], g->grid[1], g->grid[2]},
                       .block = {g->block[0], g->block[1], g->block[2]},
-                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &check};
+                      .shared_bytes = g->shared, .params = (void **)g->params, .check = check_access, .user = &check,
+                      .no_racecheck = !sim_racecheck()};
   l.schedule = sim_schedule(&l.seed) ? SIM_PTX_SCHED_RANDOM : SIM_PTX_SCHED_FIXED;
   char err[512];
   int rc = sim_ptx_run(f->mod->prog, f->ptx_index, &l, err, sizeof err);

@@ -1,0 +1,322 @@
+/*
+ * ptx_race.c -- racecheck: two threads of a launch touching the same bytes
+ * of shared or global memory, at least one writing and not both atomically,
+ * with nothing ordering the two accesses, is a fault naming both threads,
+ * both accesses and both source lines.
+ *
+ * What orders two accesses of different threads:
+ * - a barrier (bar.sync, barrier) released between them, in one block: the
+ *   launch's accesses are grouped in epochs, a new one at each block's start
+ *   and at each barrier release (any barrier: named ones with a thread count
+ *   order all of the block, which may hide races, never report one);
+ * - for two lanes of one warp in one epoch, a bar.warp.sync (__syncwarp)
+ *   between them. Lanes of a warp are not otherwise ordered (independent
+ *   thread scheduling): lanes writing the same bytes in one store race, and
+ *   warp-synchronous code that passes values through shared memory needs
+ *   __syncwarp, as on the GPU; shfl, vote and the like carry values in
+ *   registers and order no memory;
+ * - for global memory, blocks are never ordered, except by the pattern
+ *   "write, __threadfence(), atomic" (a release: the block's accesses up to
+ *   it) in one block and any atomic in a later one (an acquire of every
+ *   release before it), as the last-block reduction uses.
+ * Two writes of the same value race harmlessly and are not reported.
+ * volatile and .relaxed accesses count as plain ones; only atom and red are
+ * atomic.
+ *
+ * Shadow: for each 4-byte word, the last write and two reads, each with the
+ * bytes of the word it touched, its epoch (which names its block), thread,
+ * the warp's __syncwarp count then, and instruction. Shared memory has an
+ * array of words for the launch (a record from an earlier block is stale);
+ * global memory a hash of 4 KiB chunks, kept for the launch. Remembering
+ * one write and two reads of a word is enough to find a race when there
+ * is one between two threads; among three or more threads touching the
+ * same word in one epoch, or different bytes of one word, some may go
+ * unreported. A report is always a real race of this model.
+ */
+
+#include "ptx_race.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { RACE_ATOMIC = 1 }; /* acc.flags; the access's log2(bytes) above it */
+
+typedef struct {
+  uint32_t epoch; /* 0: none */
+  uint32_t sync;  /* its warp's bar.warp.sync count */
+  uint32_t insn;  /* function << 20 | instruction */
+  uint16_t tid;   /* the thread's index in its block */
+  uint8_t mask;   /* the bytes of the word it touched */
+  uint8_t flags;
+} race_acc;
+
+typedef struct {
+  race_acc w, r[2];
+} race_word;
+
+enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2) };
+
+typedef struct {
+  uint64_t key; /* address >> CHUNK_SHIFT */
+  race_word *words;
+} race_chunk;
+
+typedef struct {
+  uint32_t first, rel; /* its first epoch; the epoch of its last release (0: none) */
+  unsigned ctaid[3];
+} race_block;
+
+struct sim_ptx_race {
+  uint32_t epoch, block_first;
+  int acquired; /* the block ran an atomic: earlier releases order before it */
+  race_word *shared;
+  race_chunk *tab;
+  size_t cap, used;
+  uint64_t last_key;
+  race_word *last;
+  race_block *blocks;
+  size_t nblocks, capblocks;
+  uint32_t wsync[1024 / SIM_PTX_WARP];
+  uint32_t fenced[1024 / SIM_PTX_WARP]; /* lanes that ran a fence */
+};
+
+int sim_ptx_race_start(sim_ptx_ctx *c) {
+  if (c->l->no_racecheck) return 0;
+  sim_ptx_race *r = calloc(1, sizeof *r);
+  if (!r) return -1;
+  if (c->shared_size && !(r->shared = calloc((c->shared_size + 3) / 4, sizeof *r->shared))) {
+    free(r);
+    return -1;
+  }
+  c->race = r;
+  return 0;
+}
+
+void sim_ptx_race_end(sim_ptx_ctx *c) {
+  sim_ptx_race *r = c->race;
+  if (!r) return;
+  for (size_t i = 0; i < r->cap; i++) free(r->tab[i].words);
+  free(r->tab);
+  free(r->shared);
+  free(r->blocks);
+  free(r);
+  c->race = NULL;
+}
+
+int sim_ptx_race_block(sim_ptx_ctx *c) {
+  sim_ptx_race *r = c->race;
+  if (!r) return 0;
+  if (r->nblocks == r->capblocks) {
+    size_t nc = r->capblocks ? r->capblocks * 2 : 64;
+    race_block *nb = realloc(r->blocks, nc * sizeof *nb);
+    if (!nb) return -1;
+    r->blocks = nb;
+    r->capblocks = nc;
+  }
+  r->block_first = ++r->epoch;
+  r->blocks[r->nblocks++] = (race_block){.first = r->epoch, .ctaid = {c->ctaid[0], c->ctaid[1], c->ctaid[2]}};
+  r->acquired = 0;
+  memset(r->wsync, 0, sizeof r->wsync);
+  memset(r->fenced, 0, sizeof r->fenced);
+  return 0;
+}
+
+void sim_ptx_race_barrier(sim_ptx_ctx *c) {
+  if (c->race) c->race->epoch++;
+}
+
+void sim_ptx_race_sync(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
+  sim_ptx_race *r = c->race;
+  if (!r || !m) return;
+  if (in->op == SIM_OP_BARWARP) r->wsync[w->index]++;
+  else r->fenced[w->index] |= m;
+}
+
+/* The block an epoch belongs to. */
+static const race_block *block_of(const sim_ptx_race *r, uint32_t epoch) {
+  size_t lo = 0, hi = r->nblocks;
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (r->blocks[mid].first <= epoch) lo = mid;
+    else hi = mid;
+  }
+  return &r->blocks[lo];
+}
+
+/* Whether nothing orders p (earlier) and cur (the access being made). */
+static int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *cur, int shared) {
+  if (!p->epoch) return 0;
+  if (p->epoch < r->block_first) { /* an earlier block */
+    if (shared) return 0;            /* its shared memory is gone */
+    return !(r->acquired && p->epoch <= block_of(r, p->epoch)->rel);
+  }
+  if (p->tid == cur->tid || p->epoch != cur->epoch) return 0;
+  return p->tid / SIM_PTX_WARP != cur->tid / SIM_PTX_WARP || p->sync == cur->sync;
+}
+
+/* The word of global memory at host address a, its chunk made on first use. */
+static race_word *global_word(sim_ptx_race *r, uintptr_t a) {
+  uint64_t key = (uint64_t)a >> CHUNK_SHIFT;
+  size_t off = (a >> 2) & (CHUNK_WORDS - 1);
+  if (r->last && r->last_key == key) return r->last + off;
+  if (2 * (r->used + 1) > r->cap) {
+    size_t nc = r->cap ? r->cap * 2 : 256;
+    race_chunk *nt = calloc(nc, sizeof *nt);
+    if (!nt) return NULL;
+    for (size_t i = 0; i < r->cap; i++) {
+      if (!r->tab[i].words) continue;
+      size_t j = (size_t)(r->tab[i].key * 0x9E3779B97F4A7C15ull) & (nc - 1);
+      while (nt[j].words) j = (j + 1) & (nc - 1);
+      nt[j] = r->tab[i];
+    }
+    free(r->tab);
+    r->tab = nt;
+    r->cap = nc;
+  }
+  size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
+  while (r->tab[j].words && r->tab[j].key != key) j = (j + 1) & (r->cap - 1);
+  if (!r->tab[j].words) {
+    if (!(r->tab[j].words = calloc(CHUNK_WORDS, sizeof(race_word)))) return NULL;
+    r->tab[j].key = key;
+    r->used++;
+  }
+  r->last_key = key;
+  r->last = r->tab[j].words;
+  return r->last + off;
+}
+
+/* "file.cu:LINE" of instruction `code` (function << 20 | index), or its PTX line. */
+static void where(const sim_ptx_ctx *c, uint32_t code, char *buf, size_t len) {
+  if (code == UINT32_MAX) {
+    snprintf(buf, len, "an instruction past the millionth of its function");
+    return;
+  }
+  const sim_ptx_insn *in = &c->m->funcs[code >> 20].code[code & 0xfffff];
+  const char *file = in->src_file < c->m->nfiles ? c->m->files[in->src_file] : NULL;
+  if (file && strrchr(file, '/')) file = strrchr(file, '/') + 1;
+  if (file && in->src_line) snprintf(buf, len, "%s:%u", file, in->src_line);
+  else snprintf(buf, len, "PTX line %u", in->line);
+}
+
+/* A variable's name as the source gives it: NVRTC names a kernel's own
+ * `__shared__ float s[]` _ZZ8sum_racyE1s (its function's length and name,
+ * then its own). */
+static void source_name(const char *n, char *buf, size_t len) {
+  const char *p = n + 3;
+  char *end;
+  if (strncmp(n, "_ZZ", 3) == 0) {
+    unsigned long k = strtoul(p, &end, 10);
+    if (end != p && strlen(end) > k && end[k] == 'E') {
+      p = end + k + 1;
+      k = strtoul(p, &end, 10);
+      if (end != p && strlen(end) >= k) {
+        snprintf(buf, len, "%.*s", (int)k, end);
+        return;
+      }
+    }
+  }
+  snprintf(buf, len, "%s", n);
+}
+
+/* The memory at host address a: a module variable and the byte in it, or
+ * the shared offset or global address. */
+static void describe(const sim_ptx_ctx *c, uintptr_t a, int shared, char *buf, size_t len) {
+  uintptr_t base = shared ? (uintptr_t)c->shared : (uintptr_t)c->m->data;
+  for (int i = 0; i < c->m->nvars; i++) {
+    const sim_ptx_var *v = &c->m->vars[i];
+    if ((v->space == SIM_S_SHARED) != shared) continue;
+    size_t size = v->is_dynamic ? c->shared_size - v->offset : v->size;
+    if (a - base - v->offset < size) {
+      char name[128];
+      source_name(v->name, name, sizeof name);
+      snprintf(buf, len, "%s '%s' at byte %zu", shared ? "__shared__" : "__device__", name, (size_t)(a - base - v->offset));
+      return;
+    }
+  }
+  if (shared) snprintf(buf, len, "shared memory at offset %zu", (size_t)(a - base));
+  else snprintf(buf, len, "global memory at 0x%llx", (unsigned long long)a);
+}
+
+static const char *verb(const race_acc *a, int write) {
+  return !write ? "read" : a->flags & RACE_ATOMIC ? "atomically wrote" : "wrote";
+}
+
+/* The fault of cur racing with p on the word at shadow d. */
+static int report(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const race_acc *cur, int write,
+                  const race_acc *p, int pwrite, int shared, uintptr_t a, size_t bytes) {
+  const sim_ptx_race *r = c->race;
+  unsigned bx = c->l->block[0], by = c->l->block[1], t = p->tid;
+  const unsigned *b = shared || p->epoch >= r->block_first ? c->ctaid : block_of(r, p->epoch)->ctaid;
+  char at[200], line[300];
+  describe(c, a, shared, at, sizeof at);
+  where(c, p->insn, line, sizeof line);
+  const char *between = p->epoch < r->block_first ? "; blocks of a launch are not ordered"
+                        : p->tid / SIM_PTX_WARP == cur->tid / SIM_PTX_WARP
+                            ? " with no barrier or __syncwarp between them"
+                            : " with no barrier between them";
+  return sim_ptx_fault(c, w, in, lane, "data race on %s: %s %zu bytes, which thread (%u,%u,%u) of block (%u,%u,%u) %s (%u "
+                       "bytes at %s)%s",
+                       at, verb(cur, write), bytes, t % bx, t / bx % by, t / bx / by, b[0], b[1], b[2], verb(p, pwrite),
+                       1u << (p->flags >> 1), line, between);
+}
+
+/* Whether write cur of `data` (the access starting at a) stores over the
+ * bytes write p left in the word at wa exactly what is there already. */
+static int same_value(const race_acc *p, const race_acc *cur, uintptr_t wa, uintptr_t a, const unsigned char *data) {
+  if (!data || (p->flags & RACE_ATOMIC)) return 0;
+  unsigned both = p->mask & cur->mask;
+  for (unsigned i = 0; i < 4; i++)
+    if (both >> i & 1 && ((const unsigned char *)wa)[i] != data[wa + i - a]) return 0;
+  return 1;
+}
+
+int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const void *p, size_t bytes,
+                        int write, const void *data) {
+  sim_ptx_race *r = c->race;
+  uintptr_t a = (uintptr_t)p, sh = (uintptr_t)c->shared, loc = (uintptr_t)c->local, par = (uintptr_t)c->params;
+  if (in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL) return 0;
+  if (a - par < c->kernel->param_bytes) return 0;
+  if (c->local && a - loc < (uintptr_t)c->nthreads * SIM_PTX_LOCAL_BYTES) return 0;
+  int shared = a - sh < c->shared_size;
+  int atomic = in->op == SIM_OP_ATOM || in->op == SIM_OP_RED, lg = 0;
+  while ((1u << lg) < bytes) lg++;
+  size_t fn = (size_t)(w->f - c->m->funcs), pc = (size_t)(in - w->f->code);
+  race_acc cur = {.epoch = r->epoch, .sync = r->wsync[w->index],
+                  .insn = fn < 4096 && pc < 0xfffff ? (uint32_t)(fn << 20 | pc) : UINT32_MAX,
+                  .tid = (uint16_t)(w->first + (unsigned)lane), .flags = (uint8_t)(atomic | lg << 1)};
+  if (atomic) { /* an acquire of every earlier release; after a fence of the lane, a release */
+    r->acquired = 1;
+    if (r->fenced[w->index] >> lane & 1) r->blocks[r->nblocks - 1].rel = r->epoch;
+  }
+  for (uintptr_t wa = a & ~(uintptr_t)3; wa < a + bytes; wa += 4) {
+    race_word *d = shared ? &r->shared[(wa - sh) >> 2] : global_word(r, wa);
+    if (!d) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    cur.mask = bytes >= 4 ? 0xf : (uint8_t)(((1u << bytes) - 1) << (a & 3));
+    race_acc *pw = &d->w;
+    if (pw->mask & cur.mask && concurrent(r, pw, &cur, shared) &&
+        !(write && (atomic ? pw->flags & RACE_ATOMIC : same_value(pw, &cur, wa, a, data))))
+      return report(c, w, in, lane, &cur, write, pw, 1, shared, a, bytes);
+    if (write) {
+      for (int i = 0; i < 2; i++)
+        if (d->r[i].mask & cur.mask && concurrent(r, &d->r[i], &cur, shared))
+          return report(c, w, in, lane, &cur, write, &d->r[i], 0, shared, a, bytes);
+      if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync)
+        cur.mask |= pw->mask;
+      *pw = cur;
+      continue;
+    }
+    /* a read: in a slot whose read is ordered before it (or the same
+     * thread's), else over the second, keeping an earlier reader */
+    race_acc *slot = &d->r[1];
+    for (int i = 0; i < 2; i++)
+      if (!concurrent(r, &d->r[i], &cur, shared)) {
+        slot = &d->r[i];
+        break;
+      }
+    race_acc nr = cur;
+    if (slot->epoch == cur.epoch && slot->tid == cur.tid && slot->insn == cur.insn && slot->sync == cur.sync)
+      nr.mask |= slot->mask;
+    *slot = nr;
+  }
+  return 0;
+}

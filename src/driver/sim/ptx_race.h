@@ -1,0 +1,31 @@
+/*
+ * ptx_race.h -- racecheck of the sim's PTX interpreter (ptx_race.c): the
+ * hooks the interpreter calls when a launch starts and ends, a block starts,
+ * a barrier releases, a warp runs bar.warp.sync or a fence, and before each
+ * shared or global access. Each hook does nothing when the launch runs
+ * without racecheck (sim_ptx_launch.no_racecheck: c->race is NULL).
+ */
+#ifndef GPULUA_PTX_RACE_H
+#define GPULUA_PTX_RACE_H
+
+#include "ptx_exec.h"
+
+/* At the launch's start: its shadow state (c->race), or none when the
+ * launch runs without racecheck. 0, or -1 when out of memory. */
+int sim_ptx_race_start(sim_ptx_ctx *c);
+void sim_ptx_race_end(sim_ptx_ctx *c);
+/* A block starts (c->ctaid set): 0, or -1 when out of memory. */
+int sim_ptx_race_block(sim_ptx_ctx *c);
+/* A barrier of the block released its threads. */
+void sim_ptx_race_barrier(sim_ptx_ctx *c);
+/* Lanes m of w ran `in`: bar.warp.sync (__syncwarp) or a fence. */
+void sim_ptx_race_sync(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+/* Lane `lane` of w is about to access `bytes` at host address p (as
+ * sim_ptx_access returned it) for `in`: a read, a write of `data`, or an
+ * atomic (in->op atom or red; data NULL). 0, or -1 after the fault naming
+ * both threads when the access races with an earlier one. Local memory,
+ * parameters and constants are never shared: not checked. */
+int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const void *p, size_t bytes,
+                        int write, const void *data);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * test_ptx_race.c -- racecheck (src/driver/sim/ptx_race.c) on the kernels of
+ * tests/ptx/race.cu: a block sum missing its barrier, lanes of a warp reading
+ * each other's element without __syncwarp, lanes storing different values
+ * to one word, blocks reading each other's elements, and a plain read of an
+ * atomic counter before the barrier are faults naming both threads, both
+ * accesses and both lines; their correct twins (the barrier, __syncwarp,
+ * shuffles, one value stored, fence-then-atomic between blocks) run clean,
+ * and the racy ones run with racecheck off.
+ */
+
+#include "ptx_harness.h"
+
+/* Launches kernel k of m with one block of `block` threads per `grid`;
+ * 0 or -1 with err. */
+static int run(const sim_ptx_module *m, const char *k, unsigned grid, unsigned block, void **params, registry *r,
+               char *err, size_t errlen) {
+  return launch(m, k, grid, 1, block, 1, 0, params, r, err, errlen, NULL);
+}
+
+static void test_block_sums(const sim_ptx_module *m) {
+  enum { B = 128, G = 3 };
+  float in[B * G], out[G];
+  for (int i = 0; i < B * G; i++) in[i] = (float)(i % 7);
+  registry r = {0};
+  add_buffer(&r, "in", in, sizeof in);
+  add_buffer(&r, "out", out, sizeof out);
+  float *pi = in, *po = out;
+  void *params[] = {&pi, &po};
+  char err[512];
+  const char *clean[] = {"sum_ok", "sum_shfl"};
+  for (int k = 0; k < 2; k++) {
+    memset(out, 0, sizeof out);
+    CHECK(run(m, clean[k], G, B, params, &r, err, sizeof err) == 0, "%s: %s", clean[k], err);
+    for (int b = 0; b < G; b++) {
+      float want = 0;
+      for (int t = 0; t < B; t++) want += in[b * B + t];
+      CHECK(out[b] == want, "%s: block %d sums %g, not %g", clean[k], b, out[b], want);
+    }
+  }
+  /* lanes 0-15 read what lanes 16-31 wrote in the loop's step before */
+  int rc = run(m, "sum_racy", G, B, params, &r, err, sizeof err);
+  CHECK(rc == -1 && strcmp(err, "data race on __shared__ 's' at byte 64: read 4 bytes, which thread (16,0,0) of block "
+                                "(0,0,0) wrote (4 bytes at race.cu:9) with no barrier or __syncwarp between them "
+                                "(kernel 'sum_racy' at race.cu:9, thread (0,0,0) of block (0,0,0))") == 0,
+        "a block sum missing its barrier: %s", err);
+  no_racecheck = 1;
+  CHECK(run(m, "sum_racy", G, B, params, &r, err, sizeof err) == 0, "racecheck off: %s", err);
+  no_racecheck = 0;
+}
+
+static void test_warp(const sim_ptx_module *m) {
+  enum { B = 64 };
+  int in[B], out[B];
+  for (int i = 0; i < B; i++) in[i] = i * 3 + 1;
+  registry r = {0};
+  add_buffer(&r, "in", in, sizeof in);
+  add_buffer(&r, "out", out, sizeof out);
+  int *pi = in, *po = out, sync = 1;
+  void *params[] = {&pi, &po, &sync};
+  char err[512];
+  CHECK(run(m, "neighbour", 1, B, params, &r, err, sizeof err) == 0, "after __syncwarp: %s", err);
+  int wrong = 0;
+  for (int i = 0; i < B; i++) wrong += out[i] != in[i ^ 1];
+  CHECK(wrong == 0, "neighbours: %d wrong", wrong);
+  sync = 0;
+  int rc = run(m, "neighbour", 1, B, params, &r, err, sizeof err);
+  CHECK(rc == -1 && strcmp(err, "data race on __shared__ 's' at byte 4: read 4 bytes, which thread (1,0,0) of block "
+                                "(0,0,0) wrote (4 bytes at race.cu:45) with no barrier or __syncwarp between them "
+                                "(kernel 'neighbour' at race.cu:47, thread (0,0,0) of block (0,0,0))") == 0,
+        "lanes without __syncwarp: %s", err);
+
+  /* lanes of one store to one word: the same value is no race, values that differ are */
+  int differ = 0;
+  void *p2[] = {&po, &differ};
+  CHECK(run(m, "one_word", 1, B, p2, &r, err, sizeof err) == 0 && out[0] == 7 && out[B - 1] == 7, "one value: %s", err);
+  differ = 1;
+  rc = run(m, "one_word", 1, B, p2, &r, err, sizeof err);
+  CHECK(rc == -1 && strcmp(err, "data race on __shared__ 's' at byte 0: wrote 4 bytes, which thread (0,0,0) of block "
+                                "(0,0,0) wrote (4 bytes at race.cu:53) with no barrier or __syncwarp between them "
+                                "(kernel 'one_word' at race.cu:53, thread (1,0,0) of block (0,0,0))") == 0,
+        "lanes storing different values to one word: %s", err);
+}
+
+static void test_global(const sim_ptx_module *m) {
+  enum { G = 4, B = 64 };
+  int data[G], out[G];
+  registry r = {0};
+  add_buffer(&r, "data", data, sizeof data);
+  add_buffer(&r, "out", out, sizeof out);
+  int *pd = data, *po = out;
+  void *params[] = {&pd, &po};
+  char err[512], want[512];
+  int rc = run(m, "next_block", G, 32, params, &r, err, sizeof err);
+  snprintf(want, sizeof want, "data race on global memory at 0x%llx: wrote 4 bytes, which thread (0,0,0) of block (0,0,0) "
+           "read (4 bytes at race.cu:63); blocks of a launch are not ordered (kernel 'next_block' at race.cu:61, thread "
+           "(0,0,0) of block (1,0,0))", (unsigned long long)(uintptr_t)&data[1]);
+  CHECK(rc == -1 && strcmp(err, want) == 0, "blocks reading each other's elements: %s", err);
+  /* one block: its threads are ordered by the barrier */
+  CHECK(run(m, "next_block", 1, 32, params, &r, err, sizeof err) == 0, "one block: %s", err);
+
+  int in[G * B], part[G], total = -1, early = 0, count = 0;
+  unsigned ticket = 0;
+  for (int i = 0; i < G * B; i++) count += (in[i] = (int)(rnd() % 3) - 1) > 0;
+  registry r2 = {0};
+  add_buffer(&r2, "in", in, sizeof in);
+  add_buffer(&r2, "part", part, sizeof part);
+  add_buffer(&r2, "ticket", &ticket, sizeof ticket);
+  add_buffer(&r2, "total", &total, sizeof total);
+  int *pi = in, *pp = part, *pt = &total;
+  unsigned *pk = &ticket;
+  void *p2[] = {&pi, &pp, &pk, &pt, &early};
+  CHECK(run(m, "last_block", G, B, p2, &r2, err, sizeof err) == 0, "the last block adds up after a fence: %s", err);
+  CHECK(total == count && ticket == 0, "last block: total %d, not %d (ticket %u)", total, count, ticket);
+  early = 1;
+  rc = run(m, "last_block", G, B, p2, &r2, err, sizeof err);
+  CHECK(rc == -1 && strstr(err, "data race on __shared__ 'count' at byte 0: ") &&
+            strstr(err, ": read 4 bytes, which thread (") && strstr(err, " atomically wrote (4 bytes at race.cu:73)") &&
+            strstr(err, "(kernel 'last_block' at race.cu:74, thread (40,0,0) of block (0,0,0))"),
+        "a plain read of an atomic counter before the barrier: %s", err);
+}
+
+void test_ptx_race(int *nchecks, int *nfailures);
+void test_ptx_race(int *nchecks, int *nfailures) {
+  sim_ptx_module *m = load_fixture("race");
+  test_block_sums(m);
+  test_warp(m);
+  test_global(m);
+  sim_ptx_free(m);
+  *nchecks += checks;
+  *nfailures += failures;
+}
