@@ -166,7 +166,7 @@ extern "C" __global__ void racy_sum(const int *x, int *out) {
     assert.matches("device 0 is poisoned by a fault", out)
     assert.matches(H.lit("data race on __shared__ 'part' at byte 64: read 4 bytes, which thread (16,0,0) of block " ..
       "(0,0,0) wrote (4 bytes at racy.cu:7) with no barrier or __syncwarp between them (kernel 'racy_sum' at " ..
-      "racy.cu:7, thread (0,0,0) of block (0,0,0))"), out)
+      "racy.cu:7, thread (0,0,0) of block (0,0,0), launched at "), out)
   end)
 
   it("runs the same kernel with GPULUA_SIM_RACECHECK=off", function()
