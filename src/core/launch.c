@@ -37,6 +37,10 @@ static int check_kernel(const gl_launch_req *r) {
   if (gld_drv_ext.host_only && !k->builtin && !r->has_host)
     return gl_fail(dev->rt, "%s: kernel '%s' has no host implementation, and the sim backend cannot run device "
                             "code: give one with %s", r->call, k->name, dev->rt->names.set_host);
+  if (gld_drv_ext.ptx_only && k->m->binary && !r->has_host)
+    return gl_fail(dev->rt, "%s: kernel '%s' comes from a binary module (CUBIN or fatbin), whose code the sim "
+                            "backend cannot run: load its PTX or CUDA source, or give a host implementation with %s",
+                   r->call, k->name, dev->rt->names.set_host);
   return 0;
 }
 

@@ -35,6 +35,9 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
     return gl_fail_code(rt, r, "%s: %s: the driver refused the module: %s%s%s", what, name, gld_error_name(r),
                         why[0] ? ": " : "", why);
   }
+  const unsigned char *p = image;
+  m->binary = (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') ||     /* CUBIN: ELF */
+              (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba); /* fatbin */
   m->refs = 1;
   m->dev = dev;
   m->name = copy;

@@ -33,6 +33,7 @@ struct gl_module {
   gl_accesses uses;     /* the streams and positions of its launches (queue.c) */
   gl_retiree retire;    /* on the runtime's retire list */
   gl_alloc *vars;       /* its variables that m:global reached (memory.h), freed with it */
+  int binary;           /* a CUBIN or fatbin, whose code a backend that reads PTX alone cannot run */
 };
 
 struct gl_kernel {

@@ -199,6 +199,36 @@ describe("kernels", function()
     end
   end)
 
+  describe("on sim, what a launch runs", function()
+    if not SIM then
+      pending("sim only: on a GPU every kernel runs its own code")
+      return
+    end
+
+    it("a kernel from a CUBIN runs its k:host function, and without one the launch says why", function()
+      local k = gpu.load("tests/data/twice.cubin"):kernel("twice", TWICE_SIG)
+      local x, y = H.upload(main, "f32", {1, 2, 3}), dev:zeros("f32", 3)
+      local why = H.host_kernels() and "has no host implementation, and the sim backend cannot run device code" or
+                  "comes from a binary module %(CUBIN or fatbin%), whose code the sim backend cannot run: load its " ..
+                  "PTX or CUDA source, or give a host implementation with k:host"
+      H.fails("s:launch: kernel 'twice' " .. why, main.launch, main, k, cfg_for(3), x, y, 3)
+      k:host(twice_host)
+      main:launch(k, cfg_for(3), x, y, 3)
+      check_map(y:read(), {1, 2, 3}, function(v) return 2 * v end)
+    end)
+
+    it("a kernel with PTX runs its own code by default, not its k:host function", function()
+      if H.sim_kernels() ~= "ptx" then return pending("GPULUA_SIM_KERNELS=ptx, the default, only") end
+      local k = gpu.load("tests/data/twice.ptx"):kernel("twice", TWICE_SIG)
+      local called = false
+      k:host(function() called = true end)
+      local x, y = H.upload(main, "f32", {1, 2, 3}), dev:zeros("f32", 3)
+      main:launch(k, cfg_for(3), x, y, 3)
+      check_map(y:read(), {1, 2, 3}, function(v) return 2 * v end)
+      assert.is_false(called)
+    end)
+  end)
+
   describe("s:launch checks", function()
     local k, x, y
     before_each(function()

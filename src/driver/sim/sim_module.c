@@ -19,7 +19,7 @@
 /* ---- modules and launches ------------------------------------------------
  * A sim module keeps its image. Kernels are found by name in PTX (".entry
  * name"); other images (CUBIN, fatbin) cannot be read, and any name is
- * accepted. Under GPULUA_SIM_KERNELS=ptx a PTX module is also decoded by the
+ * accepted. Under GPULUA_SIM_KERNELS=ptx (the default) a PTX module is also decoded by the
  * interpreter (ptx_ir.h), and a launch of one of its kernels (not a
  * built-in) runs that code on the stream's worker, each global access
  * checked against the sim's memory map. Otherwise no device code runs: a
