@@ -3,6 +3,8 @@
 # the .carry/ made by scripts/device-prepare.sh:
 #   bash scripts/device-run.sh [specs|examples|bench|all]   (default all)
 #   bash scripts/device-run.sh sanitize                    (not part of all)
+#   bash scripts/device-run.sh corpus                      (part of all: the interpreter's corpus,
+#                                                          tests/ptx, on the GPU and on sim, compared)
 #   bash scripts/device-run.sh model                       (not part of all: calibrates the
 #                                                          sim's timing model, runs its accuracy benchmark)
 # Runs the spec suite with --backend=cuda, the examples and the benchmarks,
@@ -87,6 +89,29 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   fi
 fi
+if [ "$what" = all ] || [ "$what" = corpus ]; then
+  # the sim's interpreter against the GPU: the same kernels, the same inputs, every output
+  # element compared (tests/ptx/corpus.lua); printf's lines compared as sorted sets
+  echo "== corpus (tests/ptx): cuda against sim"
+  "$gpulua" --backend=cuda tests/ptx/corpus.lua "$out/corpus-cuda.dump" || status=1
+  "$gpulua" --backend=sim tests/ptx/corpus.lua "$out/corpus-sim.dump" || status=1
+  "$gpulua" tests/ptx/corpus_compare.lua "$out/corpus-cuda.dump" "$out/corpus-sim.dump" 2>&1 |
+    tee "$out/corpus.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  hello='local m = gpu.compile([[extern "C" __global__ void hello(int k) {
+      printf("hello %d from thread %d of block %d: %g %5.2f|%-4x|%s\n", k, threadIdx.x, blockIdx.x,
+             threadIdx.x / 3.0, blockIdx.x * 1.25, threadIdx.x * 77, threadIdx.x % 2 ? "odd" : "even"); }]],
+      {name = "hello.cu"})
+    gpu.device(0).main:launch(m:kernel("hello", "i32"), {grid = 3, block = 40}, 42); gpu.sync()'
+  "$gpulua" --backend=cuda -e "$hello" | sort >"$out/printf-cuda.txt"
+  "$gpulua" --backend=sim -e "$hello" | sort >"$out/printf-sim.txt"
+  if cmp -s "$out/printf-cuda.txt" "$out/printf-sim.txt"; then
+    echo "printf: the same $(wc -l <"$out/printf-sim.txt") lines on both"
+  else
+    echo "printf: the lines differ"; diff "$out/printf-cuda.txt" "$out/printf-sim.txt" | head -n 10; status=1
+  fi
+fi
+
 if [ "$what" = model ]; then
   # the sim's timing model: calibrate this GPU, then the accuracy benchmark
   # (three runs) and the main example, whose times sim predicts from the model
@@ -165,7 +190,7 @@ fi
 echo "device-run: $([ $status -eq 0 ] && echo ok || echo FAILED)"
 # the summary lines of every log, first in $OUT's listing (few files come back)
 for f in "$out"/*.log; do
-  [ -f "$f" ] && grep -H -E 'successes /|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|passed, .* failed|speed-up' "$f"
+  [ -f "$f" ] && grep -H -E 'successes /|corpus: |ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|passed, .* failed|speed-up' "$f"
 done >"$out/00-summary-$what.txt" 2>/dev/null
 echo "$what: $([ $status -eq 0 ] && echo ok || echo FAILED)" >>"$out/00-summary-$what.txt"
 exit $status
