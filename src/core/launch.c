@@ -259,6 +259,19 @@ static int pass_scratch(const gl_launch_req *r, launch_args *a, gl_op *op) {
   return 0;
 }
 
+/* The module's variables a script reached (m:global): the kernel reads
+ * each __constant__ one and may write each other one, so they are operands
+ * too, last (queue.c's launch_operands makes them in the same order). */
+static int pass_vars(const gl_launch_req *r, launch_args *a) {
+  for (gl_alloc *v = r->k->m->vars; v; v = v->next_var) {
+    if (a->n == GL_MAX_PARAMS)
+      return gl_fail(r->s->dev->rt, "%s: kernel '%s': its module '%s' has more variables in use than a launch can "
+                                    "check (%d operands at most)", r->call, r->k->name, r->k->m->name, GL_MAX_PARAMS);
+    gl_run_add(a->runs, &a->nruns, a->n++, &v->acc, 0, v->bytes, !v->var_const, a->any_range);
+  }
+  return 0;
+}
+
 /* Each argument in turn: checked, written into k's parameter buffer, a
  * slice's run gathered (one pass). */
 static int take_args(gl_launch_req *r, launch_args *a) {
@@ -306,6 +319,7 @@ int gl_launch_submit(gl_launch_req *r) {
     builtin_grid(s->dev, k, c, r->slices, grid);
     if (k->builtin->reduces && pass_scratch(r, &a, &op) != 0) return -1;
   }
+  if (k->m->vars && pass_vars(r, &a) != 0) return -1;
   op.nopnd = a.n;
   op.runs = a.runs;
   op.nruns = a.nruns;

@@ -41,6 +41,8 @@ struct gl_alloc {
   gl_module *owner;     /* a module variable's memory (module.h: gl_module_global), else NULL */
   char *var;            /* ... the variable's name */
   gl_alloc *next_var;   /* ... the module's next variable */
+  int var_const;        /* ... a __constant__ one: kernels read it (others they may write) */
+  char *var_what;       /* ... its words in messages: "variable 'v' of module 'k.cu'" */
   gl_dtype dtype;       /* the allocating slice's dtype ... */
   int alloc_at;         /* ... and where it was allocated (a location) */
   gl_alloc *prev_dev, *next_dev; /* the device's allocations (gl_alloc_at) */

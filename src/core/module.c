@@ -16,6 +16,45 @@
 #include "runtime.h"
 #include "driver_ext.h"
 
+/* The names of the variables a PTX text declares .const at module scope
+ * ("name\0name\0\0"), or NULL out of memory. */
+static char *const_names(const char *ptx) {
+  gl_buf b = GL_BUF_INIT;
+  int depth = 0;
+  for (const char *line = ptx; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    const char *p = line;
+    while (p < line + len && (*p == ' ' || *p == '\t')) p++;
+    if (depth == 0) {
+      for (;;) { /* the linking directives before the state space */
+        size_t w = strncmp(p, ".visible ", 9) == 0 ? 9 : strncmp(p, ".extern ", 8) == 0 ? 8
+                 : strncmp(p, ".weak ", 6) == 0 ? 6 : 0;
+        if (!w) break;
+        p += w;
+      }
+      if (strncmp(p, ".const ", 7) == 0) { /* .const [.align N] .type name[...] [= ...]; */
+        for (p += 7; p < line + len;) {
+          while (p < line + len && *p == ' ') p++;
+          const char *t = p;
+          while (p < line + len && *p != ' ' && *p != '[' && *p != '=' && *p != ';') p++;
+          if (t == p) break;
+          if (*t == '.' || (*t >= '0' && *t <= '9')) continue; /* a directive, a type, an alignment */
+          gl_buf_printf(&b, "%.*s%c", (int)(p - t), t, 0);
+          break;
+        }
+      }
+    }
+    for (const char *c = line; c < line + len && *c != '/'; c++) depth += *c == '{' ? 1 : *c == '}' ? -1 : 0;
+    line += len + (end != NULL);
+  }
+  gl_buf_printf(&b, "%c", 0);
+  char *names = malloc(b.n);
+  if (names && b.s) memcpy(names, b.s, b.n);
+  gl_buf_free(&b);
+  return names;
+}
+
 int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out) {
   gl_runtime *rt = dev->rt;
   gl_retire_reap(rt, 0);
@@ -38,6 +77,7 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
   const unsigned char *p = image;
   m->binary = (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') ||     /* CUBIN: ELF */
               (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba); /* fatbin */
+  if (!m->binary) m->consts = const_names(image); /* NULL (out of memory): each variable a write */
   m->refs = 1;
   m->dev = dev;
   m->name = copy;
@@ -59,8 +99,10 @@ static void unload(void *obj) {
     m->vars = a->next_var;
     gl_access_clear(&a->acc);
     free(a->var);
+    free(a->var_what);
     free(a);
   }
+  free(m->consts);
   free(m->name);
   free(m);
 }
@@ -114,11 +156,17 @@ int gl_module_global(gl_module *m, const char *name, gl_dtype dt, const char *ca
     if (bytes % es != 0)
       return gl_fail(rt, "%s: variable '%s' of module '%s' is %zu bytes, not a whole number of %s (%zu bytes each)",
                      call, name, m->name, bytes, gl_dtypes[dt].name, es);
+    gl_buf what = GL_BUF_INIT;
+    gl_buf_printf(&what, "variable '%s' of module '%s'", name, m->name);
     a = calloc(1, sizeof *a);
-    if (!a || !(a->var = strdup(name))) {
+    if (!a || !(a->var = strdup(name)) || !(a->var_what = strdup(gl_buf_str(&what)))) {
+      if (a) free(a->var);
       free(a);
+      gl_buf_free(&what);
       return gl_fail_nomem(rt, call);
     }
+    gl_buf_free(&what);
+    for (const char *c = m->consts; c && *c; c += strlen(c) + 1) a->var_const |= strcmp(c, name) == 0;
     a->dev = m->dev;
     a->ptr = p;
     a->bytes = bytes;

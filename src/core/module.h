@@ -34,6 +34,7 @@ struct gl_module {
   gl_retiree retire;    /* on the runtime's retire list */
   gl_alloc *vars;       /* its variables that m:global reached (memory.h), freed with it */
   int binary;           /* a CUBIN or fatbin, whose code a backend that reads PTX alone cannot run */
+  char *consts;         /* its PTX's __constant__ variables, each name ended by '\0', then "" (NULL: not known) */
 };
 
 struct gl_kernel {

@@ -90,8 +90,8 @@ static int runs_of(const gl_operand *o, int n, int any_range, gl_run *r) {
 }
 
 /* A launch's operands from its slices, in parameter order: const T*
- * parameters are reads, other pointers writes; a reduction's scratch last (a
- * write). */
+ * parameters are reads, other pointers writes; then a reduction's scratch (a
+ * write) and the module's variables in use (a __constant__ one read). */
 static const gl_operand *launch_operands(const gl_op *op, gl_operand *buf) {
   const gl_kernel *k = op->u.launch.k;
   int n = 0;
@@ -101,6 +101,8 @@ static const gl_operand *launch_operands(const gl_op *op, gl_operand *buf) {
   }
   gl_slice *sc = op->u.launch.scratch;
   if (sc) buf[n++] = (gl_operand){&sc->a->acc, sc->lo, sc->hi, 1, sc, NULL, NULL, 0, op->u.launch.scratch_what};
+  for (gl_alloc *v = k->m->vars; v && n < GL_MAX_OPERANDS; v = v->next_var) /* as launch.c's pass_vars */
+    buf[n++] = (gl_operand){&v->acc, 0, v->bytes, !v->var_const, NULL, NULL, NULL, 0, v->var_what};
   return buf;
 }
 

@@ -1,7 +1,7 @@
 -- m:global(name [, dtype]): a slice of a module's __device__ or __constant__
 -- variable, on both backends. On sim the variables come from the module's
--- PTX (laid out and initialised at load); a kernel there runs its host
--- function, so only the cuda run launches a kernel that reads one.
+-- PTX (laid out and initialised at load), and a kernel reads them there as
+-- on a GPU (not in the sim's host mode, where it runs its host function).
 local gpu = require "gpulua"
 local H = require "helpers"
 
@@ -122,10 +122,10 @@ describe("m:global", function()
     other:sync()
   end)
 
-  it("is read by a kernel that uses the constant (cuda)", function()
+  it("is read by a kernel that uses the constant", function()
     if not m then return end
-    if gpu.backend() ~= "cuda" then
-      pending("on sim a kernel runs its host function, which cannot read module variables: runs on cuda only")
+    if H.host_kernels() then
+      pending("in the sim's host mode a kernel runs its host function, which cannot read module variables")
       return
     end
     main:copy(m:global("scale", "f32"), gpu.host("f32", {0.5}))
@@ -133,5 +133,55 @@ describe("m:global", function()
     main:launch(m:kernel("apply", "f32*"), {grid = 1, block = 4}, out)
     local h = out:read()
     for i = 1, 4 do assert.are.equal(0.5 * i + 1.5, h[i]) end
+  end)
+
+  -- A launch reads each __constant__ variable of its module that the script reached and may write
+  -- each __device__ one: the checker orders them like its slice arguments.
+  describe("in a launch", function()
+    local other, k, out
+    before_each(function()
+      if not m then return end
+      other = dev:stream{name = "other"}
+      k = m:kernel("apply", "f32*")
+      k:host(function() end) -- the sim's host mode: the ordering is the same
+      out = dev:zeros("f32", 4)
+    end)
+    local function strict()
+      if gpu.policy() == "strict" then return true end
+      pending("the conflict is an error under strict only")
+    end
+
+    it("a __constant__ written on one stream is read by a launch on another: an error naming it", function()
+      if not m or not strict() then return end
+      local line = H.here() + 1
+      other:copy(m:global("scale", "f32"), gpu.host("f32", {2}))
+      local err = H.fails("s:launch of 'apply': variable 'scale' of module 'globals%.cu' is read on stream 'main'",
+                          main.launch, main, k, {grid = 1, block = 4}, out)
+      assert.matches("stream 'other' %(device 0%) may still be writing it %(queued at [^)]*"
+                     .. H.at("module_global_spec.lua", line), err)
+      main:join(other)
+      main:launch(k, {grid = 1, block = 4}, out) -- ordered now
+      main:sync()
+    end)
+
+    it("two launches reading a __constant__ on two streams do not conflict", function()
+      if not m or not strict() then return end
+      main:copy(m:global("scale", "f32"), gpu.host("f32", {2}))
+      other:join(main)
+      local out2 = dev:zeros("f32", 4, {stream = other})
+      main:launch(k, {grid = 1, block = 4}, out)
+      other:launch(k, {grid = 1, block = 4}, out2)
+      main:sync()
+      other:sync()
+    end)
+
+    it("a __device__ variable a launch may write is not read on another stream unordered", function()
+      if not m or not strict() then return end
+      local t = m:global("table", "i32")
+      main:launch(k, {grid = 1, block = 4}, out)
+      H.fails("variable 'table' of module 'globals%.cu'%) is read on stream 'other'",
+              function() other:copy(gpu.host("i32", 4), t) end)
+      main:sync()
+    end)
   end)
 end)
