@@ -58,6 +58,8 @@ static uint64_t f64b(double d) {
 
 static void test_semantics(void) {
   EXPECT("add.sat.s32 %x0, %x1, %x2;", 0x7fffffff, 1, 0, 0x7fffffff);
+  /* the most negative immediate, as NVRTC writes it (its negation is computed modulo 2^64) */
+  EXPECT("add.s64 %x0, %x1, -9223372036854775808;", 1, 0, 0, 0x8000000000000001ull);
   EXPECT("sub.s32 %x0, %x1, %x2;", 0, 1, 0, 0xffffffffu);
   EXPECT("mul.hi.s64 %x0, %x1, %x2;", (uint64_t)-3, 1ull << 62, 0, (uint64_t)-1);
   EXPECT("mul.hi.u32 %x0, %x1, %x2;", 0xffffffffu, 0xffffffffu, 0, 0xfffffffeu);

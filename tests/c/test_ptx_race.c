@@ -84,7 +84,7 @@ static void test_warp(const sim_ptx_module *m) {
 
 static void test_global(const sim_ptx_module *m) {
   enum { G = 4, B = 64 };
-  int data[G], out[G];
+  int data[G] = {0}, out[G] = {0};
   registry r = {0};
   add_buffer(&r, "data", data, sizeof data);
   add_buffer(&r, "out", out, sizeof out);

@@ -234,7 +234,7 @@ static int address(sim_ptx_parser *p, sim_ptx_operand *o) {
     t = SIM_TOK(p);
     if (t->kind != SIM_TOK_NUM || sim_ptx_number(t, &bits, &isf, &is32) || isf)
       return sim_ptx_fail(p, t->line, "bad address offset");
-    o->imm += neg ? -(int64_t)bits : (int64_t)bits;
+    o->imm = (int64_t)((uint64_t)o->imm + (neg ? 0 - bits : bits)); /* modulo 2^64 */
     p->i++;
   }
   return sim_ptx_expect(p, ']', "']'");
@@ -280,7 +280,7 @@ static int operand(sim_ptx_parser *p, sim_ptx_operand *o) {
     if (neg) t = &p->t[++p->i];
     if (t->kind != SIM_TOK_NUM || sim_ptx_number(t, &bits, &isf, &is32))
       return sim_ptx_fail(p, t->line, "bad number '%.*s'", t->len, t->s);
-    if (neg) bits = isf ? bits ^ (is32 ? 0x80000000u : 0x8000000000000000ull) : (uint64_t)-(int64_t)bits;
+    if (neg) bits = isf ? bits ^ (is32 ? 0x80000000u : 0x8000000000000000ull) : 0 - bits; /* modulo 2^64 */
     o->kind = SIM_K_IMM;
     o->imm = (int64_t)bits;
     o->flags = (uint8_t)(isf ? (is32 ? 2 : 3) : 0); /* 3: a double, converted for f32 by the check */

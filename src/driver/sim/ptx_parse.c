@@ -305,7 +305,7 @@ static int initializer(sim_ptx_parser *p, sim_ptx_var *v, int type, size_t count
         memcpy(&u, &fl, 4);
         bits = u;
       }
-      if (neg) bits = isf ? bits ^ (type == SIM_T_F32 ? 0x80000000u : 0x8000000000000000ull) : (uint64_t)-(int64_t)bits;
+      if (neg) bits = isf ? bits ^ (type == SIM_T_F32 ? 0x80000000u : 0x8000000000000000ull) : 0 - bits;
       if ((n + 1) * es > cap) {
         if (!open) {
           free(b);
