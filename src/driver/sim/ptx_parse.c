@@ -241,7 +241,8 @@ static int function(sim_ptx_parser *p, int is_entry, int is_extern) {
     tmp.name = dup_token(name);
     tmp.is_extern = 1;
     nf[idx] = tmp;
-    tmp.params = NULL;
+    tmp.params = NULL; /* the function's now */
+    tmp.nparams = 0;
   } else {
     sim_ptx_func *f = &p->m->funcs[idx];
     if (!f->is_extern || f->nparams != tmp.nparams || f->is_entry != tmp.is_entry) {
@@ -250,6 +251,7 @@ static int function(sim_ptx_parser *p, int is_entry, int is_extern) {
     }
     f->max_threads = tmp.max_threads;
   }
+  for (int k = 0; k < tmp.nparams; k++) free(tmp.params[k].name); /* a declaration seen before: its own */
   free(tmp.params);
   tmp.params = NULL;
   if (SIM_TOK(p)->kind == ';') {
