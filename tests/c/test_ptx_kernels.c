@@ -123,6 +123,11 @@ static void test_faults(void) {
                      ".extern .func f\n(\n .param .b64 f_a,\n .param .b32 f_b\n)\n;\n"
                      ".visible .entry k()\n{\n ret;\n}\n", 32, err, sizeof err);
   CHECK(rc2 == 0, "a function declared twice alike: %s", err);
+  /* an instruction after a .loc on its line is one; a branch to the end of a function is refused */
+  rc2 = run_text(".visible .entry k()\n{\n .reg .pred %p<2>;\n .loc 1 5 1 setp.eq.u32 %p1, 1, 1;\n"
+                 " @%p1 bra $L_end;\n ret;\n$L_end:\n}\n", 32, err, sizeof err);
+  CHECK(rc2 == -2 && strcmp(err, "line 8: label '$L_end' marks no instruction (the end of the function)") == 0,
+        "a label at the end: %s", err);
   int rc = run_text(".visible .entry k()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n mov.u32 %r1, %tid.x;\n"
                     " setp.eq.u32 %p1, %r1, 37;\n @%p1 trap;\n ret;\n}\n.file 1 \"t.cu\"\n",
                     64, err, sizeof err);

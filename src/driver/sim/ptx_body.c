@@ -133,6 +133,7 @@ static int loc(sim_ptx_parser *p) {
   }
   p->loc_file = (uint32_t)v[0];
   p->loc_line = (uint32_t)v[1];
+  if (SIM_TOK(p)->kind != ',') return 0; /* what follows on the line is not the directive's */
   while (SIM_TOK(p)->kind != SIM_TOK_END && SIM_TOK(p)->line == line) {
     if (sim_ptx_is(SIM_TOK(p), "inlined_at")) {
       uint64_t f, l;
@@ -455,6 +456,8 @@ int sim_ptx_parse_body(sim_ptx_parser *p) {
     for (int j = 0; j < p->nlabels && found < 0; j++)
       if (p->labels[j].len == x->len && memcmp(p->labels[j].s, x->s, (size_t)x->len) == 0) found = j;
     if (found < 0) return sim_ptx_fail(p, x->line, "unknown label '%.*s'", x->len, x->s);
+    if (p->labels[found].index >= f->ncode) /* nothing to branch to: the function's end */
+      return sim_ptx_fail(p, x->line, "label '%.*s' marks no instruction (the end of the function)", x->len, x->s);
     f->code[x->insn].target = p->labels[found].index;
   }
   return 0;
