@@ -88,7 +88,7 @@ check bad-sim-devices 'GPULUA_SIM_DEVICES must be an integer from 1 to 64' env G
 check bad-sim-nccl-fault 'GPULUA_SIM_NCCL_FAULT must be N or async:N' env GPULUA_SIM_NCCL_FAULT=async:0 "$g" -e 'print(1)'
 check bad-sim-kernels "GPULUA_SIM_KERNELS must be ptx, host or compare, got 'gpu'" env GPULUA_SIM_KERNELS=gpu "$g" -e 'print(1)'
 check sim-kernels-ptx '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_KERNELS=ptx "$g" -e 'print(gpu.backend())'
-check sim-kernels-compare 'GPULUA_SIM_KERNELS=compare: the sim cannot compare PTX with host kernels yet' env GPULUA_SIM_KERNELS=compare "$g" -e 'print(1)'
+check sim-kernels-compare '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_KERNELS=compare "$g" -e 'print(gpu.backend())'
 check sim-kernels-host '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_KERNELS=host "$g" -e 'print(gpu.backend())'
 check bad-sim-schedule "GPULUA_SIM_SCHEDULE must be fixed or random:SEED .SEED an integer from 0 to 2.64-1., got 'random'" env GPULUA_SIM_SCHEDULE=random "$g" -e 'print(1)'
 check sim-schedule-random '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_SCHEDULE=random:7 "$g" -e 'print(gpu.backend())'

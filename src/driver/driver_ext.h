@@ -42,6 +42,24 @@ typedef struct gld_fault_where {
 /* A kernel's host implementation; non-zero return = the launch failed. */
 typedef int (*gld_host_kernel_fn)(void *user, const gld_host_launch *launch);
 
+/* A parameter of one launch, as a backend that compares a kernel's device
+ * code with its host implementation needs it: memory the kernel may write
+ * (a non-const pointer of its signature) is given to the host implementation
+ * as a copy, which is then compared with what the device code wrote, element
+ * by element. */
+typedef struct gld_host_arg {
+  int ptr;          /* 1: a pointer to memory (the fields below say what); 0: a value (the rest unused) */
+  int writes;       /* the kernel may write it (a non-const pointer) */
+  const char *type; /* the element type of the signature's pointer, for messages: "f32", "void" */
+  char kind;        /* its elements: 'i' signed or 'u' unsigned integers, 'f' IEEE floats, 'b' bfloat16 */
+  size_t size;      /* bytes of an element: 1, 2, 4 or 8 */
+  size_t count;     /* elements of the memory passed */
+} gld_host_arg;
+
+/* Fill args[0 .. launch->nparams - 1] for a launch of a host implementation
+ * (func_set_host's user and the launch, as the implementation gets them). */
+typedef void (*gld_host_args_fn)(void *user, const gld_host_launch *launch, gld_host_arg *args);
+
 typedef struct gld_driver_ext {
   /* ---- properties ---- */
   /* The backend runs no device code: a kernel launches only with a host
@@ -83,9 +101,12 @@ typedef struct gld_driver_ext {
    * on the stream's worker, or on the main thread when on_main is set.
    * skipped (may be NULL) runs where fn would, for a launch that a fault on
    * its context skips: it releases what the launch's parameters hold.
-   * sizes: the bytes of each parameter, to copy them at launch. */
+   * sizes: the bytes of each parameter, to copy them at launch. args (may
+   * be NULL) describes a launch's parameters: where it is given, a backend
+   * that can run both the device code and fn (the sim's
+   * GPULUA_SIM_KERNELS=compare) runs both and compares what they write. */
   CUresult (*func_set_host)(CUfunction f, gld_host_kernel_fn fn, gld_host_kernel_fn skipped, void *user, int on_main,
-                            int nparams, const size_t *sizes);
+                            int nparams, const size_t *sizes, gld_host_args_fn args);
   /* The thread that runs on_main host implementations (the Lua thread). */
   void (*set_main_thread)(void);
   /* Give a built-in kernel's function (kernels/builtins.cu: `kernel` for the

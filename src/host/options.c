@@ -86,11 +86,12 @@ static const struct {
    "sim: a timing model (models/h200.json, or one gpu.calibrate wrote), so sim's device times predict that GPU's (as --sim-model)"},
   {"GPULUA_SIM_NCCL_FAULT", "N|async:N", "none",
    "sim: the N-th collective call fails (async: its communicator reports an error)"},
-  {"GPULUA_SIM_KERNELS", "ptx|host", "ptx",
-   "sim: what a launch runs: ptx (the kernel's own PTX, memory and races checked) or host (the function "
-   "given with k:host); compare is refused (not there yet)"},
+  {"GPULUA_SIM_KERNELS", "ptx|host|compare", "ptx",
+   "sim: what a launch runs: ptx (the kernel's own PTX, memory and races checked), host (the function "
+   "given with k:host) or compare (both, the host function on copies; the first element they write "
+   "differently is a fault)"},
   {"GPULUA_SIM_SCHEDULE", "fixed|random:SEED", "fixed",
-   "sim, under GPULUA_SIM_KERNELS=ptx: the order blocks, warps and atomics run in; random:SEED permutes "
+   "sim, under GPULUA_SIM_KERNELS=ptx or compare: the order blocks, warps and atomics run in; random:SEED permutes "
    "them (the same seed, the same order), to show a kernel whose result depends on it"},
   {"GPULUA_SIM_RACECHECK", "on|off", "on",
    "sim: whether kernels run as PTX are checked for data races on shared and global memory (off: faster)"},

@@ -48,7 +48,7 @@ typedef struct host_launch {
   struct {
     gl_dtype dt;
     size_t count;
-    int is_ptr, is_const;
+    int is_ptr, is_const, is_void; /* is_void: a void* of the signature (dt: the slice's) */
   } arg[GL_MAX_PARAMS];
 } host_launch;
 
@@ -127,6 +127,23 @@ static int skip_host_kernel(void *user, const gld_host_launch *l) {
   return 0;
 }
 
+/* What a launch's arguments are, for a backend that compares the kernel's
+ * device code with its host function (driver_ext.h): read from the launch's
+ * record, on the backend's thread (the record is not written after the
+ * launch is queued). */
+static void describe_host_kernel(void *user, const gld_host_launch *l, gld_host_arg *args) {
+  (void)user;
+  const host_launch *hl = *(host_launch **)l->params[l->nparams - 1];
+  for (int i = 0; i < hl->nargs; i++) {
+    if (!hl->arg[i].is_ptr) continue;
+    const gl_dtype_info *d = &gl_dtypes[hl->arg[i].dt];
+    args[i] = (gld_host_arg){.ptr = 1, .writes = !hl->arg[i].is_const,
+                             .type = hl->arg[i].is_void ? "void" : d->name,
+                             .kind = hl->arg[i].dt == GL_BF16 ? 'b' : d->kind, .size = d->size,
+                             .count = hl->arg[i].count};
+  }
+}
+
 /* The state's host-kernel thread, made at the first k:host. */
 static lua_State *host_thread(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &thread_key) == LUA_TTHREAD) {
@@ -147,7 +164,8 @@ void gll_host_kernel_install(lua_State *L, kernel_ud *u) {
   for (int i = 0; i < k->sig.n; i++) sizes[i] = gl_param_size(&k->sig.p[i]);
   sizes[k->sig.n] = sizeof(void *); /* the launch's record */
   gld_drv_ext.set_main_thread();
-  CUresult r = gld_drv_ext.func_set_host(k->f, run_host_kernel, skip_host_kernel, NULL, 1, k->sig.n + 1, sizes);
+  CUresult r = gld_drv_ext.func_set_host(k->f, run_host_kernel, skip_host_kernel, NULL, 1, k->sig.n + 1, sizes,
+                                         describe_host_kernel);
   if (r != CUDA_SUCCESS && gl_fail_cu(k->dev->rt, k->dev, r, "k:host", NULL) != 0) gll_raise(L, k->dev->rt);
 }
 
@@ -201,6 +219,7 @@ void gll_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, 
   for (int i = 0; i < k->sig.n; i++) {
     hl->arg[i].is_ptr = k->sig.p[i].is_ptr;
     hl->arg[i].is_const = k->sig.p[i].is_const;
+    hl->arg[i].is_void = k->sig.p[i].dtype < 0;
     hl->arg[i].dt = slices[i] ? slices[i]->dtype : (gl_dtype)k->sig.p[i].dtype;
     hl->arg[i].count = slices[i] ? slices[i]->count : 0;
   }

@@ -68,4 +68,8 @@ void test_graph_fork_join(void);
 void test_graph_capture_errors(void);
 void test_graph_kernels_and_update(void);
 
+/* test_sim_compare.c */
+void test_compare_values(void);
+void test_compare_launch(void);
+
 #endif

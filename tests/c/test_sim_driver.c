@@ -8,7 +8,8 @@
  * passes when it recorded no failure; the last line is "N passed, M failed".
  * The harness (CHECK, the helpers) is sim_driver_harness.h/.c; the tests are
  * in test_sim_devices.c, test_sim_streams.c, test_sim_events.c,
- * test_sim_queue.c, test_sim_memory.c, test_sim_memmap.c and test_sim_modules.c, declared in sim_driver_tests.h.
+ * test_sim_queue.c, test_sim_memory.c, test_sim_memmap.c, test_sim_modules.c, test_sim_graphs.c and
+ * test_sim_compare.c, declared in sim_driver_tests.h.
  *
  * Determinism: work is held back with "gates" (host functions, queued with
  * cuLaunchHostFunc, that block until the test thread opens them), and progress
@@ -90,6 +91,8 @@ static const test_case tests[] = {
     T(graph_fork_join),
     T(graph_capture_errors),
     T(graph_kernels_and_update),
+    T(compare_values),
+    T(compare_launch),
 #undef T
 };
 

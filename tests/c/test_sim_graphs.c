@@ -204,7 +204,7 @@ void test_graph_kernels_and_update(void) {
   OK(d.cuModuleLoadData(&m, ptx));
   OK(d.cuModuleGetFunction(&f, m, "kern"));
   size_t sizes[] = {8, 4};
-  OK(gld_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
+  OK(gld_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes, NULL));
   int out = 0, arg = 1;
   unsigned long long outp = (unsigned long long)(uintptr_t)&out;
   void *params[] = {&outp, &arg};

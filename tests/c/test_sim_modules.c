@@ -52,7 +52,7 @@ void test_launch_failed(void) {
   OK(d.cuModuleGetFunction(&kf, m, "kern"));
   size_t sizes[] = {8};
   atomic_int ran = 0, skipped = 0;
-  OK(gld_sim_func_set_host(kf, count_launch, count_launch, NULL, 0, 1, sizes));
+  OK(gld_sim_func_set_host(kf, count_launch, count_launch, NULL, 0, 1, sizes, NULL));
   unsigned long long ran_p = (unsigned long long)(uintptr_t)&ran, skipped_p = (unsigned long long)(uintptr_t)&skipped;
   void *ran_params[] = {&ran_p}, *skipped_params[] = {&skipped_p};
   /* held until everything is queued: once the fault has run, later calls on
@@ -192,7 +192,7 @@ void test_modules(void) {
   void *params[] = {&outp, &arg};
   CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_ERROR_NOT_SUPPORTED);
   size_t sizes[] = {8, 4};
-  OK(gld_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes));
+  OK(gld_sim_func_set_host(f, add_host, NULL, NULL, 0, 2, sizes, NULL));
   CHECK_RC(d.cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, s, params, NULL), CUDA_ERROR_INVALID_VALUE);
   OK(d.cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL));
   arg = 0; /* parameters were copied at launch */
@@ -220,7 +220,7 @@ void test_set_host_while_queued(void) {
   OK(d.cuModuleLoadData(&m, ptx));
   OK(d.cuModuleGetFunction(&f, m, "kern"));
   size_t sizes[] = {8, 4};
-  OK(gld_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
+  OK(gld_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes, NULL));
   gate g;
   gate_init(&g);
   OK(d.cuLaunchHostFunc(s, gate_fn, &g));
@@ -232,7 +232,7 @@ void test_set_host_while_queued(void) {
   latch_wait(&g.entered);
   latch_set(&g.open);
   while (d.cuStreamQuery(s) == CUDA_ERROR_NOT_READY)
-    OK(gld_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes));
+    OK(gld_sim_func_set_host(f, slow_add_host, NULL, NULL, 0, 2, sizes, NULL));
   OK(d.cuStreamSynchronize(s));
   CHECK(out == 1 + 1 + 1);
   gate_destroy(&g);

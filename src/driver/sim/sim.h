@@ -35,9 +35,11 @@ typedef gld_host_kernel_fn gld_sim_kernel_fn;
  * run on the stream's worker, or on the main thread when on_main is set.
  * skipped (may be NULL) runs where fn would for a launch that a fault on its
  * context skips, to release what the launch's parameters hold.
- * sizes: the bytes of each parameter, to copy them at launch. */
+ * sizes: the bytes of each parameter, to copy them at launch. args (may be
+ * NULL): what a launch's parameters are, for GPULUA_SIM_KERNELS=compare,
+ * which runs both the PTX and fn where it is given (sim_compare.c). */
 CUresult gld_sim_func_set_host(CUfunction f, gld_sim_kernel_fn fn, gld_sim_kernel_fn skipped, void *user, int on_main,
-                              int nparams, const size_t *sizes);
+                              int nparams, const size_t *sizes, gld_host_args_fn args);
 
 /* The thread that runs on_main host kernels (the Lua thread). */
 void gld_sim_set_main_thread(void);

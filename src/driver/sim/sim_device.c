@@ -13,7 +13,7 @@
  * "async:N" makes the communicator of the N-th report ncclRemoteError
  * asynchronously after it; see sim_nccl.c), GPULUA_SIM_KERNELS (what a launch
  * runs: host, the host implementation; ptx (the default), its PTX through the interpreter;
- * compare is read but refused), GPULUA_SIM_SCHEDULE (the order a PTX launch
+ * compare, both, what they write compared: sim_compare.c), GPULUA_SIM_SCHEDULE (the order a PTX launch
  * runs in: fixed, or random:SEED; ptx_sched.c), GPULUA_SIM_RACECHECK (on, the
  * default, or off: whether kernels run as PTX are checked for data races,
  * ptx_race.c).
@@ -109,15 +109,14 @@ static long parse_nccl_fault(const char *s, int *async) {
   return n;
 }
 
-/* GPULUA_SIM_KERNELS: its values, and whether the sim can run each. */
+/* GPULUA_SIM_KERNELS: its values. */
 static const struct {
   const char *name;
   sim_kernel_mode mode;
-  int available;
 } kernel_modes[] = {
-  {"ptx", SIM_KERNELS_PTX, 1},
-  {"host", SIM_KERNELS_HOST, 1},
-  {"compare", SIM_KERNELS_COMPARE, 0},
+  {"ptx", SIM_KERNELS_PTX},
+  {"host", SIM_KERNELS_HOST},
+  {"compare", SIM_KERNELS_COMPARE},
 };
 #define NKERNEL_MODES (sizeof kernel_modes / sizeof kernel_modes[0])
 
@@ -191,16 +190,9 @@ int gld_sim_config_error(char *why, size_t whylen) {
     return -1;
   }
   s = getenv("GPULUA_SIM_KERNELS");
-  if (s && *s) {
-    int k = parse_kernels(s);
-    if (k < 0) {
-      snprintf(why, whylen, "GPULUA_SIM_KERNELS must be ptx, host or compare, got '%s'", s);
-      return -1;
-    }
-    if (!kernel_modes[k].available) {
-      snprintf(why, whylen, "GPULUA_SIM_KERNELS=%s: the sim cannot compare PTX with host kernels yet", s);
-      return -1;
-    }
+  if (s && *s && parse_kernels(s) < 0) {
+    snprintf(why, whylen, "GPULUA_SIM_KERNELS must be ptx, host or compare, got '%s'", s);
+    return -1;
   }
   s = getenv("GPULUA_SIM_SCHEDULE");
   if (s && *s && parse_schedule(s, NULL) < 0) {

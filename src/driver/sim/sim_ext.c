@@ -26,7 +26,7 @@ static CUresult func_set_builtin(CUfunction f, const char *kernel, const char *d
   gld_sim_kernel_fn fn = sim_builtin_host(kernel, dtype);
   if (!fn) return CUDA_ERROR_NOT_FOUND;
   f->builtin = 1; /* keeps its C implementation under GPULUA_SIM_KERNELS=ptx */
-  return gld_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes);
+  return gld_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes, NULL);
 }
 
 void gld_driver_sim_load_ext(gld_driver_ext *x) {

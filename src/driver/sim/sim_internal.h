@@ -16,7 +16,8 @@
  * strings, the table), sim_stream.c (workers, streams, events, waiting),
  * sim_memory.c (allocations, pinned memory, copies, memsets), sim_memmap.c
  * (the map of what a kernel may address, for memory checks), sim_module.c
- * (modules, functions, launches), sim_modvars.c (module variables), sim_ptx.c (reading PTX, on its own),
+ * (modules, functions, launches), sim_compare.c (PTX and host implementations
+ * compared), sim_modvars.c (module variables), sim_ptx.c (reading PTX, on its own),
  * sim_model.c (the timing model) and sim_model_file.c (its file).
  */
 #ifndef GPULUA_SIM_INTERNAL_H
@@ -196,7 +197,7 @@ struct CUmod_st {
   size_t len;
   int is_ptx;
   int ordinal;
-  void *prog;           /* GPULUA_SIM_KERNELS=ptx: the module decoded (sim_ptx_module, ptx_ir.h) */
+  void *prog;           /* GPULUA_SIM_KERNELS=ptx or compare: the module decoded (sim_ptx_module, ptx_ir.h) */
   struct sim_var *vars; /* its .global and .const variables (sim_modvars.c) */
   int nvars;
   unsigned char *vmem;  /* their memory */
@@ -218,6 +219,7 @@ struct CUfunc_st {
   int builtin;    /* a built-in kernel, which keeps its C implementation */
   void *user;
   int on_main;
+  gld_host_args_fn args; /* what a launch's parameters are (compare), or NULL */
   int nparams;
   size_t sizes[GL_SIM_MAX_PARAMS];
   int ptx_nparams;        /* parameters read from the PTX entry, -1 unknown */
@@ -274,6 +276,33 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
  * of its PTX failed). With skip, the function's `skipped` instead (a fault
  * skips the launch), where it has one. sim_module.c. */
 int sim_run_kernel(sim_op *op, int skip);
+
+/* A launch of the function's PTX on the calling worker: 0, or the CUresult
+ * of its fault, kept on the context (sim_module.c). */
+int sim_run_ptx(sim_op *op);
+/* fn(user, l) on the calling worker, or on the main thread when on_main (a
+ * request it serves): its result. Called with sim_S.mu held, which it
+ * releases. sim_module.c. */
+int sim_call_host_unlock(gld_sim_kernel_fn fn, void *user, int on_main, const gld_sim_launch *l);
+
+/* A function's host implementation, as a launch read it (under the lock). */
+typedef struct sim_host_impl {
+  gld_sim_kernel_fn fn, skipped;
+  void *user;
+  int on_main;
+  gld_host_args_fn args;
+} sim_host_impl;
+
+/* GPULUA_SIM_KERNELS=compare: run op's PTX on the memory and h on copies of
+ * what the kernel may write, then compare; 0, or the CUresult of a fault
+ * (the first differing element is one). sim_compare.c. */
+int sim_compare_run(sim_op *op, const sim_host_impl *h);
+/* The first element where an argument's two versions differ (the bits;
+ * two NaNs agree): 1 with its index, else 0. */
+int sim_compare_first(const gld_host_arg *a, const void *ptx, const void *host, size_t *index);
+/* An element's value as text: integers in decimal, floats as the shortest
+ * text that reads back as the same element ("34.0", "0.1", "nan", "-inf"). */
+void sim_compare_format(char kind, size_t size, const void *elem, char *buf, size_t len);
 
 /* Register the fork handlers, once per process (before the first worker
  * starts); sim_device.c. */

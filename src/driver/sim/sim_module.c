@@ -3,7 +3,7 @@
  * finding kernels (by name in PTX, with sim_ptx.c), their attributes and
  * parameters, cuLaunchKernel (and gld_sim_launch_costed, with the timing
  * model's cost), running a launch (its PTX through the interpreter, or its
- * host implementation), and what sim.h offers beyond: host implementations
+ * host implementation, or both: sim_compare.c), and what sim.h offers beyond: host implementations
  * of kernels, the main thread, gld_sim_enqueue and gld_sim_device_of.
  */
 
@@ -19,11 +19,13 @@
 /* ---- modules and launches ------------------------------------------------
  * A sim module keeps its image. Kernels are found by name in PTX (".entry
  * name"); other images (CUBIN, fatbin) cannot be read, and any name is
- * accepted. Under GPULUA_SIM_KERNELS=ptx (the default) a PTX module is also decoded by the
- * interpreter (ptx_ir.h), and a launch of one of its kernels (not a
- * built-in) runs that code on the stream's worker, each global access
- * checked against the sim's memory map. Otherwise no device code runs: a
- * launch runs the host implementation the upper layer gave with
+ * accepted. Under GPULUA_SIM_KERNELS=ptx (the default) or compare a PTX
+ * module is also decoded by the interpreter (ptx_ir.h), and a launch of one
+ * of its kernels (not a built-in) runs that code on the stream's worker, each
+ * global access checked against the sim's memory map; under compare, a
+ * kernel with a host implementation runs that too, on copies, and the two
+ * are compared (sim_compare.c). Under host no device code runs: a launch
+ * runs the host implementation the upper layer gave with
  * gld_sim_func_set_host, on the stream's worker or, for Lua kernels, on the
  * main thread. */
 
@@ -95,7 +97,7 @@ static int runs_ptx(const struct CUfunc_st *f) { return f->mod && f->mod->prog &
  * output (Lua's print and io.write use the same stdout) after a sync comes
  * after it. A host kernel's record (the launch's last parameter) is
  * released by its `skipped`, as for a launch not run. */
-static int run_ptx(sim_op *op) {
+int sim_run_ptx(sim_op *op) {
   struct CUfunc_st *f = op->func;
   const gld_sim_launch *g = op->launch;
   run_check check = {0};
@@ -118,34 +120,44 @@ static int run_ptx(sim_op *op) {
   return rc == 0 ? 0 : l.asserted ? CUDA_ERROR_ASSERT : CUDA_ERROR_LAUNCH_FAILED;
 }
 
+int sim_call_host_unlock(gld_sim_kernel_fn fn, void *user, int on_main, const gld_sim_launch *l) {
+  if (!on_main) {
+    pthread_mutex_unlock(&sim_S.mu);
+    return fn(user, l);
+  }
+  main_req r = {NULL, fn, user, l, 0, 0};
+  *sim_main_tail = &r;
+  sim_main_tail = &r.next;
+  sim_progress_locked(); /* the main thread may be waiting */
+  while (!r.done) sim_wait_locked();
+  pthread_mutex_unlock(&sim_S.mu);
+  return r.failed;
+}
+
 int sim_run_kernel(sim_op *op, int skip) {
   struct CUfunc_st *f = op->func;
   /* read under the lock: gld_sim_func_set_host (k:host again) may write these
    * while this launch is on its way (a data race, ThreadSanitizer found) */
   pthread_mutex_lock(&sim_S.mu);
   int ptx = !skip && runs_ptx(f), failed = 0;
+  if (ptx && f->host && f->args && sim_S.kernels == SIM_KERNELS_COMPARE) { /* both, compared */
+    sim_host_impl h = {.fn = f->host, .skipped = f->skipped, .user = f->user, .on_main = f->on_main, .args = f->args};
+    pthread_mutex_unlock(&sim_S.mu);
+    return sim_compare_run(op, &h);
+  }
   if (ptx) { /* its PTX, without the lock; then the host kernel's record goes, where it has one */
     pthread_mutex_unlock(&sim_S.mu);
-    failed = run_ptx(op);
+    failed = sim_run_ptx(op);
     skip = 1;
     pthread_mutex_lock(&sim_S.mu);
   }
-  main_req r = {NULL, skip ? f->skipped : f->host, f->user, op->launch, 0, 0};
-  if (!r.fn) { /* nothing to tell of a skipped launch */
+  gld_sim_kernel_fn fn = skip ? f->skipped : f->host;
+  if (!fn) { /* nothing to tell of a skipped launch */
     pthread_mutex_unlock(&sim_S.mu);
     return failed;
   }
-  if (!f->on_main) {
-    pthread_mutex_unlock(&sim_S.mu);
-    int rc = r.fn(r.user, op->launch);
-    return ptx ? failed : rc;
-  }
-  *sim_main_tail = &r;
-  sim_main_tail = &r.next;
-  sim_progress_locked(); /* the main thread may be waiting */
-  while (!r.done) sim_wait_locked();
-  pthread_mutex_unlock(&sim_S.mu);
-  return ptx ? failed : r.failed;
+  int rc = sim_call_host_unlock(fn, f->user, f->on_main, op->launch);
+  return ptx ? failed : rc;
 }
 
 int gld_sim_fault_detail(int ordinal, char *buf, size_t len, gld_fault_where *where) {
@@ -229,7 +241,7 @@ static CUresult load(CUmodule *m, const void *image, int builtins) {
     memcpy(mod->image, image, mod->len + 1);
     mod->is_ptx = 1;
     CUresult r = sim_vars_load(mod);
-    if (r == CUDA_SUCCESS && sim_kernels() == SIM_KERNELS_PTX && !builtins) r = load_prog(mod);
+    if (r == CUDA_SUCCESS && sim_kernels() != SIM_KERNELS_HOST && !builtins) r = load_prog(mod);
     if (r != CUDA_SUCCESS) {
       sim_ptx_free(mod->prog);
       sim_vars_free(mod);
@@ -387,13 +399,14 @@ CUresult sim_enqueue_host_call(struct CUfunc_st *f, const void *args, size_t byt
 }
 
 CUresult gld_sim_func_set_host(CUfunction f, gld_sim_kernel_fn fn, gld_sim_kernel_fn skipped, void *user, int on_main,
-                              int nparams, const size_t *sizes) {
+                              int nparams, const size_t *sizes, gld_host_args_fn args) {
   if (!f || nparams < 0 || nparams > GL_SIM_MAX_PARAMS) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&sim_S.mu);
   f->host = fn;
   f->skipped = skipped;
   f->user = user;
   f->on_main = on_main;
+  f->args = args;
   f->nparams = nparams;
   for (int i = 0; i < nparams; i++) f->sizes[i] = sizes[i];
   pthread_mutex_unlock(&sim_S.mu);
