@@ -4,8 +4,9 @@
  * against the same computation in C, faults with the messages they give,
  * and PTX the interpreter refuses at load naming what and where.
  *   test_ptx FIXTURE_DIR            the tests
- *   test_ptx FIXTURE_DIR --bench    thread-instructions per second, with
- *                                   racecheck on, then off
+ *   test_ptx FIXTURE_DIR --bench [KERNEL]   thread-instructions per second
+ *                                   of saxpy and reduce (or KERNEL alone),
+ *                                   with racecheck on, then off
  */
 
 #include "ptx_harness.h"
@@ -44,7 +45,9 @@ static void test_saxpy(void) {
     if (y[i] != y0[i]) written++;
   }
   CHECK(wrong == 0 && written == 32, "a grid too small: %d wrong, %d written (32 should be)", wrong, written);
-  CHECK(r.checks == 3 * 32, "every global access is checked: %ld checks", r.checks);
+  /* each of the warp's three global accesses (x, y, y) lies in one buffer:
+   * the check is asked once, about the span of its 32 lanes */
+  CHECK(r.checks == 3, "a warp's accesses within one buffer are checked as one span: %ld checks", r.checks);
   /* enough blocks: all of them, the last block partly idle */
   memcpy(y, y0, sizeof y);
   CHECK(launch(m, "saxpy", 4, 1, 32, 1, 0, params, &r, err, sizeof err, NULL) == 0, "%s", err);
@@ -54,6 +57,24 @@ static void test_saxpy(void) {
     wrong += memcmp(&y[i], &want, 4) != 0;
   }
   CHECK(wrong == 0, "saxpy over 4 blocks: %d wrong", wrong);
+  /* y as two buffers, 48 floats then 52: the second warp's 32 lanes read and
+   * write across both, a span no one buffer holds; each lane is then
+   * checked alone, and every access is allowed */
+  registry split = {0};
+  add_buffer(&split, "x", x, sizeof x);
+  add_buffer(&split, "y_lo", y, 48 * sizeof *y);
+  add_buffer(&split, "y_hi", y + 48, (N - 48) * sizeof *y);
+  memcpy(y, y0, sizeof y);
+  CHECK(launch(m, "saxpy", 1, 1, 64, 1, 0, params, &split, err, sizeof err, NULL) == 0, "%s", err);
+  wrong = 0;
+  for (int i = 0; i < N; i++) {
+    float want = i < 64 ? fmaf(x[i], a, y0[i]) : y0[i];
+    wrong += memcmp(&y[i], &want, 4) != 0;
+  }
+  CHECK(wrong == 0, "saxpy across two buffers: %d wrong", wrong);
+  /* warp 0: three spans; warp 1: x as a span, then y's two accesses refused
+   * as spans and checked lane by lane */
+  CHECK(split.checks == 3 + 1 + 2 * (1 + 32), "a span across buffers is checked lane by lane: %ld checks", split.checks);
   sim_ptx_free(m);
 }
 
@@ -286,7 +307,7 @@ static void test_oob(void) {
   sim_ptx_free(m);
 }
 
-static void bench(void) {
+static void bench(const char *only) {
   enum { N = 1 << 20 };
   float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), out[N / 256];
   for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
@@ -298,6 +319,7 @@ static void bench(void) {
   for (int run = 0; run < 4; run++) {
     int k = run & 1;
     no_racecheck = run >= 2;
+    if (only && strcmp(only, names[k]) != 0) continue;
     sim_ptx_module *m = load_fixture(names[k]);
     int n = N;
     float a = 2.0f, *px = x, *py = y, *po = out;
@@ -321,7 +343,7 @@ static void bench(void) {
 int main(int argc, char **argv) {
   if (argc > 1) fixture_dir = argv[1];
   if (argc > 2 && strcmp(argv[2], "--bench") == 0) {
-    bench();
+    bench(argc > 3 ? argv[3] : NULL);
     return 0;
   }
   test_saxpy();

@@ -72,7 +72,14 @@ const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_opera
   switch (o->kind) {
   case SIM_K_REG: return &w->R[(size_t)o->reg * SIM_PTX_WARP];
   case SIM_K_SREG:
-    for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = sreg(c, w, (int)o->imm, l);
+    if (o->imm < SIM_SR_LANEID && (o->imm & ~3) == SIM_SR_TID && (o->imm & 3) < 3) { /* %tid.x, .y, .z */
+      for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = w->tid[o->imm & 3][l];
+    } else if (o->imm < SIM_SR_LANEID) { /* the same in every lane */
+      uint64_t v = sreg(c, w, (int)o->imm, 0);
+      for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = v;
+    } else {
+      for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = sreg(c, w, (int)o->imm, l);
+    }
     return buf;
   case SIM_K_PRED:
     for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = (w->P[o->reg] >> l & 1u) ^ (o->flags & 1u);
