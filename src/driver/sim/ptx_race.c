@@ -38,6 +38,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { RACE_ATOMIC = 1 }; /* acc.flags; the access's log2(bytes) above it */
 
@@ -54,12 +55,22 @@ typedef struct {
   race_acc w, r[2];
 } race_word;
 
-enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2) };
+enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2), CHUNK_BYTES = CHUNK_WORDS * sizeof(race_word) };
 
 typedef struct {
   uint64_t key; /* address >> CHUNK_SHIFT */
   race_word *words;
 } race_chunk;
+
+/* Chunks' shadows come from slabs mapped zeroed, a launch's first ones small
+ * and later ones larger (up to SLAB_MAX chunks, in huge pages where the
+ * system gives them): a large launch touches its shadow with few page
+ * faults, a small one maps little. */
+enum { SLAB_MIN = 4, SLAB_MAX = 128 };
+typedef struct {
+  unsigned char *base;
+  size_t chunks, used;
+} race_slab;
 
 typedef struct {
   uint32_t first, rel; /* its first epoch; the epoch of its last release (0: none) */
@@ -74,6 +85,8 @@ struct sim_ptx_race {
   size_t cap, used;
   uint64_t last_key;
   race_word *last;
+  race_slab *slabs;
+  size_t nslabs, capslabs;
   race_block *blocks;
   size_t nblocks, capblocks;
   uint32_t wsync[1024 / SIM_PTX_WARP];
@@ -95,7 +108,8 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
 void sim_ptx_race_end(sim_ptx_ctx *c) {
   sim_ptx_race *r = c->race;
   if (!r) return;
-  for (size_t i = 0; i < r->cap; i++) free(r->tab[i].words);
+  for (size_t i = 0; i < r->nslabs; i++) munmap(r->slabs[i].base, r->slabs[i].chunks * CHUNK_BYTES);
+  free(r->slabs);
   free(r->tab);
   free(r->shared);
   free(r->blocks);
@@ -154,6 +168,29 @@ static int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *
   return p->tid / SIM_PTX_WARP != cur->tid / SIM_PTX_WARP || p->sync == cur->sync;
 }
 
+/* A new chunk's shadow, zeroed: NULL when out of memory. */
+static race_word *new_chunk(sim_ptx_race *r) {
+  race_slab *s = r->nslabs ? &r->slabs[r->nslabs - 1] : NULL;
+  if (!s || s->used == s->chunks) {
+    if (r->nslabs == r->capslabs) {
+      size_t nc = r->capslabs ? r->capslabs * 2 : 16;
+      race_slab *ns = realloc(r->slabs, nc * sizeof *ns);
+      if (!ns) return NULL;
+      r->slabs = ns;
+      r->capslabs = nc;
+    }
+    size_t n = r->nslabs < 6 ? (size_t)SLAB_MIN << r->nslabs : SLAB_MAX;
+    void *p = mmap(NULL, n * CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (n == SLAB_MAX) madvise(p, n * CHUNK_BYTES, MADV_HUGEPAGE);
+#endif
+    s = &r->slabs[r->nslabs++];
+    *s = (race_slab){.base = p, .chunks = n};
+  }
+  return (race_word *)(void *)(s->base + s->used++ * CHUNK_BYTES);
+}
+
 /* The word of global memory at host address a, its chunk made on first use. */
 static race_word *global_word(sim_ptx_race *r, uintptr_t a) {
   uint64_t key = (uint64_t)a >> CHUNK_SHIFT;
@@ -176,7 +213,7 @@ static race_word *global_word(sim_ptx_race *r, uintptr_t a) {
   size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
   while (r->tab[j].words && r->tab[j].key != key) j = (j + 1) & (r->cap - 1);
   if (!r->tab[j].words) {
-    if (!(r->tab[j].words = calloc(CHUNK_WORDS, sizeof(race_word)))) return NULL;
+    if (!(r->tab[j].words = new_chunk(r))) return NULL;
     r->tab[j].key = key;
     r->used++;
   }
