@@ -196,6 +196,8 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
   const uint64_t *src = st && n == 1 ? sim_ptx_src(c, w, vo, buf) : NULL;
   unsigned char *ptr[SIM_PTX_WARP];
   int fast = fast_addresses(c, w, in, ao, m, total, st, ptr);
+  sim_ptx_race_insn ri;
+  if (c->race) sim_ptx_race_prepare(c, w, in, &ri);
   SIM_LANES(m) {
     unsigned char *p = fast ? ptr[l] : address(c, w, in, ao, l, total, st);
     if (!p) return -1;
@@ -206,13 +208,13 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
       }
       unsigned char data[4 * 8]; /* v4 of 64-bit values at most */
       for (int k = 0; k < n; k++) put(data + k * size, src ? src[l] : w->R[(size_t)regs[k] * SIM_PTX_WARP + l], size);
-      if (c->race && sim_ptx_race_access(c, w, in, l, p, total, 1, data)) return -1;
+      if (c->race && sim_ptx_race_lane(c, w, in, &ri, l, p, total, 1, data)) return -1;
       memcpy(p, data, total);
       continue;
     }
     if (c->race) /* the elements a vector load reads into a register (not '_') */
       for (int k = 0; k < n; k++)
-        if (regs[k] != UINT32_MAX && sim_ptx_race_access(c, w, in, l, p + k * size, n > 1 ? (size_t)size : total, 0, NULL))
+        if (regs[k] != UINT32_MAX && sim_ptx_race_lane(c, w, in, &ri, l, p + k * size, n > 1 ? (size_t)size : total, 0, NULL))
           return -1;
     for (int k = 0; k < n; k++) {
       if (regs[k] == UINT32_MAX) continue;

@@ -158,7 +158,7 @@ static const race_block *block_of(const sim_ptx_race *r, uint32_t epoch) {
 }
 
 /* Whether nothing orders p (earlier) and cur (the access being made). */
-static int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *cur, int shared) {
+static inline int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *cur, int shared) {
   if (!p->epoch) return 0;
   if (p->epoch < r->block_first) { /* an earlier block */
     if (shared) return 0;            /* its shared memory is gone */
@@ -274,6 +274,17 @@ static void describe(const sim_ptx_ctx *c, uintptr_t a, int shared, char *buf, s
   else snprintf(buf, len, "global memory at 0x%llx", (unsigned long long)a);
 }
 
+/* *d = a, with the bytes of `mask`: field by field (cur is built on the
+ * stack a field at a time, and copied whole it would be read back whole). */
+static inline void put_acc(race_acc *d, const race_acc *a, uint8_t mask) {
+  d->epoch = a->epoch;
+  d->sync = a->sync;
+  d->insn = a->insn;
+  d->tid = a->tid;
+  d->mask = mask;
+  d->flags = a->flags;
+}
+
 static const char *verb(const race_acc *a, int write) {
   return !write ? "read" : a->flags & RACE_ATOMIC ? "atomically wrote" : "wrote";
 }
@@ -307,20 +318,26 @@ static int same_value(const race_acc *p, const race_acc *cur, uintptr_t wa, uint
   return 1;
 }
 
-int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const void *p, size_t bytes,
-                        int write, const void *data) {
+void sim_ptx_race_prepare(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, sim_ptx_race_insn *ri) {
+  const sim_ptx_race *r = c->race;
+  size_t fn = (size_t)(w->f - c->m->funcs), pc = (size_t)(in - w->f->code);
+  *ri = (sim_ptx_race_insn){.epoch = r->epoch, .sync = r->wsync[w->index],
+                            .insn = fn < 4096 && pc < 0xfffff ? (uint32_t)(fn << 20 | pc) : UINT32_MAX,
+                            .first = w->first, .atomic = in->op == SIM_OP_ATOM || in->op == SIM_OP_RED,
+                            .skip = in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL};
+}
+
+int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, int lane,
+                      const void *p, size_t bytes, int write, const void *data) {
   sim_ptx_race *r = c->race;
   uintptr_t a = (uintptr_t)p, sh = (uintptr_t)c->shared, loc = (uintptr_t)c->local, par = (uintptr_t)c->params;
-  if (in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL) return 0;
+  if (ri->skip) return 0;
   if (a - par < c->kernel->param_bytes) return 0;
   if (c->local && a - loc < (uintptr_t)c->nthreads * SIM_PTX_LOCAL_BYTES) return 0;
-  int shared = a - sh < c->shared_size;
-  int atomic = in->op == SIM_OP_ATOM || in->op == SIM_OP_RED, lg = 0;
+  int shared = a - sh < c->shared_size, atomic = ri->atomic, lg = bytes == 4 ? 2 : 0;
   while ((1u << lg) < bytes) lg++;
-  size_t fn = (size_t)(w->f - c->m->funcs), pc = (size_t)(in - w->f->code);
-  race_acc cur = {.epoch = r->epoch, .sync = r->wsync[w->index],
-                  .insn = fn < 4096 && pc < 0xfffff ? (uint32_t)(fn << 20 | pc) : UINT32_MAX,
-                  .tid = (uint16_t)(w->first + (unsigned)lane), .flags = (uint8_t)(atomic | lg << 1)};
+  race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .tid = (uint16_t)(ri->first + (unsigned)lane),
+                  .flags = (uint8_t)(atomic | lg << 1)};
   if (atomic) { /* an acquire of every earlier release; after a fence of the lane, a release */
     r->acquired = 1;
     if (r->fenced[w->index] >> lane & 1) r->blocks[r->nblocks - 1].rel = r->epoch;
@@ -337,9 +354,9 @@ int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
       for (int i = 0; i < 2; i++)
         if (d->r[i].mask & cur.mask && concurrent(r, &d->r[i], &cur, shared))
           return report(c, w, in, lane, &cur, write, &d->r[i], 0, shared, a, bytes);
-      if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync)
-        cur.mask |= pw->mask;
-      *pw = cur;
+      uint8_t mask = cur.mask;
+      if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync) mask |= pw->mask;
+      put_acc(pw, &cur, mask);
       continue;
     }
     /* a read: in a slot whose read is ordered before it (or the same
@@ -350,10 +367,17 @@ int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
         slot = &d->r[i];
         break;
       }
-    race_acc nr = cur;
+    uint8_t mask = cur.mask;
     if (slot->epoch == cur.epoch && slot->tid == cur.tid && slot->insn == cur.insn && slot->sync == cur.sync)
-      nr.mask |= slot->mask;
-    *slot = nr;
+      mask |= slot->mask;
+    put_acc(slot, &cur, mask);
   }
   return 0;
+}
+
+int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const void *p, size_t bytes,
+                        int write, const void *data) {
+  sim_ptx_race_insn ri;
+  sim_ptx_race_prepare(c, w, in, &ri);
+  return sim_ptx_race_lane(c, w, in, &ri, lane, p, bytes, write, data);
 }
