@@ -198,6 +198,21 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
   int fast = fast_addresses(c, w, in, ao, m, total, st, ptr);
   sim_ptx_race_insn ri;
   if (c->race) sim_ptx_race_prepare(c, w, in, &ri);
+  if (fast && n == 1 && (!st || src)) { /* a scalar access at checked addresses: racecheck's loop over the lanes */
+    if (st) {
+      if (c->race) return sim_ptx_race_lanes(c, w, in, &ri, m, ptr, size, src);
+      SIM_LANES(m) put(ptr[l], src[l], size);
+      return 0;
+    }
+    if (c->race && regs[0] != UINT32_MAX && sim_ptx_race_lanes(c, w, in, &ri, m, ptr, size, NULL)) return -1;
+    if (regs[0] == UINT32_MAX) return 0;
+    uint64_t *d = &w->R[(size_t)regs[0] * SIM_PTX_WARP];
+    SIM_LANES(m) {
+      uint64_t v = get(ptr[l], size);
+      d[l] = sgn ? (uint64_t)sim_ptx_sext(v, size) : v;
+    }
+    return 0;
+  }
   SIM_LANES(m) {
     unsigned char *p = fast ? ptr[l] : address(c, w, in, ao, l, total, st);
     if (!p) return -1;

@@ -327,8 +327,11 @@ void sim_ptx_race_prepare(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
                             .skip = in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL};
 }
 
-int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, int lane,
-                      const void *p, size_t bytes, int write, const void *data) {
+/* The check of one lane's access (sim_ptx_race_lane), inlined in the loop
+ * over a warp's lanes too. */
+static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
+                                                            const sim_ptx_race_insn *ri, int lane, const void *p,
+                                                            size_t bytes, int write, const void *data) {
   sim_ptx_race *r = c->race;
   uintptr_t a = (uintptr_t)p, sh = (uintptr_t)c->shared, loc = (uintptr_t)c->local, par = (uintptr_t)c->params;
   if (ri->skip) return 0;
@@ -371,6 +374,32 @@ int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, c
     if (slot->epoch == cur.epoch && slot->tid == cur.tid && slot->insn == cur.insn && slot->sync == cur.sync)
       mask |= slot->mask;
     put_acc(slot, &cur, mask);
+  }
+  return 0;
+}
+
+int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, int lane,
+                      const void *p, size_t bytes, int write, const void *data) {
+  return check_lane(c, w, in, ri, lane, p, bytes, write, data);
+}
+
+int sim_ptx_race_lanes(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, uint32_t m,
+                       unsigned char *const *p, int size, const uint64_t *vals) {
+  unsigned char data[8];
+  SIM_LANES(m) {
+    if (vals) {
+      uint8_t b = (uint8_t)vals[l];
+      uint16_t h = (uint16_t)vals[l];
+      uint32_t u = (uint32_t)vals[l];
+      switch (size) {
+      case 1: memcpy(data, &b, 1); break;
+      case 2: memcpy(data, &h, 2); break;
+      case 4: memcpy(data, &u, 4); break;
+      default: memcpy(data, &vals[l], 8); break;
+      }
+    }
+    if (check_lane(c, w, in, ri, l, p[l], (size_t)size, vals != NULL, vals ? data : NULL)) return -1;
+    if (vals) memcpy(p[l], data, (size_t)size);
   }
   return 0;
 }
