@@ -51,25 +51,29 @@ typedef struct {
   uint8_t flags;
 } race_acc;
 
-typedef struct {
-  race_acc w, r[2];
-} race_word;
+/* A word's records: its last write (part 0) and two reads (parts 1 and 2).
+ * A chunk of 4 KiB of global memory keeps each part of its 1,024 words in
+ * an array of its own, made when the first record of that part is stored:
+ * memory only read needs no writes, and the second read is made only where
+ * two threads read a word unordered. Shared memory has its parts for the
+ * launch. A part not made reads as records of no access. */
+enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2), PART_BYTES = CHUNK_WORDS * sizeof(race_acc) };
 
-enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2), CHUNK_BYTES = CHUNK_WORDS * sizeof(race_word) };
-
 typedef struct {
-  uint64_t key; /* address >> CHUNK_SHIFT */
-  race_word *words;
+  uint64_t key1; /* address >> CHUNK_SHIFT, plus 1 (0: a free slot) */
+  race_acc *part[3];
 } race_chunk;
 
-/* Chunks' shadows come from slabs mapped zeroed, a launch's first ones small
- * and later ones larger (up to SLAB_MAX chunks, in huge pages where the
+static const race_acc race_none; /* the record of a part not made */
+
+/* Parts of chunks come from slabs mapped zeroed, a launch's first ones small
+ * and later ones larger (up to SLAB_MAX parts, in huge pages where the
  * system gives them): a large launch touches its shadow with few page
  * faults, a small one maps little. */
-enum { SLAB_MIN = 4, SLAB_MAX = 128 };
+enum { SLAB_MIN = 8, SLAB_MAX = 384 };
 typedef struct {
   unsigned char *base;
-  size_t chunks, used;
+  size_t parts, used;
 } race_slab;
 
 typedef struct {
@@ -80,11 +84,10 @@ typedef struct {
 struct sim_ptx_race {
   uint32_t epoch, block_first;
   int acquired; /* the block ran an atomic: earlier releases order before it */
-  race_word *shared;
+  race_chunk shared; /* parts of (shared_size + 3) / 4 words */
   race_chunk *tab;
   size_t cap, used;
-  uint64_t last_key;
-  race_word *last;
+  race_chunk *last; /* the chunk found last (in tab) */
   race_slab *slabs;
   size_t nslabs, capslabs;
   race_block *blocks;
@@ -97,10 +100,12 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
   if (c->l->no_racecheck) return 0;
   sim_ptx_race *r = calloc(1, sizeof *r);
   if (!r) return -1;
-  if (c->shared_size && !(r->shared = calloc((c->shared_size + 3) / 4, sizeof *r->shared))) {
-    free(r);
-    return -1;
-  }
+  for (int i = 0; c->shared_size && i < 3; i++)
+    if (!(r->shared.part[i] = calloc((c->shared_size + 3) / 4, sizeof(race_acc)))) {
+      for (int k = 0; k < i; k++) free(r->shared.part[k]);
+      free(r);
+      return -1;
+    }
   c->race = r;
   return 0;
 }
@@ -108,10 +113,10 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
 void sim_ptx_race_end(sim_ptx_ctx *c) {
   sim_ptx_race *r = c->race;
   if (!r) return;
-  for (size_t i = 0; i < r->nslabs; i++) munmap(r->slabs[i].base, r->slabs[i].chunks * CHUNK_BYTES);
+  for (size_t i = 0; i < r->nslabs; i++) munmap(r->slabs[i].base, r->slabs[i].parts * PART_BYTES);
   free(r->slabs);
   free(r->tab);
-  free(r->shared);
+  for (int i = 0; i < 3; i++) free(r->shared.part[i]);
   free(r->blocks);
   free(r);
   c->race = NULL;
@@ -168,10 +173,10 @@ static inline int concurrent(const sim_ptx_race *r, const race_acc *p, const rac
   return p->tid / SIM_PTX_WARP != cur->tid / SIM_PTX_WARP || p->sync == cur->sync;
 }
 
-/* A new chunk's shadow, zeroed: NULL when out of memory. */
-static race_word *new_chunk(sim_ptx_race *r) {
+/* A new part's records, zeroed: NULL when out of memory. */
+static race_acc *new_part(sim_ptx_race *r) {
   race_slab *s = r->nslabs ? &r->slabs[r->nslabs - 1] : NULL;
-  if (!s || s->used == s->chunks) {
+  if (!s || s->used == s->parts) {
     if (r->nslabs == r->capslabs) {
       size_t nc = r->capslabs ? r->capslabs * 2 : 16;
       race_slab *ns = realloc(r->slabs, nc * sizeof *ns);
@@ -180,46 +185,53 @@ static race_word *new_chunk(sim_ptx_race *r) {
       r->capslabs = nc;
     }
     size_t n = r->nslabs < 6 ? (size_t)SLAB_MIN << r->nslabs : SLAB_MAX;
-    void *p = mmap(NULL, n * CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, n * PART_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
 #ifdef MADV_HUGEPAGE
-    if (n == SLAB_MAX) madvise(p, n * CHUNK_BYTES, MADV_HUGEPAGE);
+    if (n * PART_BYTES >= (4u << 20)) madvise(p, n * PART_BYTES, MADV_HUGEPAGE);
 #endif
     s = &r->slabs[r->nslabs++];
-    *s = (race_slab){.base = p, .chunks = n};
+    *s = (race_slab){.base = p, .parts = n};
   }
-  return (race_word *)(void *)(s->base + s->used++ * CHUNK_BYTES);
+  return (race_acc *)(void *)(s->base + s->used++ * PART_BYTES);
 }
 
-/* The word of global memory at host address a, its chunk made on first use. */
-static race_word *global_word(sim_ptx_race *r, uintptr_t a) {
-  uint64_t key = (uint64_t)a >> CHUNK_SHIFT;
-  size_t off = (a >> 2) & (CHUNK_WORDS - 1);
-  if (r->last && r->last_key == key) return r->last + off;
+/* The chunk of global memory at host address a, made on first use (its
+ * parts not yet): NULL when out of memory. */
+static race_chunk *global_chunk(sim_ptx_race *r, uintptr_t a) {
+  uint64_t key1 = ((uint64_t)a >> CHUNK_SHIFT) + 1;
+  if (r->last && r->last->key1 == key1) return r->last;
   if (2 * (r->used + 1) > r->cap) {
     size_t nc = r->cap ? r->cap * 2 : 256;
     race_chunk *nt = calloc(nc, sizeof *nt);
     if (!nt) return NULL;
     for (size_t i = 0; i < r->cap; i++) {
-      if (!r->tab[i].words) continue;
-      size_t j = (size_t)(r->tab[i].key * 0x9E3779B97F4A7C15ull) & (nc - 1);
-      while (nt[j].words) j = (j + 1) & (nc - 1);
+      if (!r->tab[i].key1) continue;
+      size_t j = (size_t)(r->tab[i].key1 * 0x9E3779B97F4A7C15ull) & (nc - 1);
+      while (nt[j].key1) j = (j + 1) & (nc - 1);
       nt[j] = r->tab[i];
     }
     free(r->tab);
     r->tab = nt;
     r->cap = nc;
   }
-  size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
-  while (r->tab[j].words && r->tab[j].key != key) j = (j + 1) & (r->cap - 1);
-  if (!r->tab[j].words) {
-    if (!(r->tab[j].words = new_chunk(r))) return NULL;
-    r->tab[j].key = key;
+  size_t j = (size_t)(key1 * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
+  while (r->tab[j].key1 && r->tab[j].key1 != key1) j = (j + 1) & (r->cap - 1);
+  if (!r->tab[j].key1) {
+    r->tab[j].key1 = key1;
     r->used++;
   }
-  r->last_key = key;
-  r->last = r->tab[j].words;
-  return r->last + off;
+  return r->last = &r->tab[j];
+}
+
+/* Record i (0: the write, 1 and 2: the reads) of word `off` of ch, to read. */
+static inline const race_acc *rec(const race_chunk *ch, int i, size_t off) {
+  return ch->part[i] ? &ch->part[i][off] : &race_none;
+}
+/* The same, to store: its part made first (NULL when out of memory). */
+static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
+  if (!ch->part[i] && !(ch->part[i] = new_part(r))) return NULL;
+  return &ch->part[i][off];
 }
 
 /* "file.cu:LINE" of instruction `code` (function << 20 | index), or its PTX line. */
@@ -346,34 +358,42 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
     if (r->fenced[w->index] >> lane & 1) r->blocks[r->nblocks - 1].rel = r->epoch;
   }
   for (uintptr_t wa = a & ~(uintptr_t)3; wa < a + bytes; wa += 4) {
-    race_word *d = shared ? &r->shared[(wa - sh) >> 2] : global_word(r, wa);
-    if (!d) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    race_chunk *ch = shared ? &r->shared : global_chunk(r, wa);
+    if (!ch) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
     cur.mask = bytes >= 4 ? 0xf : (uint8_t)(((1u << bytes) - 1) << (a & 3));
-    race_acc *pw = &d->w;
+    const race_acc *pw = rec(ch, 0, off);
     if (pw->mask & cur.mask && concurrent(r, pw, &cur, shared) &&
         !(write && (atomic ? pw->flags & RACE_ATOMIC : same_value(pw, &cur, wa, a, data))))
       return report(c, w, in, lane, &cur, write, pw, 1, shared, a, bytes);
     if (write) {
-      for (int i = 0; i < 2; i++)
-        if (d->r[i].mask & cur.mask && concurrent(r, &d->r[i], &cur, shared))
-          return report(c, w, in, lane, &cur, write, &d->r[i], 0, shared, a, bytes);
+      for (int i = 1; i <= 2; i++) {
+        const race_acc *pr = rec(ch, i, off);
+        if (pr->mask & cur.mask && concurrent(r, pr, &cur, shared))
+          return report(c, w, in, lane, &cur, write, pr, 0, shared, a, bytes);
+      }
       uint8_t mask = cur.mask;
       if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync) mask |= pw->mask;
-      put_acc(pw, &cur, mask);
+      race_acc *dst = own(r, ch, 0, off);
+      if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+      put_acc(dst, &cur, mask);
       continue;
     }
     /* a read: in a slot whose read is ordered before it (or the same
      * thread's), else over the second, keeping an earlier reader */
-    race_acc *slot = &d->r[1];
-    for (int i = 0; i < 2; i++)
-      if (!concurrent(r, &d->r[i], &cur, shared)) {
-        slot = &d->r[i];
+    int i = 2;
+    for (int k = 1; k <= 2; k++)
+      if (!concurrent(r, rec(ch, k, off), &cur, shared)) {
+        i = k;
         break;
       }
+    const race_acc *slot = rec(ch, i, off);
     uint8_t mask = cur.mask;
     if (slot->epoch == cur.epoch && slot->tid == cur.tid && slot->insn == cur.insn && slot->sync == cur.sync)
       mask |= slot->mask;
-    put_acc(slot, &cur, mask);
+    race_acc *dst = own(r, ch, i, off);
+    if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    put_acc(dst, &cur, mask);
   }
   return 0;
 }
