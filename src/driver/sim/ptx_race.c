@@ -25,9 +25,12 @@
  *
  * Shadow: for each 4-byte word, the last write and two reads, each with the
  * bytes of the word it touched, its epoch (which names its block), thread,
- * the warp's __syncwarp count then, and instruction. Shared memory has an
- * array of words for the launch (a record from an earlier block is stale);
- * global memory a hash of 4 KiB chunks, kept for the launch. Remembering
+ * the warp's __syncwarp count then, and instruction. Shared memory has its
+ * records for the launch (a record from an earlier block is stale); global
+ * memory a hash of 4 KiB chunks, kept for the launch, each with its
+ * writes, first reads and second reads in parts made on first use. The
+ * lanes of a warp's load or store share what the instruction gives
+ * (sim_ptx_race_prepare) and are checked in lane order. Remembering
  * one write and two reads of a word is enough to find a race when there
  * is one between two threads; among three or more threads touching the
  * same word in one epoch, or different bytes of one word, some may go
