@@ -4,8 +4,11 @@
  * against the same computation in C, faults with the messages they give,
  * and PTX the interpreter refuses at load naming what and where.
  *   test_ptx FIXTURE_DIR            the tests
- *   test_ptx FIXTURE_DIR --bench    thread-instructions per second, with
- *                                   racecheck on, then off
+ *   test_ptx FIXTURE_DIR --bench [KERNEL|all [THREADS [on|off]]]
+ *                                   thread-instructions per second of saxpy
+ *                                   and reduce (or KERNEL alone) over THREADS
+ *                                   threads (2^20), with racecheck on, then
+ *                                   off (or as the last word says)
  */
 
 #include "ptx_harness.h"
@@ -44,7 +47,9 @@ static void test_saxpy(void) {
     if (y[i] != y0[i]) written++;
   }
   CHECK(wrong == 0 && written == 32, "a grid too small: %d wrong, %d written (32 should be)", wrong, written);
-  CHECK(r.checks == 3 * 32, "every global access is checked: %ld checks", r.checks);
+  /* each of the warp's three global accesses (x, y, y) lies in one buffer:
+   * the check is asked once, about the span of its 32 lanes */
+  CHECK(r.checks == 3, "a warp's accesses within one buffer are checked as one span: %ld checks", r.checks);
   /* enough blocks: all of them, the last block partly idle */
   memcpy(y, y0, sizeof y);
   CHECK(launch(m, "saxpy", 4, 1, 32, 1, 0, params, &r, err, sizeof err, NULL) == 0, "%s", err);
@@ -54,6 +59,24 @@ static void test_saxpy(void) {
     wrong += memcmp(&y[i], &want, 4) != 0;
   }
   CHECK(wrong == 0, "saxpy over 4 blocks: %d wrong", wrong);
+  /* y as two buffers, 48 floats then 52: the second warp's 32 lanes read and
+   * write across both, a span no one buffer holds; each lane is then
+   * checked alone, and every access is allowed */
+  registry split = {0};
+  add_buffer(&split, "x", x, sizeof x);
+  add_buffer(&split, "y_lo", y, 48 * sizeof *y);
+  add_buffer(&split, "y_hi", y + 48, (N - 48) * sizeof *y);
+  memcpy(y, y0, sizeof y);
+  CHECK(launch(m, "saxpy", 1, 1, 64, 1, 0, params, &split, err, sizeof err, NULL) == 0, "%s", err);
+  wrong = 0;
+  for (int i = 0; i < N; i++) {
+    float want = i < 64 ? fmaf(x[i], a, y0[i]) : y0[i];
+    wrong += memcmp(&y[i], &want, 4) != 0;
+  }
+  CHECK(wrong == 0, "saxpy across two buffers: %d wrong", wrong);
+  /* warp 0: three spans; warp 1: x as a span, then y's two accesses refused
+   * as spans and checked lane by lane */
+  CHECK(split.checks == 3 + 1 + 2 * (1 + 32), "a span across buffers is checked lane by lane: %ld checks", split.checks);
   sim_ptx_free(m);
 }
 
@@ -286,42 +309,54 @@ static void test_oob(void) {
   sim_ptx_free(m);
 }
 
-static void bench(void) {
-  enum { N = 1 << 20 };
-  float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), out[N / 256];
-  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+/* Runs saxpy and reduce (or `only`) over n threads, racecheck on and off
+ * (or as `rc` says): their speed in thread-instructions a second. */
+static void bench(const char *only, int n, const char *rc) {
+  float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y), *out = malloc((size_t)n / 256 * sizeof *out);
+  if (!x || !y || !out) exit(2);
+  for (int i = 0; i < n; i++) x[i] = (float)i, y[i] = 1.0f;
   registry r = {0};
-  add_buffer(&r, "x", x, N * sizeof *x);
-  add_buffer(&r, "y", y, N * sizeof *y);
-  add_buffer(&r, "out", out, sizeof out);
+  add_buffer(&r, "x", x, (size_t)n * sizeof *x);
+  add_buffer(&r, "y", y, (size_t)n * sizeof *y);
+  add_buffer(&r, "out", out, (size_t)n / 256 * sizeof *out);
   const char *names[] = {"saxpy", "reduce"};
   for (int run = 0; run < 4; run++) {
     int k = run & 1;
     no_racecheck = run >= 2;
+    if (only && strcmp(only, names[k]) != 0) continue;
+    if (rc && strcmp(rc, no_racecheck ? "off" : "on") != 0) continue;
     sim_ptx_module *m = load_fixture(names[k]);
-    int n = N;
     float a = 2.0f, *px = x, *py = y, *po = out;
     void *ps[] = {&n, &a, &px, &py}, *pr[] = {&px, &po, &n};
     char err[512];
     uint64_t insns = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = launch(m, names[k], N / 256, 1, 256, 1, 0, k ? pr : ps, &r, err, sizeof err, &insns);
+    int rc_ = launch(m, names[k], (unsigned)n / 256, 1, 256, 1, 0, k ? pr : ps, &r, err, sizeof err, &insns);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (rc) printf("%s: %s\n", names[k], err);
+    if (rc_) {
+      printf("%s: %s\n", names[k], err);
+      exit(1);
+    }
     printf("%-7s racecheck %-3s %8.1f M thread-instructions/s (%llu in %.3f s, %d threads)\n", names[k],
-           no_racecheck ? "off" : "on", (double)insns / s / 1e6, (unsigned long long)insns, s, N);
+           no_racecheck ? "off" : "on", (double)insns / s / 1e6, (unsigned long long)insns, s, n);
     sim_ptx_free(m);
   }
   free(x);
   free(y);
+  free(out);
 }
 
 int main(int argc, char **argv) {
   if (argc > 1) fixture_dir = argv[1];
   if (argc > 2 && strcmp(argv[2], "--bench") == 0) {
-    bench();
+    int n = argc > 4 ? atoi(argv[4]) : 1 << 20;
+    if (n < 256 || n % 256) {
+      fprintf(stderr, "--bench: the threads must be a multiple of 256, not %s\n", argv[4]);
+      return 2;
+    }
+    bench(argc > 3 && strcmp(argv[3], "all") != 0 ? argv[3] : NULL, n, argc > 5 ? argv[5] : NULL);
     return 0;
   }
   test_saxpy();

@@ -160,9 +160,76 @@ static void test_semantics(void) {
   CHECK(fabs(ef - sin(2.0)) <= exp2(-20.9), "sin.approx.f32 of 2: %.9g", ef);
 }
 
+/* setp of every comparison of integers and floats, against PTX's
+ * definition: the ordered ones false and the unordered ones true with a
+ * NaN; lo/ls/hi/hs and eq/ne compare the bits; the others signed for .s */
+static int cmp_want(const char *cmp, char kind, int bits, uint64_t a, uint64_t b) {
+  if (kind == 'f') {
+    double x, y;
+    if (bits == 32) {
+      float fx, fy;
+      uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+      memcpy(&fx, &ua, 4);
+      memcpy(&fy, &ub, 4);
+      x = fx, y = fy;
+    } else {
+      memcpy(&x, &a, 8);
+      memcpy(&y, &b, 8);
+    }
+    int un = isnan(x) || isnan(y), u = cmp[2] == 'u';
+    if (!strcmp(cmp, "num")) return !un;
+    if (!strcmp(cmp, "nan")) return un;
+    if (un) return u;
+    int r = !strncmp(cmp, "eq", 2) ? x == y : !strncmp(cmp, "ne", 2) ? x != y : !strncmp(cmp, "lt", 2) ? x < y
+          : !strncmp(cmp, "le", 2) ? x <= y : !strncmp(cmp, "gt", 2) ? x > y : x >= y;
+    return r;
+  }
+  uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1, ux = a & mask, uy = b & mask;
+  int64_t sx = bits == 64 ? (int64_t)a : (int32_t)a, sy = bits == 64 ? (int64_t)b : (int32_t)b;
+  int s = kind == 's';
+  if (!strcmp(cmp, "eq")) return ux == uy;
+  if (!strcmp(cmp, "ne")) return ux != uy;
+  if (!strcmp(cmp, "lt")) return s ? sx < sy : ux < uy;
+  if (!strcmp(cmp, "le")) return s ? sx <= sy : ux <= uy;
+  if (!strcmp(cmp, "gt")) return s ? sx > sy : ux > uy;
+  if (!strcmp(cmp, "ge")) return s ? sx >= sy : ux >= uy;
+  if (!strcmp(cmp, "lo")) return ux < uy;
+  if (!strcmp(cmp, "ls")) return ux <= uy;
+  if (!strcmp(cmp, "hi")) return ux > uy;
+  return ux >= uy; /* hs */
+}
+
+static void test_compares(void) {
+  static const char *icmp[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"};
+  static const char *fcmp[] = {"eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+  static const char *itypes[] = {"s32", "u32", "b32", "s64", "u64", "b64"};
+  static const uint64_t ivals[][2] = {{0xffffffffu, 1}, {1, 0xffffffffu}, {5, 5}, {0x80000000u, 0x7fffffffu},
+                                      {0x100000001ull, 1}, {0x8000000000000000ull, 3}, {7, 0xfffffffffffffff9ull}};
+  char insn[160];
+  for (size_t t = 0; t < sizeof itypes / sizeof *itypes; t++)
+    for (size_t k = 0; k < sizeof icmp / sizeof *icmp; k++) {
+      if (itypes[t][0] == 'b' && k >= 2 && k < 6) continue; /* .b types: eq, ne and the unsigned ones */
+      for (size_t v = 0; v < sizeof ivals / sizeof *ivals; v++) {
+        snprintf(insn, sizeof insn, "setp.%s.%s %%p1, %%x1, %%x2; selp.u64 %%x0, 1, 2, %%p1;", icmp[k], itypes[t]);
+        int bits = itypes[t][1] == '6' ? 64 : 32;
+        EXPECT(insn, ivals[v][0], ivals[v][1], 0, cmp_want(icmp[k], itypes[t][0], bits, ivals[v][0], ivals[v][1]) ? 1 : 2);
+      }
+    }
+  uint64_t fvals[][2] = {{f32b(NAN), f32b(1)}, {f32b(1), f32b(NAN)}, {f32b(1), f32b(1)}, {f32b(-0.0f), f32b(0)},
+                         {f32b(1), f32b(2)}, {f32b(2), f32b(-INFINITY)}, {f64b(NAN), f64b(1)}, {f64b(1), f64b(1)},
+                         {f64b(1), f64b(2)}, {f64b(-0.0), f64b(0)}, {f64b(3), f64b(2)}};
+  for (int bits = 32; bits <= 64; bits += 32)
+    for (size_t k = 0; k < sizeof fcmp / sizeof *fcmp; k++)
+      for (size_t v = bits == 32 ? 0 : 6; v < (bits == 32 ? 6u : sizeof fvals / sizeof *fvals); v++) {
+        snprintf(insn, sizeof insn, "setp.%s.f%d %%p1, %%x1, %%x2; selp.u64 %%x0, 1, 2, %%p1;", fcmp[k], bits);
+        EXPECT(insn, fvals[v][0], fvals[v][1], 0, cmp_want(fcmp[k], 'f', bits, fvals[v][0], fvals[v][1]) ? 1 : 2);
+      }
+}
+
 void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_ops(int *nchecks, int *nfailures) {
   test_semantics();
+  test_compares();
   *nchecks += checks;
   *nfailures += failures;
 }

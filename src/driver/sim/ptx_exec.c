@@ -72,7 +72,14 @@ const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_opera
   switch (o->kind) {
   case SIM_K_REG: return &w->R[(size_t)o->reg * SIM_PTX_WARP];
   case SIM_K_SREG:
-    for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = sreg(c, w, (int)o->imm, l);
+    if (o->imm < SIM_SR_LANEID && (o->imm & ~3) == SIM_SR_TID && (o->imm & 3) < 3) { /* %tid.x, .y, .z */
+      for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = w->tid[o->imm & 3][l];
+    } else if (o->imm < SIM_SR_LANEID) { /* the same in every lane */
+      uint64_t v = sreg(c, w, (int)o->imm, 0);
+      for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = v;
+    } else {
+      for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = sreg(c, w, (int)o->imm, l);
+    }
     return buf;
   case SIM_K_PRED:
     for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = (w->P[o->reg] >> l & 1u) ^ (o->flags & 1u);
@@ -188,6 +195,13 @@ static int barrier(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   return 0;
 }
 
+/* The lanes in m (without a call: the build targets CPUs without popcnt). */
+static inline uint64_t lanes_in(uint32_t m) {
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 /* Runs warp w until it finishes, waits at a barrier or faults (-1). */
 static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
   uint64_t insns = 0;
@@ -208,7 +222,7 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
     uint32_t m = mask;
     if (in->guard >= 0) m &= in->guard_neg ? ~w->P[in->guard] : w->P[in->guard];
     w->clock++;
-    insns += (uint64_t)__builtin_popcount(m);
+    insns += lanes_in(m);
     switch (in->op) {
     case SIM_OP_BRA: r = branch(w, in->target, e->pc + 1, m, mask, in->reconv); break;
     case SIM_OP_RET:

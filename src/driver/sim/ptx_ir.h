@@ -162,7 +162,12 @@ enum { SIM_PTX_SCHED_FIXED, SIM_PTX_SCHED_RANDOM };
 /* A launch: grid and block, dynamic shared bytes, the arguments as
  * cuLaunchKernel gets them, and the check of every global or generic
  * access outside the module's own variables. The check returns non-zero to
- * refuse the access (a fault), and may say why in `why`. Unless
+ * refuse the access (a fault), and may say why in `why`. It may be asked
+ * about the span of a whole warp's accesses of one instruction (from the
+ * lowest address to the end of the highest), and must accept a span only
+ * where it would accept every access within it (a span inside one
+ * allocation); a span refused is asked again lane by lane, and only a
+ * lane's refusal is a fault. Unless
  * no_racecheck is set, a data race on shared or global memory is a fault
  * too (ptx_race.c). */
 typedef struct {

@@ -171,6 +171,81 @@ int sim_ptx_compare(int cmp, int type, uint64_t a, uint64_t b) {
   }
 }
 
+/* Each lane's comparison of a and b (a bit each, all 32 lanes), as
+ * sim_ptx_compare gives it, for 32- and 64-bit integers and f32: 1, or 0
+ * for the other types. */
+#define LANES_CMP(T, OP)                                                                                               \
+  for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)((T)a[l] OP (T)b[l]) << l;                                      \
+  break
+static int compare_lanes(int cmp, int type, const uint64_t *a, const uint64_t *b, uint32_t *out) {
+  uint32_t r = 0;
+  if (type == SIM_T_F32) {
+    float x[SIM_PTX_WARP], y[SIM_PTX_WARP];
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      uint32_t u = (uint32_t)a[l], v = (uint32_t)b[l];
+      memcpy(&x[l], &u, 4);
+      memcpy(&y[l], &v, 4);
+    }
+    switch (cmp) { /* an ordered C comparison with a NaN is false; an unordered one is the negated opposite */
+    case SIM_CMP_EQ: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] == y[l]) << l; break;
+    case SIM_CMP_NE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] < y[l] || x[l] > y[l]) << l; break;
+    case SIM_CMP_LT: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] < y[l]) << l; break;
+    case SIM_CMP_LE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] <= y[l]) << l; break;
+    case SIM_CMP_GT: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] > y[l]) << l; break;
+    case SIM_CMP_GE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] >= y[l]) << l; break;
+    case SIM_CMP_LTU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] >= y[l]) << l; break;
+    case SIM_CMP_LEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] > y[l]) << l; break;
+    case SIM_CMP_GTU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] <= y[l]) << l; break;
+    case SIM_CMP_GEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] < y[l]) << l; break;
+    default: return 0;
+    }
+    *out = r;
+    return 1;
+  }
+  int size = sim_ptx_type_size(type), sgn = sim_ptx_type_is_signed(type);
+  if (sim_ptx_type_is_float(type) || sim_ptx_type_is_half(type) || (size != 4 && size != 8)) return 0;
+  if (size == 4 && sgn) {
+    switch (cmp) {
+    case SIM_CMP_LT: LANES_CMP(int32_t, <);
+    case SIM_CMP_LE: LANES_CMP(int32_t, <=);
+    case SIM_CMP_GT: LANES_CMP(int32_t, >);
+    case SIM_CMP_GE: LANES_CMP(int32_t, >=);
+    default: sgn = 0; break;
+    }
+  } else if (sgn) {
+    switch (cmp) {
+    case SIM_CMP_LT: LANES_CMP(int64_t, <);
+    case SIM_CMP_LE: LANES_CMP(int64_t, <=);
+    case SIM_CMP_GT: LANES_CMP(int64_t, >);
+    case SIM_CMP_GE: LANES_CMP(int64_t, >=);
+    default: sgn = 0; break;
+    }
+  }
+  if (!sgn && size == 4) {
+    switch (cmp) {
+    case SIM_CMP_EQ: LANES_CMP(uint32_t, ==);
+    case SIM_CMP_NE: LANES_CMP(uint32_t, !=);
+    case SIM_CMP_LT: case SIM_CMP_LO: LANES_CMP(uint32_t, <);
+    case SIM_CMP_LE: case SIM_CMP_LS: LANES_CMP(uint32_t, <=);
+    case SIM_CMP_GT: case SIM_CMP_HI: LANES_CMP(uint32_t, >);
+    case SIM_CMP_GE: case SIM_CMP_HS: LANES_CMP(uint32_t, >=);
+    default: return 0;
+    }
+  } else if (!sgn) {
+    switch (cmp) {
+    case SIM_CMP_EQ: LANES_CMP(uint64_t, ==);
+    case SIM_CMP_NE: LANES_CMP(uint64_t, !=);
+    case SIM_CMP_LT: case SIM_CMP_LO: LANES_CMP(uint64_t, <);
+    case SIM_CMP_LE: case SIM_CMP_LS: LANES_CMP(uint64_t, <=);
+    case SIM_CMP_GT: case SIM_CMP_HI: LANES_CMP(uint64_t, >);
+    case SIM_CMP_GE: case SIM_CMP_HS: LANES_CMP(uint64_t, >=);
+    default: return 0;
+    }
+  }
+  *out = r;
+  return 1;
+}
+
 static int combine(int aop, int t, int c) {
   switch (aop) {
   case SIM_AOP_AND: return t && c;
@@ -200,10 +275,14 @@ int sim_ptx_op_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   int type = in->op == SIM_OP_SET ? in->type2 : in->type;
   const uint64_t *x = in->aop ? sim_ptx_src(c, w, &in->o[3], bc) : NULL;
   uint32_t t = 0, f = 0;
-  SIM_LANES(m) {
-    int r = sim_ptx_compare(in->cmp, type, a[l], b[l]), cv = x ? (int)(x[l] & 1) : 0;
-    t |= (uint32_t)combine(in->aop, r, cv) << l;
-    f |= (uint32_t)combine(in->aop, !r, cv) << l;
+  if (!x && compare_lanes(in->cmp, type, a, b, &t)) {
+    f = ~t;
+  } else {
+    SIM_LANES(m) {
+      int r = sim_ptx_compare(in->cmp, type, a[l], b[l]), cv = x ? (int)(x[l] & 1) : 0;
+      t |= (uint32_t)combine(in->aop, r, cv) << l;
+      f |= (uint32_t)combine(in->aop, !r, cv) << l;
+    }
   }
   if (in->op == SIM_OP_SETP) {
     uint32_t *p = &w->P[in->o[0].reg];

@@ -104,35 +104,136 @@ static void *address(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
   return sim_ptx_access(c, w, in, lane, space, addr, bytes, write);
 }
 
+/* A value of `size` bytes at p, and stored at p. */
+static inline uint64_t get(const unsigned char *p, int size) {
+  uint8_t b;
+  uint16_t h;
+  uint32_t u;
+  uint64_t d;
+  switch (size) {
+  case 1: memcpy(&b, p, 1); return b;
+  case 2: memcpy(&h, p, 2); return h;
+  case 4: memcpy(&u, p, 4); return u;
+  default: memcpy(&d, p, 8); return d;
+  }
+}
+static inline void put(unsigned char *p, uint64_t v, int size) {
+  uint8_t b = (uint8_t)v;
+  uint16_t h = (uint16_t)v;
+  uint32_t u = (uint32_t)v;
+  switch (size) {
+  case 1: memcpy(p, &b, 1); break;
+  case 2: memcpy(p, &h, 2); break;
+  case 4: memcpy(p, &u, 4); break;
+  default: memcpy(p, &v, 8); break;
+  }
+}
+
+/* Every lane's host address for a register operand o, when all of m's can
+ * be seen to be allowed at once: aligned, and together within shared memory
+ * (shared, or generic in its window) or, for global and generic addresses
+ * outside both windows, within one span that the module's variables hold
+ * or the launch's check accepts whole (a check accepts a span only where it
+ * would accept each access in it). 1 with p filled; 0 when it cannot tell,
+ * and address() then checks the lanes one by one (the first refused faults). */
+static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_operand *o,
+                          uint32_t m, size_t bytes, int write, unsigned char **p) {
+  int space = in->space;
+  if (o->flags != SIM_A_REG || (space != SIM_S_GLOBAL && space != SIM_S_GENERIC && space != SIM_S_SHARED)) return 0;
+  const uint64_t *r = &w->R[(size_t)o->reg * SIM_PTX_WARP];
+  uint64_t imm = (uint64_t)o->imm, lo = UINT64_MAX, hi = 0, any = 0, a[SIM_PTX_WARP];
+  for (int l = 0; l < SIM_PTX_WARP; l++) a[l] = r[l] + imm;
+  SIM_LANES(m) {
+    any |= a[l];
+    lo = a[l] < lo ? a[l] : lo;
+    hi = a[l] > hi ? a[l] : hi;
+  }
+  if (any & (bytes - 1) || hi > UINT64_MAX - bytes) return 0;
+  if (space == SIM_S_GENERIC) {
+    if (lo >= SIM_PTX_SHARED_WINDOW && hi < SIM_PTX_SHARED_WINDOW + 0x100000000ull) {
+      space = SIM_S_SHARED;
+      lo -= SIM_PTX_SHARED_WINDOW;
+      hi -= SIM_PTX_SHARED_WINDOW;
+      for (int l = 0; l < SIM_PTX_WARP; l++) a[l] -= SIM_PTX_SHARED_WINDOW;
+    } else if (!(hi >= SIM_PTX_SHARED_WINDOW && lo < SIM_PTX_LOCAL_WINDOW + 0x100000000ull)) {
+      space = SIM_S_GLOBAL; /* below the shared window or above the local one */
+    } else {
+      return 0;
+    }
+  }
+  if (space == SIM_S_SHARED) {
+    if (bytes > c->shared_size || hi > c->shared_size - bytes) return 0;
+    SIM_LANES(m) p[l] = c->shared + a[l];
+    return 1;
+  }
+  uint64_t d = (uint64_t)(uintptr_t)c->m->data;
+  if (!(lo >= d && hi - d <= c->m->data_bytes && bytes <= c->m->data_bytes - (hi - d))) {
+    char why[400];
+    if (c->l->check && c->l->check(c->l->user, lo, (size_t)(hi - lo) + bytes, write, why, sizeof why)) return 0;
+  }
+  SIM_LANES(m) p[l] = (unsigned char *)(uintptr_t)a[l];
+  return 1;
+}
+
 static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
   int st = in->op == SIM_OP_ST, size = sim_ptx_type_size(in->type), n = in->vec;
   int sgn = sim_ptx_type_is_signed(in->type);
   const sim_ptx_operand *ao = &in->o[st ? 0 : 1], *vo = &in->o[st ? 1 : 0];
   const uint32_t *regs = n > 1 ? &w->f->vec[vo->reg] : &vo->reg;
+  size_t total = (size_t)size * (size_t)n;
+  if (!st && ao->flags == SIM_A_KPARAM) { /* a kernel parameter: one value for every lane, never shared */
+    unsigned char *p = address(c, w, in, ao, __builtin_ctz(m), total, 0);
+    if (!p) return -1;
+    for (int k = 0; k < n; k++) {
+      if (regs[k] == UINT32_MAX) continue;
+      uint64_t v = get(p + k * size, size), *d = &w->R[(size_t)regs[k] * SIM_PTX_WARP];
+      if (sgn) v = (uint64_t)sim_ptx_sext(v, size);
+      SIM_LANES(m) d[l] = v;
+    }
+    return 0;
+  }
   uint64_t buf[SIM_PTX_WARP];
   const uint64_t *src = st && n == 1 ? sim_ptx_src(c, w, vo, buf) : NULL;
+  unsigned char *ptr[SIM_PTX_WARP];
+  int fast = fast_addresses(c, w, in, ao, m, total, st, ptr);
+  sim_ptx_race_insn ri;
+  if (c->race) sim_ptx_race_prepare(c, w, in, &ri);
+  if (fast && n == 1 && (!st || src)) { /* a scalar access at checked addresses: racecheck's loop over the lanes */
+    if (st) {
+      if (c->race) return sim_ptx_race_lanes(c, w, in, &ri, m, ptr, size, src);
+      SIM_LANES(m) put(ptr[l], src[l], size);
+      return 0;
+    }
+    if (c->race && regs[0] != UINT32_MAX && sim_ptx_race_lanes(c, w, in, &ri, m, ptr, size, NULL)) return -1;
+    if (regs[0] == UINT32_MAX) return 0;
+    uint64_t *d = &w->R[(size_t)regs[0] * SIM_PTX_WARP];
+    SIM_LANES(m) {
+      uint64_t v = get(ptr[l], size);
+      d[l] = sgn ? (uint64_t)sim_ptx_sext(v, size) : v;
+    }
+    return 0;
+  }
   SIM_LANES(m) {
-    size_t total = (size_t)size * (size_t)n;
-    unsigned char *p = address(c, w, in, ao, l, total, st);
+    unsigned char *p = fast ? ptr[l] : address(c, w, in, ao, l, total, st);
     if (!p) return -1;
     if (st) {
-      unsigned char data[4 * 8]; /* v4 of 64-bit values at most */
-      for (int k = 0; k < n; k++) {
-        uint64_t v = src ? src[l] : w->R[(size_t)regs[k] * SIM_PTX_WARP + l];
-        memcpy(data + k * size, &v, (size_t)size);
+      if (!c->race && src) {
+        put(p, src[l], size);
+        continue;
       }
-      if (c->race && sim_ptx_race_access(c, w, in, l, p, total, 1, data)) return -1;
+      unsigned char data[4 * 8]; /* v4 of 64-bit values at most */
+      for (int k = 0; k < n; k++) put(data + k * size, src ? src[l] : w->R[(size_t)regs[k] * SIM_PTX_WARP + l], size);
+      if (c->race && sim_ptx_race_lane(c, w, in, &ri, l, p, total, 1, data)) return -1;
       memcpy(p, data, total);
       continue;
     }
     if (c->race) /* the elements a vector load reads into a register (not '_') */
       for (int k = 0; k < n; k++)
-        if (regs[k] != UINT32_MAX && sim_ptx_race_access(c, w, in, l, p + k * size, n > 1 ? (size_t)size : total, 0, NULL))
+        if (regs[k] != UINT32_MAX && sim_ptx_race_lane(c, w, in, &ri, l, p + k * size, n > 1 ? (size_t)size : total, 0, NULL))
           return -1;
     for (int k = 0; k < n; k++) {
       if (regs[k] == UINT32_MAX) continue;
-      uint64_t v = 0;
-      memcpy(&v, p + k * size, (size_t)size);
+      uint64_t v = get(p + k * size, size);
       if (sgn) v = (uint64_t)sim_ptx_sext(v, size);
       w->R[(size_t)regs[k] * SIM_PTX_WARP + l] = v;
     }

@@ -25,9 +25,12 @@
  *
  * Shadow: for each 4-byte word, the last write and two reads, each with the
  * bytes of the word it touched, its epoch (which names its block), thread,
- * the warp's __syncwarp count then, and instruction. Shared memory has an
- * array of words for the launch (a record from an earlier block is stale);
- * global memory a hash of 4 KiB chunks, kept for the launch. Remembering
+ * the warp's __syncwarp count then, and instruction. Shared memory has its
+ * records for the launch (a record from an earlier block is stale); global
+ * memory a hash of 4 KiB chunks, kept for the launch, each with its
+ * writes, first reads and second reads in parts made on first use. The
+ * lanes of a warp's load or store share what the instruction gives
+ * (sim_ptx_race_prepare) and are checked in lane order. Remembering
  * one write and two reads of a word is enough to find a race when there
  * is one between two threads; among three or more threads touching the
  * same word in one epoch, or different bytes of one word, some may go
@@ -38,6 +41,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { RACE_ATOMIC = 1 }; /* acc.flags; the access's log2(bytes) above it */
 
@@ -50,16 +54,30 @@ typedef struct {
   uint8_t flags;
 } race_acc;
 
-typedef struct {
-  race_acc w, r[2];
-} race_word;
+/* A word's records: its last write (part 0) and two reads (parts 1 and 2).
+ * A chunk of 4 KiB of global memory keeps each part of its 1,024 words in
+ * an array of its own, made when the first record of that part is stored:
+ * memory only read needs no writes, and the second read is made only where
+ * two threads read a word unordered. Shared memory has its parts for the
+ * launch. A part not made reads as records of no access. */
+enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2), PART_BYTES = CHUNK_WORDS * sizeof(race_acc) };
 
-enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2) };
-
 typedef struct {
-  uint64_t key; /* address >> CHUNK_SHIFT */
-  race_word *words;
+  uint64_t key1; /* address >> CHUNK_SHIFT, plus 1 (0: a free slot) */
+  race_acc *part[3];
 } race_chunk;
+
+static const race_acc race_none; /* the record of a part not made */
+
+/* Parts of chunks come from slabs mapped zeroed, a launch's first ones small
+ * and later ones larger (up to SLAB_MAX parts, in huge pages where the
+ * system gives them): a large launch touches its shadow with few page
+ * faults, a small one maps little. */
+enum { SLAB_MIN = 8, SLAB_MAX = 384 };
+typedef struct {
+  unsigned char *base;
+  size_t parts, used;
+} race_slab;
 
 typedef struct {
   uint32_t first, rel; /* its first epoch; the epoch of its last release (0: none) */
@@ -69,11 +87,12 @@ typedef struct {
 struct sim_ptx_race {
   uint32_t epoch, block_first;
   int acquired; /* the block ran an atomic: earlier releases order before it */
-  race_word *shared;
+  race_chunk shared; /* parts of (shared_size + 3) / 4 words */
   race_chunk *tab;
   size_t cap, used;
-  uint64_t last_key;
-  race_word *last;
+  race_chunk *last; /* the chunk found last (in tab) */
+  race_slab *slabs;
+  size_t nslabs, capslabs;
   race_block *blocks;
   size_t nblocks, capblocks;
   uint32_t wsync[1024 / SIM_PTX_WARP];
@@ -84,10 +103,12 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
   if (c->l->no_racecheck) return 0;
   sim_ptx_race *r = calloc(1, sizeof *r);
   if (!r) return -1;
-  if (c->shared_size && !(r->shared = calloc((c->shared_size + 3) / 4, sizeof *r->shared))) {
-    free(r);
-    return -1;
-  }
+  for (int i = 0; c->shared_size && i < 3; i++)
+    if (!(r->shared.part[i] = calloc((c->shared_size + 3) / 4, sizeof(race_acc)))) {
+      for (int k = 0; k < i; k++) free(r->shared.part[k]);
+      free(r);
+      return -1;
+    }
   c->race = r;
   return 0;
 }
@@ -95,9 +116,10 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
 void sim_ptx_race_end(sim_ptx_ctx *c) {
   sim_ptx_race *r = c->race;
   if (!r) return;
-  for (size_t i = 0; i < r->cap; i++) free(r->tab[i].words);
+  for (size_t i = 0; i < r->nslabs; i++) munmap(r->slabs[i].base, r->slabs[i].parts * PART_BYTES);
+  free(r->slabs);
   free(r->tab);
-  free(r->shared);
+  for (int i = 0; i < 3; i++) free(r->shared.part[i]);
   free(r->blocks);
   free(r);
   c->race = NULL;
@@ -144,7 +166,7 @@ static const race_block *block_of(const sim_ptx_race *r, uint32_t epoch) {
 }
 
 /* Whether nothing orders p (earlier) and cur (the access being made). */
-static int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *cur, int shared) {
+static inline int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *cur, int shared) {
   if (!p->epoch) return 0;
   if (p->epoch < r->block_first) { /* an earlier block */
     if (shared) return 0;            /* its shared memory is gone */
@@ -154,35 +176,65 @@ static int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *
   return p->tid / SIM_PTX_WARP != cur->tid / SIM_PTX_WARP || p->sync == cur->sync;
 }
 
-/* The word of global memory at host address a, its chunk made on first use. */
-static race_word *global_word(sim_ptx_race *r, uintptr_t a) {
-  uint64_t key = (uint64_t)a >> CHUNK_SHIFT;
-  size_t off = (a >> 2) & (CHUNK_WORDS - 1);
-  if (r->last && r->last_key == key) return r->last + off;
+/* A new part's records, zeroed: NULL when out of memory. */
+static race_acc *new_part(sim_ptx_race *r) {
+  race_slab *s = r->nslabs ? &r->slabs[r->nslabs - 1] : NULL;
+  if (!s || s->used == s->parts) {
+    if (r->nslabs == r->capslabs) {
+      size_t nc = r->capslabs ? r->capslabs * 2 : 16;
+      race_slab *ns = realloc(r->slabs, nc * sizeof *ns);
+      if (!ns) return NULL;
+      r->slabs = ns;
+      r->capslabs = nc;
+    }
+    size_t n = r->nslabs < 6 ? (size_t)SLAB_MIN << r->nslabs : SLAB_MAX;
+    void *p = mmap(NULL, n * PART_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (n * PART_BYTES >= (4u << 20)) madvise(p, n * PART_BYTES, MADV_HUGEPAGE);
+#endif
+    s = &r->slabs[r->nslabs++];
+    *s = (race_slab){.base = p, .parts = n};
+  }
+  return (race_acc *)(void *)(s->base + s->used++ * PART_BYTES);
+}
+
+/* The chunk of global memory at host address a, made on first use (its
+ * parts not yet): NULL when out of memory. */
+static race_chunk *global_chunk(sim_ptx_race *r, uintptr_t a) {
+  uint64_t key1 = ((uint64_t)a >> CHUNK_SHIFT) + 1;
+  if (r->last && r->last->key1 == key1) return r->last;
   if (2 * (r->used + 1) > r->cap) {
     size_t nc = r->cap ? r->cap * 2 : 256;
     race_chunk *nt = calloc(nc, sizeof *nt);
     if (!nt) return NULL;
     for (size_t i = 0; i < r->cap; i++) {
-      if (!r->tab[i].words) continue;
-      size_t j = (size_t)(r->tab[i].key * 0x9E3779B97F4A7C15ull) & (nc - 1);
-      while (nt[j].words) j = (j + 1) & (nc - 1);
+      if (!r->tab[i].key1) continue;
+      size_t j = (size_t)(r->tab[i].key1 * 0x9E3779B97F4A7C15ull) & (nc - 1);
+      while (nt[j].key1) j = (j + 1) & (nc - 1);
       nt[j] = r->tab[i];
     }
     free(r->tab);
     r->tab = nt;
     r->cap = nc;
   }
-  size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
-  while (r->tab[j].words && r->tab[j].key != key) j = (j + 1) & (r->cap - 1);
-  if (!r->tab[j].words) {
-    if (!(r->tab[j].words = calloc(CHUNK_WORDS, sizeof(race_word)))) return NULL;
-    r->tab[j].key = key;
+  size_t j = (size_t)(key1 * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
+  while (r->tab[j].key1 && r->tab[j].key1 != key1) j = (j + 1) & (r->cap - 1);
+  if (!r->tab[j].key1) {
+    r->tab[j].key1 = key1;
     r->used++;
   }
-  r->last_key = key;
-  r->last = r->tab[j].words;
-  return r->last + off;
+  return r->last = &r->tab[j];
+}
+
+/* Record i (0: the write, 1 and 2: the reads) of word `off` of ch, to read. */
+static inline const race_acc *rec(const race_chunk *ch, int i, size_t off) {
+  return ch->part[i] ? &ch->part[i][off] : &race_none;
+}
+/* The same, to store: its part made first (NULL when out of memory). */
+static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
+  if (!ch->part[i] && !(ch->part[i] = new_part(r))) return NULL;
+  return &ch->part[i][off];
 }
 
 /* "file.cu:LINE" of instruction `code` (function << 20 | index), or its PTX line. */
@@ -237,6 +289,17 @@ static void describe(const sim_ptx_ctx *c, uintptr_t a, int shared, char *buf, s
   else snprintf(buf, len, "global memory at 0x%llx", (unsigned long long)a);
 }
 
+/* *d = a, with the bytes of `mask`: field by field (cur is built on the
+ * stack a field at a time, and copied whole it would be read back whole). */
+static inline void put_acc(race_acc *d, const race_acc *a, uint8_t mask) {
+  d->epoch = a->epoch;
+  d->sync = a->sync;
+  d->insn = a->insn;
+  d->tid = a->tid;
+  d->mask = mask;
+  d->flags = a->flags;
+}
+
 static const char *verb(const race_acc *a, int write) {
   return !write ? "read" : a->flags & RACE_ATOMIC ? "atomically wrote" : "wrote";
 }
@@ -270,53 +333,103 @@ static int same_value(const race_acc *p, const race_acc *cur, uintptr_t wa, uint
   return 1;
 }
 
-int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const void *p, size_t bytes,
-                        int write, const void *data) {
+void sim_ptx_race_prepare(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, sim_ptx_race_insn *ri) {
+  const sim_ptx_race *r = c->race;
+  size_t fn = (size_t)(w->f - c->m->funcs), pc = (size_t)(in - w->f->code);
+  *ri = (sim_ptx_race_insn){.epoch = r->epoch, .sync = r->wsync[w->index],
+                            .insn = fn < 4096 && pc < 0xfffff ? (uint32_t)(fn << 20 | pc) : UINT32_MAX,
+                            .first = w->first, .atomic = in->op == SIM_OP_ATOM || in->op == SIM_OP_RED,
+                            .skip = in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL};
+}
+
+/* The check of one lane's access (sim_ptx_race_lane), inlined in the loop
+ * over a warp's lanes too. */
+static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
+                                                            const sim_ptx_race_insn *ri, int lane, const void *p,
+                                                            size_t bytes, int write, const void *data) {
   sim_ptx_race *r = c->race;
   uintptr_t a = (uintptr_t)p, sh = (uintptr_t)c->shared, loc = (uintptr_t)c->local, par = (uintptr_t)c->params;
-  if (in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL) return 0;
+  if (ri->skip) return 0;
   if (a - par < c->kernel->param_bytes) return 0;
   if (c->local && a - loc < (uintptr_t)c->nthreads * SIM_PTX_LOCAL_BYTES) return 0;
-  int shared = a - sh < c->shared_size;
-  int atomic = in->op == SIM_OP_ATOM || in->op == SIM_OP_RED, lg = 0;
+  int shared = a - sh < c->shared_size, atomic = ri->atomic, lg = bytes == 4 ? 2 : 0;
   while ((1u << lg) < bytes) lg++;
-  size_t fn = (size_t)(w->f - c->m->funcs), pc = (size_t)(in - w->f->code);
-  race_acc cur = {.epoch = r->epoch, .sync = r->wsync[w->index],
-                  .insn = fn < 4096 && pc < 0xfffff ? (uint32_t)(fn << 20 | pc) : UINT32_MAX,
-                  .tid = (uint16_t)(w->first + (unsigned)lane), .flags = (uint8_t)(atomic | lg << 1)};
+  race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .tid = (uint16_t)(ri->first + (unsigned)lane),
+                  .flags = (uint8_t)(atomic | lg << 1)};
   if (atomic) { /* an acquire of every earlier release; after a fence of the lane, a release */
     r->acquired = 1;
     if (r->fenced[w->index] >> lane & 1) r->blocks[r->nblocks - 1].rel = r->epoch;
   }
   for (uintptr_t wa = a & ~(uintptr_t)3; wa < a + bytes; wa += 4) {
-    race_word *d = shared ? &r->shared[(wa - sh) >> 2] : global_word(r, wa);
-    if (!d) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    race_chunk *ch = shared ? &r->shared : global_chunk(r, wa);
+    if (!ch) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
     cur.mask = bytes >= 4 ? 0xf : (uint8_t)(((1u << bytes) - 1) << (a & 3));
-    race_acc *pw = &d->w;
+    const race_acc *pw = rec(ch, 0, off);
     if (pw->mask & cur.mask && concurrent(r, pw, &cur, shared) &&
         !(write && (atomic ? pw->flags & RACE_ATOMIC : same_value(pw, &cur, wa, a, data))))
       return report(c, w, in, lane, &cur, write, pw, 1, shared, a, bytes);
     if (write) {
-      for (int i = 0; i < 2; i++)
-        if (d->r[i].mask & cur.mask && concurrent(r, &d->r[i], &cur, shared))
-          return report(c, w, in, lane, &cur, write, &d->r[i], 0, shared, a, bytes);
-      if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync)
-        cur.mask |= pw->mask;
-      *pw = cur;
+      for (int i = 1; i <= 2; i++) {
+        const race_acc *pr = rec(ch, i, off);
+        if (pr->mask & cur.mask && concurrent(r, pr, &cur, shared))
+          return report(c, w, in, lane, &cur, write, pr, 0, shared, a, bytes);
+      }
+      uint8_t mask = cur.mask;
+      if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync) mask |= pw->mask;
+      race_acc *dst = own(r, ch, 0, off);
+      if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+      put_acc(dst, &cur, mask);
       continue;
     }
     /* a read: in a slot whose read is ordered before it (or the same
      * thread's), else over the second, keeping an earlier reader */
-    race_acc *slot = &d->r[1];
-    for (int i = 0; i < 2; i++)
-      if (!concurrent(r, &d->r[i], &cur, shared)) {
-        slot = &d->r[i];
+    int i = 2;
+    for (int k = 1; k <= 2; k++)
+      if (!concurrent(r, rec(ch, k, off), &cur, shared)) {
+        i = k;
         break;
       }
-    race_acc nr = cur;
+    const race_acc *slot = rec(ch, i, off);
+    uint8_t mask = cur.mask;
     if (slot->epoch == cur.epoch && slot->tid == cur.tid && slot->insn == cur.insn && slot->sync == cur.sync)
-      nr.mask |= slot->mask;
-    *slot = nr;
+      mask |= slot->mask;
+    race_acc *dst = own(r, ch, i, off);
+    if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    put_acc(dst, &cur, mask);
   }
   return 0;
+}
+
+int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, int lane,
+                      const void *p, size_t bytes, int write, const void *data) {
+  return check_lane(c, w, in, ri, lane, p, bytes, write, data);
+}
+
+int sim_ptx_race_lanes(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, uint32_t m,
+                       unsigned char *const *p, int size, const uint64_t *vals) {
+  unsigned char data[8];
+  SIM_LANES(m) {
+    if (vals) {
+      uint8_t b = (uint8_t)vals[l];
+      uint16_t h = (uint16_t)vals[l];
+      uint32_t u = (uint32_t)vals[l];
+      switch (size) {
+      case 1: memcpy(data, &b, 1); break;
+      case 2: memcpy(data, &h, 2); break;
+      case 4: memcpy(data, &u, 4); break;
+      default: memcpy(data, &vals[l], 8); break;
+      }
+    }
+    if (check_lane(c, w, in, ri, l, p[l], (size_t)size, vals != NULL, vals ? data : NULL)) return -1;
+    if (vals) memcpy(p[l], data, (size_t)size);
+  }
+  return 0;
+}
+
+int sim_ptx_race_access(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const void *p, size_t bytes,
+                        int write, const void *data) {
+  sim_ptx_race_insn ri;
+  sim_ptx_race_prepare(c, w, in, &ri);
+  return sim_ptx_race_lane(c, w, in, &ri, lane, p, bytes, write, data);
 }

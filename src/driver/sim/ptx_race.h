@@ -20,6 +20,26 @@ int sim_ptx_race_block(sim_ptx_ctx *c);
 void sim_ptx_race_barrier(sim_ptx_ctx *c);
 /* Lanes m of w ran `in`: bar.warp.sync (__syncwarp) or a fence. */
 void sim_ptx_race_sync(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
+/* What racecheck notes of one instruction of a warp, the same for its
+ * lanes: sim_ptx_race_prepare fills it before the lanes' accesses, each of
+ * which sim_ptx_race_lane checks as sim_ptx_race_access would. */
+typedef struct {
+  uint32_t epoch, sync, insn;
+  unsigned first; /* the warp's first thread */
+  int atomic;     /* atom or red */
+  int skip;       /* local, param or const: never shared */
+} sim_ptx_race_insn;
+void sim_ptx_race_prepare(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, sim_ptx_race_insn *ri);
+int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, int lane,
+                      const void *p, size_t bytes, int write, const void *data);
+/* Lanes m of w access `size` bytes (1, 2, 4 or 8) each at p[l] for `in`, a
+ * load or store: each checked as sim_ptx_race_lane does, in lane order; for
+ * a store (vals not NULL: lane l's value in the low bytes of vals[l]) each
+ * lane's value is stored right after its check, as the next lane's check
+ * expects. 0, or -1 after the fault of the first racing lane (the lanes
+ * before it have stored). */
+int sim_ptx_race_lanes(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, uint32_t m,
+                       unsigned char *const *p, int size, const uint64_t *vals);
 /* Lane `lane` of w is about to access `bytes` at host address p (as
  * sim_ptx_access returned it) for `in`: a read, a write of `data`, or an
  * atomic (in->op atom or red; data NULL). 0, or -1 after the fault naming
