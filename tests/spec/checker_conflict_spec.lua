@@ -395,8 +395,12 @@ extern "C" __global__ void ck_add3(float *p, float *q, float *r, unsigned long l
       gpu.policy("strict")
       assert.is_true(ok)
       dev:sync()
+      -- unordered under off, the two launches may overlap and lose an update (as on a GPU, and on
+      -- sim, where kernels run their own code on the streams' workers): each element has one or both
       local h = z:read()
-      assert.are.same({2, 4, 6}, {h[1], h[N + 1], h[3 * N]})
+      for i, v in ipairs{h[1], h[N + 1], h[3 * N]} do
+        assert.is_true(v == i or v == 2 * i, ("element %d: %s"):format(i, tostring(v)))
+      end
     end)
   end)
 
