@@ -123,8 +123,14 @@ for _, dt in ipairs(DTYPES) do
     if m > 20 then over = over + 1 end
   end
 end
-print(("worst: %s at %.1fx; geometric mean %.1fx; %d of %d over 20x"):format(worst_key, worst,
-  math.exp(logsum / count), over, count))
+local per_round = {} -- each round's geometric mean over every kernel
+for r = 1, rounds do
+  local sum = 0
+  for key in pairs(ratios) do sum = sum + math.log(ratios[key][r]) end
+  per_round[r] = ("%.1f"):format(math.exp(sum / count))
+end
+print(("worst: %s at %.1fx; geometric mean %.1fx (each round's: %s); %d of %d over 20x"):format(worst_key, worst,
+  math.exp(logsum / count), table.concat(per_round, ", "), over, count))
 print(table.concat(results, "\n"))
 print(("RESULT sim_builtin_ratio_worst %.4f x"):format(worst))
 print(("RESULT sim_builtin_ratio_geomean %.4f x"):format(math.exp(logsum / count)))
