@@ -221,7 +221,7 @@ struct CUfunc_st {
   gld_sim_kernel_fn host;
   gld_sim_kernel_fn skipped; /* called (where `host` is) for a launch a fault skips: it releases what the launch holds */
   int ptx_index;  /* its function in the module's prog, or -1 */
-  int builtin;    /* a built-in kernel, which keeps its C implementation */
+  int builtin;    /* a built-in kernel, which keeps its C implementation (but under GPULUA_SIM_BUILTINS=ptx) */
   void *user;
   int on_main;
   int nparams;
