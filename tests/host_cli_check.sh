@@ -94,6 +94,13 @@ check bad-sim-schedule "GPULUA_SIM_SCHEDULE must be fixed or random:SEED .SEED a
 check sim-schedule-random '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_SCHEDULE=random:7 "$g" -e 'print(gpu.backend())'
 check bad-sim-racecheck "GPULUA_SIM_RACECHECK must be on or off, got 'yes'" env GPULUA_SIM_RACECHECK=yes "$g" -e 'print(1)'
 check sim-racecheck-off '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_RACECHECK=off "$g" -e 'print(gpu.backend())'
+check bad-sim-builtins "GPULUA_SIM_BUILTINS must be c or ptx, got 'cuda'" env GPULUA_SIM_BUILTINS=cuda "$g" -e 'print(1)'
+check sim-builtins-c '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_BUILTINS=c "$g" -e 'print(gpu.backend())'
+# under ptx the built-ins run kernels/builtins.cu, so they need NVRTC (c has stand-ins without it)
+check sim-builtins-ptx-nvrtc "gpu.kernels: GPULUA_SIM_BUILTINS=ptx runs the built-ins' CUDA source, kernels/builtins.cu, which needs NVRTC: GPULUA_NVRTC=/nonexistent/libnvrtc.so could not be loaded" \
+  env GPULUA_BACKEND=sim GPULUA_SIM_BUILTINS=ptx GPULUA_NVRTC=/nonexistent/libnvrtc.so "$g" -e 'local d = gpu.device(0) d.main:fill(d:alloc("f32", 4), 1) d.main:launch(gpu.kernels.fill, {grid = 1, block = 32}, d:alloc("f32", 4), 1, 4) d:sync() print(1)'
+check sim-builtins-c-no-nvrtc '^8\.0$' \
+  env GPULUA_BACKEND=sim GPULUA_SIM_BUILTINS=c GPULUA_NVRTC=/nonexistent/libnvrtc.so "$g" -e 'local d = gpu.device(0) local x = d:alloc("f32", 4) d.main:launch(gpu.kernels.fill, {grid = 1, block = 32}, x, 8, 4) print(x:read()[4])'
 check sim-devices '^5$' env GPULUA_SIM_DEVICES=5 "$g" -e 'print(gpu.count())'
 check sim-memory '^536870912$' env GPULUA_SIM_MEMORY=512M "$g" -e 'print(gpu.device(0).memory)'
 check no-gpu-line 'no usable CUDA device .*using the sim backend' env -u GPULUA_BACKEND GPULUA_LIBCUDA=/nonexistent/libcuda.so.1 "$g" -e 'print(gpu.backend())'

@@ -82,7 +82,8 @@ int gl_compile(gl_device *dev, const char *what, const char *name, const char *s
     return gl_fail(rt, "%s: %s: NVRTC %d.%d supports no architecture at or below the device's sm_%d", what, name,
                    gld_nv.major, gld_nv.minor, dev->cc_major * 10 + dev->cc_minor);
   opts[nopts++] = arch_opt;
-  if (gld_drv_ext.ptx_only && !gld_drv_ext.host_only) opts[nopts++] = "-lineinfo"; /* a backend running the PTX names its lines */
+  if (gld_drv_ext.ptx_only && (!gld_drv_ext.host_only || gld_drv_ext.builtins_ptx))
+    opts[nopts++] = "-lineinfo"; /* a backend running the PTX names its lines */
   char version[32];
   snprintf(version, sizeof version, "nvrtc %d.%d", gld_nv.major, gld_nv.minor);
   int kind = want_cubin ? GL_KCACHE_CUBIN : GL_KCACHE_PTX;

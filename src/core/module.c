@@ -280,8 +280,10 @@ int gl_kernel_new(gl_module *m, const char *name, const gl_signature *sig, gl_ke
 
 /* The built-ins are compiled for real, from kernels/builtins.cu; on sim
  * without NVRTC a stand-in PTX names their entries (sim runs their host
- * implementations anyway). */
-static int stand_in(void) { return gld_drv_ext.ptx_only && gld_drv_ext.func_set_builtin && gld_nvrtc_load() != NULL; }
+ * implementations anyway), unless the sim is to run their PTX. */
+static int stand_in(void) {
+  return gld_drv_ext.ptx_only && gld_drv_ext.func_set_builtin && !gld_drv_ext.builtins_ptx && gld_nvrtc_load() != NULL;
+}
 
 /* The module of dt's built-ins for dev: kernels/builtins.cu compiled with
  * the option that instantiates dt's kernels alone (one program per dtype: a
@@ -301,6 +303,10 @@ static int builtin_module(gl_device *dev, gl_dtype dt) {
     }
     img = ptx.s; /* the buffer's memory becomes the image */
   } else {
+    const char *why = gld_drv_ext.builtins_ptx ? gld_nvrtc_load() : NULL;
+    if (why)
+      return gl_fail(rt, "%s: %s runs the built-ins' CUDA source, kernels/builtins.cu, which needs NVRTC: %s",
+                     rt->names.builtins, gld_drv_ext.builtins_ptx, why);
     const char *src = gl_builtins_cuda_source(), *opt = gl_builtins_cuda_option(dt);
     char what[64];
     snprintf(what, sizeof what, "gpulua/kernels/builtins.cu (%s)", dtn);

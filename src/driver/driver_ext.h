@@ -66,6 +66,11 @@ typedef struct gld_driver_ext {
    * implementation (func_set_host, func_set_builtin), and NVRTC need only
    * give it PTX, which it reads for the kernels' names and parameters. */
   int host_only;
+  /* The backend runs the built-ins' own code (kernels/builtins.cu) rather
+   * than the implementations func_set_builtin gives them: they must be
+   * compiled, which needs NVRTC. The setting that says so ("SETTING=value",
+   * for messages), or NULL. */
+  const char *builtins_ptx;
   /* The backend reads only PTX (no CUBIN): NVRTC gives it PTX, with line
    * information (its messages name the CUDA source line). */
   int ptx_only;

@@ -95,6 +95,9 @@ static const struct {
    "them (the same seed, the same order), to show a kernel whose result depends on it"},
   {"GPULUA_SIM_RACECHECK", "on|off", "on",
    "sim: whether kernels run as PTX are checked for data races on shared and global memory (off: faster)"},
+  {"GPULUA_SIM_BUILTINS", "c|ptx", "c",
+   "sim: what a built-in kernel (gpu.kernels) runs: c (its C implementation, fast) or ptx (kernels/builtins.cu's "
+   "PTX through the interpreter, checked like any kernel; needs NVRTC), whatever GPULUA_SIM_KERNELS says"},
   {NULL, NULL, NULL, NULL}
 };
 

@@ -61,6 +61,7 @@ void test_error_strings(void);
 void test_modules(void);
 void test_set_host_while_queued(void);
 void test_ptx_params(void);
+void test_builtins_run_ptx(void);
 
 /* test_sim_graphs.c */
 void test_graph_capture_and_replay(void);

@@ -36,8 +36,8 @@ void test_not_initialized(void) {
 
 /* GPULUA_SIM_KERNELS: a value that is not a mode names the accepted ones
  * (and cuInit refuses it); ptx, host and compare are accepted; ptx is the
- * default. GPULUA_SIM_RACECHECK: on or off. Runs before cuInit, which reads
- * the settings. */
+ * default. GPULUA_SIM_RACECHECK: on or off. GPULUA_SIM_BUILTINS: c or ptx.
+ * Runs before cuInit, which reads the settings. */
 void test_kernels_setting(void) {
   char why[160];
   setenv("GPULUA_SIM_KERNELS", "gpu", 1);
@@ -61,9 +61,18 @@ void test_kernels_setting(void) {
   setenv("GPULUA_SIM_RACECHECK", "on", 1);
   CHECK(gld_sim_config_error(why, sizeof why) == 0);
   unsetenv("GPULUA_SIM_RACECHECK");
+  /* GPULUA_SIM_BUILTINS: c or ptx; anything else is refused, naming both */
+  setenv("GPULUA_SIM_BUILTINS", "cuda", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == -1);
+  CHECK(strcmp(why, "GPULUA_SIM_BUILTINS must be c or ptx, got 'cuda'") == 0);
+  setenv("GPULUA_SIM_BUILTINS", "c", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == 0);
   /* the tests below drive host implementations and the module variables'
-   * layout as the host mode does (the interpreter has test_ptx) */
+   * layout as the host mode does (the interpreter has test_ptx); the
+   * built-ins run their PTX all the same (test_builtins_run_ptx) */
   setenv("GPULUA_SIM_KERNELS", "host", 1);
+  setenv("GPULUA_SIM_BUILTINS", "ptx", 1);
+  CHECK(gld_sim_config_error(why, sizeof why) == 0);
   int n;
   CHECK_RC(d.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED); /* the refused cuInit did nothing */
 }

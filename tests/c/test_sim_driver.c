@@ -87,6 +87,7 @@ static const test_case tests[] = {
     T(modules),
     T(set_host_while_queued),
     T(ptx_params),
+    T(builtins_run_ptx),
     T(graph_capture_and_replay),
     T(graph_fork_join),
     T(graph_capture_errors),

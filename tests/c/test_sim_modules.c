@@ -3,10 +3,12 @@
  * fails: a faulting sim function's sticky CUDA_ERROR_LAUNCH_FAILED (and the
  * launches it skips), the error names and strings, modules and kernel
  * launches through host implementations, setting a host implementation
- * while a launch is queued, and PTX parameter lists as NVRTC writes them.
+ * while a launch is queued, PTX parameter lists as NVRTC writes them, and
+ * the built-ins' PTX running under GPULUA_SIM_BUILTINS=ptx.
  */
 #include "sim_driver_harness.h"
 #include "sim_driver_tests.h"
+#include "driver_ext.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -270,4 +272,45 @@ void test_ptx_params(void) {
   OK(d.cuModuleGetFunction(&f, m, "odd"));
   CHECK_RC(d.cuFuncGetParamInfo(f, 0, &off, &size), CUDA_ERROR_NOT_SUPPORTED);
   OK(d.cuModuleUnload(m));
+}
+
+/* GPULUA_SIM_BUILTINS=ptx (test_kernels_setting sets it, with
+ * GPULUA_SIM_KERNELS=host: the settings are independent): a built-in's
+ * launch runs the module's PTX, not the C implementation func_set_builtin
+ * gives it. Here the module's fill_f32 writes 7 whatever v is, where the C
+ * fill writes v. */
+void test_builtins_run_ptx(void) {
+  static const char ptx[] =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry fill_f32(\n.param .u64 fill_f32_param_0,\n.param .f32 fill_f32_param_1,\n"
+      ".param .u64 fill_f32_param_2\n)\n{\n"
+      ".reg .pred %p<2>;\n.reg .b32 %r<2>;\n.reg .f32 %f<2>;\n.reg .b64 %rd<5>;\n"
+      "ld.param.u64 %rd1, [fill_f32_param_0];\nld.param.u64 %rd2, [fill_f32_param_2];\n"
+      "mov.u32 %r1, %tid.x;\ncvt.u64.u32 %rd3, %r1;\nsetp.ge.u64 %p1, %rd3, %rd2;\n@%p1 bra $L__BB0_2;\n"
+      "cvta.to.global.u64 %rd1, %rd1;\nshl.b64 %rd4, %rd3, 2;\nadd.s64 %rd4, %rd1, %rd4;\n"
+      "mov.f32 %f1, 0f40E00000;\nst.global.f32 [%rd4], %f1;\n$L__BB0_2:\nret;\n}\n";
+  gld_driver_ext x;
+  gld_driver_sim_load_ext(&x);
+  CHECK(x.builtins_ptx && strcmp(x.builtins_ptx, "GPULUA_SIM_BUILTINS=ptx") == 0);
+  CHECK(x.host_only); /* GPULUA_SIM_KERNELS=host */
+  CUstream s = mkstream();
+  CUmodule m = NULL;
+  CUfunction f = NULL;
+  OK(x.load_builtins(&m, ptx));
+  OK(d.cuModuleGetFunction(&f, m, "fill_f32"));
+  size_t sizes[] = {8, 4, 8};
+  OK(x.func_set_builtin(f, "fill", "f32", 3, sizes));
+  CUdeviceptr y;
+  OK(d.cuMemAllocAsync(&y, 8 * sizeof(float), s));
+  OK(d.cuMemsetD32Async(y, 0, 8, s));
+  float v = 3.0f, out[8];
+  unsigned long long yp = y, n = 5;
+  void *params[] = {&yp, &v, &n};
+  OK(d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
+  OK(d.cuMemcpyDtoHAsync(out, y, sizeof out, s));
+  OK(d.cuStreamSynchronize(s));
+  for (int i = 0; i < 8; i++) CHECK(out[i] == (i < 5 ? 7.0f : 0.0f));
+  OK(d.cuMemFreeAsync(y, s));
+  OK(d.cuModuleUnload(m));
+  OK(d.cuStreamDestroy(s));
 }

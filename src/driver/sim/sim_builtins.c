@@ -5,7 +5,9 @@
  * wrap), axpy as one fused multiply-add (fmaf, fma), f16 and bf16 in f32,
  * rounded to nearest even at the store with a NaN as 0x7fff. The reductions
  * are sim_builtins_reduce.c's. And the lookup of a kernel's implementation
- * by the kernel's and the dtype's names.
+ * by the kernel's and the dtype's names. Under GPULUA_SIM_BUILTINS=ptx the
+ * sim runs the CUDA kernels' PTX instead; tests/spec/builtins_ptx_spec.lua
+ * checks that both give the same bits.
  */
 #include "sim_builtins.h"
 

@@ -16,7 +16,9 @@
  * compare, both, what they write compared: sim_compare.c), GPULUA_SIM_SCHEDULE (the order a PTX launch
  * runs in: fixed, or random:SEED; ptx_sched.c), GPULUA_SIM_RACECHECK (on, the
  * default, or off: whether kernels run as PTX are checked for data races,
- * ptx_race.c).
+ * ptx_race.c), GPULUA_SIM_BUILTINS (what a built-in's launch runs: c, the
+ * default, its C implementation; ptx, kernels/builtins.cu's PTX through the
+ * interpreter, whatever GPULUA_SIM_KERNELS says).
  */
 
 #include "sim_internal.h"
@@ -153,6 +155,11 @@ static int parse_racecheck(const char *s) { return strcmp(s, "on") == 0 ? 1 : st
 
 int sim_racecheck(void) { return sim_S.racecheck; }
 
+/* GPULUA_SIM_BUILTINS: 0 for c, 1 for ptx, -1 for anything else. */
+int sim_parse_builtins(const char *s) { return strcmp(s, "c") == 0 ? 0 : strcmp(s, "ptx") == 0 ? 1 : -1; }
+
+int sim_builtins_ptx(void) { return sim_S.builtins_ptx; }
+
 int gld_sim_config_error(char *why, size_t whylen) {
   const char *s = getenv("GPULUA_SIM_DEVICES");
   if (s && *s) {
@@ -205,6 +212,11 @@ int gld_sim_config_error(char *why, size_t whylen) {
     snprintf(why, whylen, "GPULUA_SIM_RACECHECK must be on or off, got '%s'", s);
     return -1;
   }
+  s = getenv("GPULUA_SIM_BUILTINS");
+  if (s && *s && sim_parse_builtins(s) < 0) {
+    snprintf(why, whylen, "GPULUA_SIM_BUILTINS must be c or ptx, got '%s'", s);
+    return -1;
+  }
   return 0;
 }
 
@@ -235,6 +247,8 @@ static CUresult sim_cuInit(unsigned flags) {
     sim_S.schedule_random = (s && *s) ? parse_schedule(s, &sim_S.schedule_seed) == 1 : 0;
     s = getenv("GPULUA_SIM_RACECHECK");
     sim_S.racecheck = (s && *s) ? parse_racecheck(s) : 1;
+    s = getenv("GPULUA_SIM_BUILTINS");
+    sim_S.builtins_ptx = (s && *s) ? sim_parse_builtins(s) == 1 : 0;
     for (int i = 0; i < sim_S.ndev; i++) {
       snprintf(sim_S.dev[i].name, sizeof sim_S.dev[i].name, "gpulua sim device %d", i);
       sim_S.dev[i].total = mem;

@@ -25,7 +25,7 @@ static CUresult func_set_builtin(CUfunction f, const char *kernel, const char *d
                                  const size_t *sizes) {
   gld_sim_kernel_fn fn = sim_builtin_host(kernel, dtype);
   if (!fn) return CUDA_ERROR_NOT_FOUND;
-  f->builtin = 1; /* keeps its C implementation under GPULUA_SIM_KERNELS=ptx */
+  f->builtin = 1; /* keeps its C implementation, but under GPULUA_SIM_BUILTINS=ptx */
   return gld_sim_func_set_host(f, fn, NULL, NULL, 0, nparams, sizes, NULL);
 }
 
@@ -36,6 +36,10 @@ void gld_driver_sim_load_ext(gld_driver_ext *x) {
    * implementations */
   const char *kernels = getenv("GPULUA_SIM_KERNELS");
   x->host_only = kernels && strcmp(kernels, "host") == 0;
+  /* the built-ins run their PTX (GPULUA_SIM_BUILTINS=ptx, whatever
+   * GPULUA_SIM_KERNELS says), so they are compiled for real */
+  const char *builtins = getenv("GPULUA_SIM_BUILTINS");
+  if (builtins && sim_parse_builtins(builtins) == 1) x->builtins_ptx = "GPULUA_SIM_BUILTINS=ptx";
   x->fault_detail = gld_sim_fault_detail;
   x->load_error = gld_sim_load_error;
   x->load_builtins = gld_sim_load_builtins;

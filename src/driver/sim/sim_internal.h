@@ -149,6 +149,7 @@ typedef struct sim_state {
   int schedule_random;     /* GPULUA_SIM_SCHEDULE, read at cuInit: random:SEED */
   uint64_t schedule_seed;
   int racecheck;           /* GPULUA_SIM_RACECHECK (1: on, the default), read at cuInit */
+  int builtins_ptx;        /* GPULUA_SIM_BUILTINS=ptx (0: c, the default), read at cuInit */
 } sim_state;
 
 extern sim_state sim_S; /* sim_device.c */
@@ -157,6 +158,11 @@ extern sim_state sim_S; /* sim_device.c */
 sim_kernel_mode sim_kernels(void);
 /* GPULUA_SIM_RACECHECK as cuInit read it: 1 on, 0 off (sim_device.c). */
 int sim_racecheck(void);
+/* GPULUA_SIM_BUILTINS as cuInit read it: 1 ptx (the built-ins run their
+ * PTX), 0 c (their C implementations); sim_parse_builtins reads a value
+ * (-1: neither). sim_device.c. */
+int sim_builtins_ptx(void);
+int sim_parse_builtins(const char *s);
 
 /* GPULUA_SIM_SCHEDULE as cuInit read it (sim_device.c): 1 with the seed
  * for random:SEED, 0 for fixed. */
@@ -216,7 +222,7 @@ struct CUfunc_st {
   gld_sim_kernel_fn host;
   gld_sim_kernel_fn skipped; /* called (where `host` is) for a launch a fault skips: it releases what the launch holds */
   int ptx_index;  /* its function in the module's prog, or -1 */
-  int builtin;    /* a built-in kernel, which keeps its C implementation */
+  int builtin;    /* a built-in kernel, which keeps its C implementation (but under GPULUA_SIM_BUILTINS=ptx) */
   void *user;
   int on_main;
   gld_host_args_fn args; /* what a launch's parameters are (compare), or NULL */

@@ -21,7 +21,8 @@
  * name"); other images (CUBIN, fatbin) cannot be read, and any name is
  * accepted. Under GPULUA_SIM_KERNELS=ptx (the default) or compare a PTX
  * module is also decoded by the interpreter (ptx_ir.h), and a launch of one
- * of its kernels (not a built-in) runs that code on the stream's worker, each
+ * of its kernels (not a built-in, but under GPULUA_SIM_BUILTINS=ptx) runs
+ * that code on the stream's worker, each
  * global access checked against the sim's memory map; under compare, a
  * kernel with a host implementation runs that too, on copies, and the two
  * are compared (sim_compare.c). Under host no device code runs: a launch
@@ -86,8 +87,10 @@ static void keep_fault(struct CUctx_st *ctx, const char *err, uint64_t base, int
 }
 
 /* Whether a launch of f runs its PTX (GPULUA_SIM_KERNELS=ptx; built-ins keep
- * their C implementations). */
-static int runs_ptx(const struct CUfunc_st *f) { return f->mod && f->mod->prog && f->ptx_index >= 0 && !f->builtin; }
+ * their C implementations but under GPULUA_SIM_BUILTINS=ptx). */
+static int runs_ptx(const struct CUfunc_st *f) {
+  return f->mod && f->mod->prog && f->ptx_index >= 0 && (!f->builtin || sim_builtins_ptx());
+}
 
 /* A launch of f's PTX on the calling worker, in the order
  * GPULUA_SIM_SCHEDULE says: 0, or CUDA_ERROR_ASSERT (a failed assert) or
@@ -241,7 +244,9 @@ static CUresult load(CUmodule *m, const void *image, int builtins) {
     memcpy(mod->image, image, mod->len + 1);
     mod->is_ptx = 1;
     CUresult r = sim_vars_load(mod);
-    if (r == CUDA_SUCCESS && sim_kernels() != SIM_KERNELS_HOST && !builtins) r = load_prog(mod);
+    /* decoded for the interpreter: a script's module unless GPULUA_SIM_KERNELS=host,
+     * the built-ins' under GPULUA_SIM_BUILTINS=ptx (each setting on its own) */
+    if (r == CUDA_SUCCESS && (builtins ? sim_builtins_ptx() : sim_kernels() != SIM_KERNELS_HOST)) r = load_prog(mod);
     if (r != CUDA_SUCCESS) {
       sim_ptx_free(mod->prog);
       sim_vars_free(mod);
