@@ -67,8 +67,9 @@ void test_queue_bounded(void) {
   pthread_join(th, NULL);
   CHECK(atomic_load(&pr.queued) == 2 * RING);
   CHECK(pr.blocked_at == RING - 2);
-  /* the memset that waited found at most LOW others still queued */
-  CHECK(pr.pending_after >= 1 && pr.pending_after <= LOW + 1);
+  /* the memset that waited found at most LOW others still queued (none, where the worker ran
+   * them all, itself too, before the producer looked: a busy machine) */
+  CHECK(pr.pending_after >= 0 && pr.pending_after <= LOW + 1);
   OK(d.cuStreamSynchronize(s));
   CHECK(gld_sim_stream_pending(s) == 0);
   unsigned v = 0;
