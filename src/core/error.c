@@ -131,12 +131,14 @@ static void backend_detail(gl_device *dev, gl_buf *b) {
 void gl_device_poison(gl_device *dev, CUresult r, const char *call, gl_site *site) {
   gl_runtime *rt = dev->rt;
   gl_buf *p = &dev->poison;
-  const char *detail = r == CUDA_ERROR_LAUNCH_FAILED ? gl_buf_str(&rt->host_kernel_error) : "";
   gl_buf known = GL_BUF_INIT;
-  if (!detail[0]) {
+  if (r == CUDA_ERROR_LAUNCH_FAILED && rt->host_kernel_error.n && rt->host_kernel_error_dev == dev->ordinal) {
+    known = rt->host_kernel_error; /* a host kernel of this device raised: its error, taken */
+    rt->host_kernel_error = (gl_buf)GL_BUF_INIT;
+  } else {
     backend_detail(dev, &known);
-    detail = gl_buf_str(&known);
   }
+  const char *detail = gl_buf_str(&known);
   gl_buf_printf(p, "device %d is poisoned by a fault: %s: %s (%s, seen at %s)%s%s", dev->ordinal,
                 gld_error_name(r), gld_error_string(r), call, gl_loc_text(rt, gl_site_loc(rt, site)),
                 detail[0] ? ": " : "", detail);

@@ -45,7 +45,8 @@ struct gl_runtime {
   struct gl_comm *comms;       /* live NCCL communicators (comm.c) */
   size_t pinned_held;    /* bytes of pinned host memory held */
   uint64_t configs;      /* gpu.config objects made so far: each one's id */
-  gl_buf host_kernel_error; /* the last sim host kernel's error */
+  gl_buf host_kernel_error; /* the last sim host kernel's error, until a fault of its device takes it */
+  int host_kernel_error_dev; /* ... that device's ordinal */
   gl_runtime *next_live; /* the process's list of live runtimes (for exit) */
 };
 

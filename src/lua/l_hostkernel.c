@@ -45,6 +45,7 @@ typedef struct host_launch {
   int launched_at;       /* the launch's script location, interned */
   int nargs;
   int kept;              /* captured into a graph: run at each replay, dropped with the graph */
+  int ordinal;           /* its device's */
   struct {
     gl_dtype dt;
     size_t count;
@@ -109,6 +110,7 @@ static int run_host_kernel(void *user, const gld_host_launch *l) {
     gl_buf_reset(&rt->host_kernel_error);
     gl_buf_printf(&rt->host_kernel_error, "host kernel '%s' (launched at %s) raised: %s", gl_loc_text(rt, hl->name),
                   gl_loc_text(rt, hl->launched_at), lua_tostring(T, -1) ? lua_tostring(T, -1) : "(an error object)");
+    rt->host_kernel_error_dev = hl->ordinal;
     rc = 1;
   }
   lua_settop(T, top);
@@ -214,6 +216,7 @@ void gll_host_kernel_prepare(lua_State *L, kernel_ud *u, int kidx, int cfg_idx, 
   hl->cfg_ref = cfg_ref;
   hl->name = k->name_id;
   hl->launched_at = at;
+  hl->ordinal = k->dev->ordinal;
   hl->nargs = k->sig.n;
   hl->kept = 0;
   for (int i = 0; i < k->sig.n; i++) {
