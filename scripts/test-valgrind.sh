@@ -19,7 +19,8 @@
 #
 # Suppressions: tests/valgrind.supp, for system code only (none needed today).
 # Nothing is left out: every spec runs (the #race and #sigint specs that
-# scripts/test-tsan.sh leaves out are fine under memcheck).
+# scripts/test-tsan.sh leaves out are fine under memcheck), in the sim's host
+# mode (GPULUA_SIM_KERNELS=host, below: why).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib-sanitize.sh
@@ -37,6 +38,13 @@ export GPULUA_BACKEND=sim GPULUA_SIM_DEVICES=2 GPULUA_CACHE_DIR=$build/cache
 # 60% of a device (and the sim fills new memory), which valgrind's shadow
 # memory doubles: a 6 GB peak with 1 GiB devices, too much for a small CI machine
 export GPULUA_SIM_MEMORY=256M
+# the specs in the sim's host mode (k:host functions, not the kernels' PTX): under
+# valgrind the interpreter runs some fifty times slower and the suite would not end
+# within the limit; valgrind is here for gpulua's host code, which is the same in both
+# modes. The interpreter itself runs under valgrind in test_ptx (below) and in the
+# specs' children that ask for ptx (sim_ptx_spec.lua and others), and the whole suite
+# runs under ptx, the default, in scripts/test-sanitizers.sh (ASan) and test-tsan.sh.
+export GPULUA_SIM_KERNELS=host
 vg=(valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
   --num-callers=30 --suppressions="$root/tests/valgrind.supp" --log-file="$logs/vg.%p.log"
   --trace-children=yes --trace-children-skip='*/grep,*/sleep,*/ls,*/mkfifo,*/mkdir,*/cat,*/rm')
