@@ -4,6 +4,7 @@
  * rank's accesses recorded through the queue's two halves (queue.h).
  */
 #include "comm.h"
+#include "comm_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,12 +35,12 @@ int gl_comm_op_parse(const char *name) {
   return -1;
 }
 
-static const char *nccl_text(gld_ncclResult r) {
+const char *gl_comm_nccl_text(int r) {
   const char *t = gld_nc.ncclGetErrorString ? gld_nc.ncclGetErrorString(r) : NULL;
   return t ? t : "?";
 }
 
-static int load(gl_runtime *rt, const char *what) {
+int gl_comm_load(gl_runtime *rt, const char *what) {
   const char *why = gld_nccl_load();
   return why ? gl_fail(rt, "%s: %s", what, why) : 0;
 }
@@ -76,6 +77,7 @@ static void comm_free(gl_comm *c) {
       gld_drv.cuEventDestroy(c->done[i]);
     }
   free(c->done);
+  gl_comm_p2p_drop(c);
   if (c->prev_live) {
     *c->prev_live = c->next_live;
     if (c->next_live) c->next_live->prev_live = c->prev_live;
@@ -111,7 +113,7 @@ int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs,
     for (int j = 0; j < i; j++)
       if (devs[i] == devs[j])
         return gl_fail(rt, "%s: device %d is given twice (one rank per device)", call, devs[i]->ordinal);
-  if (load(rt, call) != 0) return -1;
+  if (gl_comm_load(rt, call) != 0) return -1;
   gl_comm *c = comm_alloc(rt, n);
   int *ords = malloc((size_t)n * sizeof *ords);
   if (!c || !ords) {
@@ -126,7 +128,7 @@ int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs,
   free(ords);
   if (r != GL_NCCL_SUCCESS) {
     comm_free(c);
-    return gl_fail(rt, "%s: ncclCommInitAll over %d device%s failed: %s", call, n, n == 1 ? "" : "s", nccl_text(r));
+    return gl_fail(rt, "%s: ncclCommInitAll over %d device%s failed: %s", call, n, n == 1 ? "" : "s", gl_comm_nccl_text(r));
   }
   comm_link(c);
   *out = c;
@@ -175,13 +177,13 @@ int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const
     return gl_fail(rt, "%s: id_file communicators need the cuda backend: the sim's collectives are between "
                        "the devices of one process (%s{devices = ...})",
                    call, call);
-  if (load(rt, call) != 0) return -1;
+  if (gl_comm_load(rt, call) != 0) return -1;
   gld_ncclUniqueId id;
   memset(&id, 0, sizeof id);
   gl_set_ctx(dev);
   if (rank == 0) {
     gld_ncclResult r = gld_nc.ncclGetUniqueId(&id);
-    if (r != GL_NCCL_SUCCESS) return gl_fail(rt, "%s: ncclGetUniqueId failed: %s", call, nccl_text(r));
+    if (r != GL_NCCL_SUCCESS) return gl_fail(rt, "%s: ncclGetUniqueId failed: %s", call, gl_comm_nccl_text(r));
     if (write_id(rt, call, id_file, &id) != 0) return -1;
   } else if (read_id(rt, call, id_file, timeout_s, &id) != 0) {
     return -1;
@@ -194,7 +196,7 @@ int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const
   gld_ncclResult r = gld_nc.ncclCommInitRank(&c->nc[0], size, id, rank);
   if (r != GL_NCCL_SUCCESS) {
     comm_free(c);
-    return gl_fail(rt, "%s: rank %d of %d: ncclCommInitRank failed: %s", call, rank, size, nccl_text(r));
+    return gl_fail(rt, "%s: rank %d of %d: ncclCommInitRank failed: %s", call, rank, size, gl_comm_nccl_text(r));
   }
   comm_link(c);
   *out = c;
@@ -203,7 +205,7 @@ int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const
 
 /* ---- collectives -------------------------------------------------------- */
 
-static int nccl_type(gl_dtype dt) {
+int gl_comm_nccl_type(gl_dtype dt) {
   switch (dt) {
   case GL_I8: return GL_NCCL_INT8;
   case GL_U8: return GL_NCCL_UINT8;
@@ -219,15 +221,15 @@ static int nccl_type(gl_dtype dt) {
   }
 }
 
-static int usable(gl_comm *c, const char *what) {
+int gl_comm_usable(gl_comm *c, const char *what) {
   gl_runtime *rt = c->rt;
   if (c->closed)
     return gl_fail(rt, "%s: the communicator was closed (at %s)", what, gl_loc_text(rt, c->closed_at));
   if (c->poison.n) return gl_fail(rt, "%s: the communicator is unusable after an earlier error: %s", what, gl_buf_str(&c->poison));
-  return 0;
+  return gl_comm_p2p_unmatched(c, what);
 }
 
-static int check_slice(gl_comm *c, const char *what, const char *role, int i, const gl_slice *x) {
+int gl_comm_check_slice(gl_comm *c, const char *what, const char *role, int i, const gl_slice *x) {
   gl_runtime *rt = c->rt;
   int rank = c->first_rank + i;
   gl_buf who = GL_BUF_INIT;
@@ -276,13 +278,13 @@ static int check_apart(gl_comm *c, const gl_coll_req *k, int i, const char *what
 
 /* After a collective of several local ranks: each rank's `done` event
  * recorded after it (created at the first), for gl_comm_settle. */
-static int mark_inflight(gl_comm *c, const gl_coll_req *k) {
+int gl_comm_mark_inflight(gl_comm *c, gl_stream *const *streams) {
   if (c->n < 2) return 0; /* one rank here: its others are in other processes, which NCCL watches */
   if (!c->done && !(c->done = calloc((size_t)c->n, sizeof *c->done))) return gl_fail_nomem(c->rt, NULL);
   for (int i = 0; i < c->n; i++) {
     gl_set_ctx(c->devs[i]);
     CUresult r = c->done[i] ? CUDA_SUCCESS : gld_drv.cuEventCreate(&c->done[i], CU_EVENT_DISABLE_TIMING);
-    if (r == CUDA_SUCCESS) r = gld_drv.cuEventRecord(c->done[i], k->streams[i]->cu);
+    if (r == CUDA_SUCCESS) r = gld_drv.cuEventRecord(c->done[i], streams[i]->cu);
     if (r != CUDA_SUCCESS) return gl_fail_cu(c->rt, c->devs[i], r, "cuEventRecord", NULL);
   }
   c->inflight = 1;
@@ -294,7 +296,7 @@ int gl_comm_collective(const gl_coll_req *k) {
   gl_runtime *rt = c->rt;
   gl_site *site = k->site;
   const char *what = k->call;
-  if (usable(c, what) != 0) return -1;
+  if (gl_comm_usable(c, what) != 0) return -1;
   if (rt->capture)
     return gl_fail(rt, "%s: collectives cannot be captured into a graph yet (graph '%s', %s at %s)", what,
                    rt->capture->name, rt->names.capture, gl_loc_text(rt, rt->capture->capture_loc));
@@ -304,7 +306,7 @@ int gl_comm_collective(const gl_coll_req *k) {
   size_t send_n = k->send[0]->count, recv_n = k->recv[0]->count;
   for (int i = 0; i < c->n; i++) {
     int rank = c->first_rank + i;
-    if (check_slice(c, what, "send", i, k->send[i]) || check_slice(c, what, "recv", i, k->recv[i])) return -1;
+    if (gl_comm_check_slice(c, what, "send", i, k->send[i]) || gl_comm_check_slice(c, what, "recv", i, k->recv[i])) return -1;
     gl_stream *s = k->streams[i];
     if (s->dev != c->devs[i])
       return gl_fail(rt, "%s: the stream of rank %d, '%s', is on device %d, but rank %d is on device %d", what, rank,
@@ -319,7 +321,7 @@ int gl_comm_collective(const gl_coll_req *k) {
       return gl_fail(rt, "%s: every rank's slices must have the same sizes: rank %d has %zu and %zu, rank %d %zu and %zu",
                      what, c->first_rank, send_n, recv_n, rank, k->send[i]->count, k->recv[i]->count);
   }
-  if (nccl_type(dt) < 0)
+  if (gl_comm_nccl_type(dt) < 0)
     return gl_fail(rt, "%s: NCCL has no %s type (it takes i8, u8, i32, u32, i64, u64, f16, bf16, f32 and f64)", what,
                    gl_dtypes[dt].name);
   size_t count = send_n; /* what the NCCL call is given */
@@ -365,7 +367,7 @@ int gl_comm_collective(const gl_coll_req *k) {
     if (rt->trace) gl_trace_begin(s);
     const void *sp = (const void *)(uintptr_t)gl_slice_ptr(k->send[i]);
     void *rp = (void *)(uintptr_t)gl_slice_ptr(k->recv[i]);
-    int t = nccl_type(dt);
+    int t = gl_comm_nccl_type(dt);
     switch (k->kind) {
     case GL_COLL_ALL_REDUCE: r = gld_nc.ncclAllReduce(sp, rp, count, t, k->op, c->nc[i], s->cu); break;
     case GL_COLL_BROADCAST: r = gld_nc.ncclBroadcast(sp, rp, count, t, k->root, c->nc[i], s->cu); break;
@@ -385,16 +387,16 @@ int gl_comm_collective(const gl_coll_req *k) {
       async_rank = c->first_rank + i;
       break;
     }
-  if (r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS && async_rank < 0) return mark_inflight(c, k);
+  if (r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS && async_rank < 0) return gl_comm_mark_inflight(c, k->streams);
   gl_buf_free(&c->poison);
   if (r != GL_NCCL_SUCCESS)
     gl_buf_printf(&c->poison, "%s: rank %d (device %d): %s failed: %s", what, failed_rank,
-                  c->devs[failed_rank - c->first_rank]->ordinal, nccl_calls[k->kind], nccl_text(r));
+                  c->devs[failed_rank - c->first_rank]->ordinal, nccl_calls[k->kind], gl_comm_nccl_text(r));
   else if (end != GL_NCCL_SUCCESS)
-    gl_buf_printf(&c->poison, "%s: ncclGroupEnd failed: %s", what, nccl_text(end));
+    gl_buf_printf(&c->poison, "%s: ncclGroupEnd failed: %s", what, gl_comm_nccl_text(end));
   else
     gl_buf_printf(&c->poison, "%s: rank %d (device %d): NCCL reports an asynchronous error: %s", what, async_rank,
-                  c->devs[async_rank - c->first_rank]->ordinal, nccl_text(async));
+                  c->devs[async_rank - c->first_rank]->ordinal, gl_comm_nccl_text(async));
   return gl_fail(rt, "%s", gl_buf_str(&c->poison));
 }
 
@@ -434,7 +436,7 @@ void gl_comm_fault(gl_runtime *rt, gl_device *d, CUresult r, const char *call, g
 }
 
 /* One look at c's ranks: 1 while a collective is still running on one. */
-static int watch_once(gl_comm *c, gl_site *site) {
+int gl_comm_watch_once(gl_comm *c, gl_site *site) {
   int busy = 0;
   for (int i = 0; i < c->n; i++) {
     gl_set_ctx(c->devs[i]);
@@ -455,7 +457,7 @@ static int settle(gl_runtime *rt, gl_device *d, int wait, gl_site *site) {
   struct timespec nap = {0, 50 * 1000};
   for (gl_comm *c = rt->comms; c; c = c->next_live) {
     if (!c->inflight || !has_rank(c, d)) continue;
-    while (watch_once(c, site) && wait)
+    while (gl_comm_watch_once(c, site) && wait)
       if (!gld_drv_ext.query_yields) nanosleep(&nap, NULL); /* else its queries yield and serve host kernels */
   }
   return d && gl_device_poisoned(d) ? gl_fail(rt, "%s", gl_buf_str(&d->poison)) : 0;
@@ -472,6 +474,7 @@ int gl_comm_close(gl_comm *c, const char *call, int loc) {
     return gl_fail(c->rt, "%s: the communicator was closed already (at %s)", call, gl_loc_text(c->rt, c->closed_at));
   c->closed = 1;
   c->closed_at = loc;
+  gl_comm_p2p_drop(c);
   settle(c->rt, c->devs[0], 1, NULL); /* a destroy waits for the queued collectives: they must be able to complete */
   if (c->poison.n) abort_all(c);
   else destroy_all(c);

@@ -33,6 +33,8 @@ typedef struct gl_comm {
   int inflight;            /* collectives queued that the host has not seen complete on every rank */
   int closed, closed_at;   /* comm:close (or the finalizer), and where */
   struct gl_comm *next_live, **prev_live;
+  struct gl_p2p_part *p2p; /* sends and recvs between ranks of this process waiting for their match (comm_p2p.c) */
+  int np2p, cap2p;
 } gl_comm;
 
 /* In these calls, `call` is the script's name for the call ("gpu.comm",
@@ -64,6 +66,32 @@ typedef struct gl_coll_req {
  * accesses, then one NCCL group over the ranks. 0, or -1 with the runtime's
  * error (an NCCL error also poisons the communicator). */
 int gl_comm_collective(const gl_coll_req *r);
+
+/* Point to point (comm_p2p.c): per local rank i, x[i] (NULL: rank i takes
+ * no part) sent to, or received from, rank peer[i] on streams[i]. A part
+ * whose peer is in another process is queued at once; one whose peer is in
+ * this process waits until its match is given (NCCL needs both in one group
+ * when one thread drives both ranks), then every matched part is queued as
+ * one NCCL group. Between the two calls nothing may be queued on or recorded
+ * on the waiting parts' streams (an error at the matching call), and no
+ * other call of the communicator may come (an error naming the part). */
+typedef struct gl_p2p_req {
+  const char *call;
+  gl_comm *comm;
+  int is_send;
+  gl_slice **x;
+  const int *peer;
+  gl_stream **streams;
+  gl_site *site;
+} gl_p2p_req;
+int gl_comm_p2p(const gl_p2p_req *r);
+/* all_to_all: per local rank i, block k of send[i] to rank k, block k of
+ * recv[i] from rank k, one NCCL group of sends and recvs. */
+int gl_comm_all_to_all(gl_comm *c, const char *what, gl_slice **send, gl_slice **recv, gl_stream **streams,
+                       gl_site *site);
+/* Every rank reaches it: a one-element all-reduce on each local rank's main
+ * stream, waited for on the host. */
+int gl_comm_barrier(gl_comm *c, const char *what, gl_site *site);
 
 /* Before a wait on device d (NULL: any), which a collective that cannot
  * complete would make endless: every communicator of several local ranks,

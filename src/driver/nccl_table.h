@@ -51,6 +51,10 @@ enum {
                                    ncclComm_t comm, CUstream stream))                                            \
   X(gld_ncclResult, ncclReduceScatter, (const void *send, void *recv, size_t recvcount, gld_ncclDataType type,     \
                                        gld_ncclRedOp op, ncclComm_t comm, CUstream stream))                        \
+  X(gld_ncclResult, ncclSend, (const void *send, size_t count, gld_ncclDataType type, int peer, ncclComm_t comm,   \
+                              CUstream stream))                                                                  \
+  X(gld_ncclResult, ncclRecv, (void *recv, size_t count, gld_ncclDataType type, int peer, ncclComm_t comm,         \
+                              CUstream stream))                                                                  \
   X(const char *, ncclGetErrorString, (gld_ncclResult result))                                                   \
   X(gld_ncclResult, ncclCommGetAsyncError, (ncclComm_t comm, gld_ncclResult * async))
 

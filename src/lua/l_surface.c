@@ -214,6 +214,10 @@ static const luaL_Reg comm_methods[] = {
   {"reduce", gll_comm_reduce},
   {"all_gather", gll_comm_all_gather},
   {"reduce_scatter", gll_comm_reduce_scatter},
+  {"send", gll_comm_send},
+  {"recv", gll_comm_recv},
+  {"all_to_all", gll_comm_all_to_all},
+  {"barrier", gll_comm_barrier},
   {NULL, NULL}};
 static const char *const comm_fields[] = {"size", "devices", NULL};
 static const luaL_Reg comm_meta[] = {{"__tostring", gll_comm_tostring}, {NULL, NULL}};

@@ -158,6 +158,10 @@ int gll_comm_reduce(lua_State *L);
 int gll_comm_all_gather(lua_State *L);
 int gll_comm_reduce_scatter(lua_State *L);
 int gll_comm_field(lua_State *L);
+int gll_comm_send(lua_State *L); /* l_comm_p2p.c */
+int gll_comm_recv(lua_State *L);
+int gll_comm_all_to_all(lua_State *L);
+int gll_comm_barrier(lua_State *L);
 int gll_comm_tostring(lua_State *L);
 int gll_comm_release(lua_State *L);
 

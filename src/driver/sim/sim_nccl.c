@@ -19,42 +19,16 @@
  * ncclGroupEnd are queued at the end, all or (when one failed) none. The test
  * hook GPULUA_SIM_NCCL_FAULT (sim_device.c) makes one call fail, at once or
  * asynchronously, so gpulua's handling of NCCL errors can be tested on sim.
+ * Point to point calls (ncclSend, ncclRecv) are sim_nccl_p2p.c's.
  */
+#include "sim_nccl.h"
+
 #include "halfprec.h"
-#include "nccl_table.h"
-#include "sim_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { C_ALL_REDUCE, C_BROADCAST, C_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER };
-
-typedef struct meeting meeting;
-
-typedef struct clique {
-  int n, refs;
-  gld_ncclResult async; /* what ncclCommGetAsyncError reports (GPULUA_SIM_NCCL_FAULT=async:N) */
-  uint64_t *issued;  /* per rank: calls queued so far */
-  meeting *meetings; /* collectives some rank has reached */
-  int aborted;       /* ncclCommAbort on a rank: every meeting not complete fails */
-} clique;
-
-struct ncclComm {
-  clique *q;
-  int rank, ordinal;
-};
-
-typedef struct coll_args { /* one rank's part, as its operation's record holds it */
-  clique *q;
-  uint64_t seq;
-  int rank, kind, op, root;
-  gld_ncclDataType type;
-  size_t count;
-  const void *send;
-  void *recv;
-} coll_args;
 
 struct meeting {
   meeting *next;
@@ -66,7 +40,7 @@ struct meeting {
 
 static int depth; /* ncclGroupStart nesting */
 
-static size_t type_size(gld_ncclDataType t) {
+size_t sim_nccl_type_size(gld_ncclDataType t) {
   switch (t) {
   case GL_NCCL_INT8: case GL_NCCL_UINT8: return 1;
   case GL_NCCL_FLOAT16: case GL_NCCL_BFLOAT16: return 2;
@@ -163,7 +137,7 @@ static void reduce(gld_ncclDataType t, int op, int n, const void *const *src, si
  * when out of host memory. */
 static int compute(meeting *m, int n) {
   const coll_args *p0 = &m->part[0];
-  size_t es = type_size(p0->type), count = p0->count;
+  size_t es = sim_nccl_type_size(p0->type), count = p0->count;
   size_t in = p0->kind == C_ALL_GATHER ? count : p0->kind == C_REDUCE_SCATTER ? count * (size_t)n : count;
   const void **src = calloc((size_t)n, sizeof *src);
   char *copy = malloc(in * es * (size_t)n + 1);
@@ -203,7 +177,10 @@ static int compute(meeting *m, int n) {
   return 0;
 }
 
-static void clique_free(clique *q) {
+void sim_nccl_clique_free(clique *q) {
+  sim_p2p_free(q);
+  free(q->sends);
+  free(q->recvs);
   free(q->issued);
   free(q);
 }
@@ -266,7 +243,7 @@ static int coll_host(void *user, const gld_sim_launch *launch) {
   }
   int last = depart_locked(q, m);
   pthread_mutex_unlock(&sim_S.mu);
-  if (last) clique_free(q);
+  if (last) sim_nccl_clique_free(q);
   return failed;
 }
 
@@ -284,7 +261,7 @@ static void coll_leave(const coll_args *a) {
   }
   int last = depart_locked(q, m);
   pthread_mutex_unlock(&sim_S.mu);
-  if (last) clique_free(q);
+  if (last) sim_nccl_clique_free(q);
 }
 
 static int coll_skipped(void *user, const gld_sim_launch *launch) {
@@ -341,9 +318,9 @@ static gld_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *re
   gld_ncclResult r = GL_NCCL_SUCCESS;
   if (!c || !sim_S.initialized) r = GL_NCCL_INVALID_ARGUMENT;
   else if (!st || st->ctx->ordinal != c->ordinal) r = GL_NCCL_INVALID_USAGE; /* the sim has no NULL stream */
-  else if (!type_size(t) || op < GL_NCCL_SUM || op > GL_NCCL_AVG || root < 0 || root >= c->q->n)
+  else if (!sim_nccl_type_size(t) || op < GL_NCCL_SUM || op > GL_NCCL_AVG || root < 0 || root >= c->q->n)
     r = GL_NCCL_INVALID_ARGUMENT;
-  else if (count && (!send || !recv)) r = GL_NCCL_INVALID_ARGUMENT;
+  else if (count && ((kind != C_RECV && !send) || (kind != C_SEND && !recv))) r = GL_NCCL_INVALID_ARGUMENT;
   else if (++ncalls == sim_S.nccl_fault_at) {
     if (!sim_S.nccl_fault_async) r = GL_NCCL_INTERNAL_ERROR;
     else { /* the call itself goes through */
@@ -353,7 +330,7 @@ static gld_ncclResult enqueue(ncclComm_t c, int kind, const void *send, void *re
     }
   }
   coll_args a = {c ? c->q : NULL, 0, c ? c->rank : 0, kind, op, root, t, count, send, recv};
-  if (r == GL_NCCL_SUCCESS && depth == 0) return queue_part(c, a, st);
+  if (r == GL_NCCL_SUCCESS && depth == 0) return kind >= C_SEND ? sim_p2p_queue(c, &a, 1, st) : queue_part(c, a, st);
   if (r == GL_NCCL_SUCCESS && npending == cappending) {
     int cap = cappending ? 2 * cappending : 8;
     pending_part *v = realloc(pending, (size_t)cap * sizeof *v);
@@ -385,17 +362,21 @@ static gld_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
   }
   clique *q = calloc(1, sizeof *q);
   uint64_t *issued = q ? calloc((size_t)n, sizeof *issued) : NULL;
-  if (!issued) {
+  uint64_t *sends = calloc((size_t)n * (size_t)n, sizeof *sends), *recvs = calloc((size_t)n * (size_t)n, sizeof *recvs);
+  if (!issued || !sends || !recvs) {
+    free(issued), free(sends), free(recvs);
     free(q);
     return GL_NCCL_SYSTEM_ERROR;
   }
   q->n = n;
   q->issued = issued;
+  q->sends = sends;
+  q->recvs = recvs;
   for (int i = 0; i < n; i++) {
     comms[i] = calloc(1, sizeof *comms[i]);
     if (!comms[i]) {
       while (i-- > 0) free(comms[i]);
-      free(issued);
+      free(issued), free(sends), free(recvs);
       free(q);
       return GL_NCCL_SYSTEM_ERROR;
     }
@@ -418,7 +399,7 @@ static gld_ncclResult s_destroy(ncclComm_t c) {
   clique *q = c->q;
   int last = --q->refs == 0; /* queued collectives hold references too */
   pthread_mutex_unlock(&sim_S.mu);
-  if (last) clique_free(q);
+  if (last) sim_nccl_clique_free(q);
   free(c);
   return GL_NCCL_SUCCESS;
 }
@@ -432,6 +413,7 @@ static gld_ncclResult s_abort(ncclComm_t c) {
   c->q->aborted = 1;
   for (meeting *m = c->q->meetings; m; m = m->next)
     if (!m->done) m->done = 3;
+  sim_p2p_abort_locked(c->q);
   sim_progress_locked();
   pthread_mutex_unlock(&sim_S.mu);
   return s_destroy(c);
@@ -449,8 +431,29 @@ static gld_ncclResult s_group_end(void) {
   /* a part that cannot be queued (its context faulted, out of host memory)
    * fails the parts queued before it, and those after it are dropped */
   for (int i = 0; i < npending; i++) {
-    if (r == GL_NCCL_SUCCESS) r = queue_part(pending[i].c, pending[i].a, pending[i].st);
-    else if (group_error == GL_NCCL_SUCCESS) drop_part(pending[i].c, pending[i].a);
+    pending_part *p = &pending[i];
+    if (p->c == NULL) continue; /* a point to point part taken into an earlier one's operation */
+    if (p->a.kind >= C_SEND) { /* with the later ones of its rank and stream: one operation */
+      int m = 0;
+      coll_args *parts = malloc((size_t)(npending - i) * sizeof *parts);
+      for (int j = i; parts && j < npending; j++)
+        if (pending[j].c == p->c && pending[j].st == p->st && pending[j].a.kind >= C_SEND) {
+          parts[m++] = pending[j].a;
+          if (j > i) pending[j].c = NULL;
+        }
+      if (!parts) {
+        if (r == GL_NCCL_SUCCESS) r = GL_NCCL_SYSTEM_ERROR;
+        if (group_error == GL_NCCL_SUCCESS) sim_p2p_drop(p->c, p->a);
+        continue;
+      }
+      if (r == GL_NCCL_SUCCESS) r = sim_p2p_queue(p->c, parts, m, p->st);
+      else if (group_error == GL_NCCL_SUCCESS)
+        for (int k = 0; k < m; k++) sim_p2p_drop(p->c, parts[k]);
+      free(parts);
+      continue;
+    }
+    if (r == GL_NCCL_SUCCESS) r = queue_part(p->c, p->a, p->st);
+    else if (group_error == GL_NCCL_SUCCESS) drop_part(p->c, p->a);
   }
   npending = 0;
   group_error = GL_NCCL_SUCCESS;
@@ -475,6 +478,13 @@ static gld_ncclResult s_all_gather(const void *s, void *r, size_t n, gld_ncclDat
 static gld_ncclResult s_reduce_scatter(const void *s, void *r, size_t n, gld_ncclDataType t, gld_ncclRedOp op,
                                       ncclComm_t c, CUstream st) {
   return enqueue(c, C_REDUCE_SCATTER, s, r, n, t, op, 0, st);
+}
+
+static gld_ncclResult s_send(const void *s, size_t n, gld_ncclDataType t, int peer, ncclComm_t c, CUstream st) {
+  return enqueue(c, C_SEND, s, NULL, n, t, GL_NCCL_SUM, peer, st);
+}
+static gld_ncclResult s_recv(void *r, size_t n, gld_ncclDataType t, int peer, ncclComm_t c, CUstream st) {
+  return enqueue(c, C_RECV, NULL, r, n, t, GL_NCCL_SUM, peer, st);
 }
 
 static const char *s_error_string(gld_ncclResult r) {
@@ -514,6 +524,8 @@ void gld_nccl_sim_table(gld_nccl *t) {
   t->ncclReduce = s_reduce;
   t->ncclAllGather = s_all_gather;
   t->ncclReduceScatter = s_reduce_scatter;
+  t->ncclSend = s_send;
+  t->ncclRecv = s_recv;
   t->ncclGetErrorString = s_error_string;
   t->ncclCommGetAsyncError = s_async_error;
 }
