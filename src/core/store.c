@@ -219,9 +219,12 @@ int gl_store_listen(const char *host, int port, int size, double timeout_s, gl_s
   }
   struct sockaddr_storage sa;
   socklen_t n = sizeof sa;
-  if (bound && getsockname(s->listen_fd, (struct sockaddr *)&sa, &n) == 0)
-    *bound = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
-                                            : ((struct sockaddr_in *)&sa)->sin_port);
+  if (port == 0 && getsockname(s->listen_fd, (struct sockaddr *)&sa, &n) == 0) { /* any free one: which */
+    port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                          : ((struct sockaddr_in *)&sa)->sin_port);
+    snprintf(s->addr, sizeof s->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+  }
+  if (bound) *bound = port;
   *out = s;
   return 0;
 }
