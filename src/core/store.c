@@ -2,6 +2,9 @@
  * store.c -- the job's store over TCP (see store.h): the message format and
  * its parser, rank 0's listener and the other ranks' connections.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* accept4 */
+#endif
 #include "store.h"
 
 #include <errno.h>
