@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harness of the C parsers (signatures, dtype names,
 # kernel-cache entries, the sim's PTX reading and its PTX interpreter's
-# parser: the CMake target fuzz_parsers,
+# parser, the job store's messages: the CMake target fuzz_parsers,
 # tests/CMakeLists.txt) with clang, ASan and UBSan, and run it for a bounded
 # time. A finding fails the run.
 #   scripts/fuzz.sh [seconds]   (default 30; needs clang and libclang-rt-14-dev)
@@ -18,6 +18,7 @@ printf '\x00const unsigned long long *, void*, __half' >"$out/corpus/sig2"
 printf '\x01bf16' >"$out/corpus/dtype"
 printf '\x02GLKC' >"$out/corpus/cache"
 { printf '\x03twice\n'; cat "$root/tests/data/twice.ptx"; } >"$out/corpus/ptx"
+printf '\x05GLST\x01\x01\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00' >"$out/corpus/store"
 for f in "$root"/tests/ptx/*.ptx; do # the interpreter's corpus, whole modules
   { printf '\x04'; cat "$f"; } >"$out/corpus/module-$(basename "$f" .ptx)"
 done

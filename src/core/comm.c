@@ -20,6 +20,7 @@
 #include "nccl_table.h"
 #include "queue.h"
 #include "runtime.h"
+#include "store.h"
 #include "stream.h"
 #include "trace.h"
 
@@ -78,6 +79,7 @@ static void comm_free(gl_comm *c) {
     }
   free(c->done);
   gl_comm_p2p_drop(c);
+  gl_store_close(c->store);
   if (c->prev_live) {
     *c->prev_live = c->next_live;
     if (c->next_live) c->next_live->prev_live = c->prev_live;
@@ -188,6 +190,14 @@ int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const
   } else if (read_id(rt, call, id_file, timeout_s, &id) != 0) {
     return -1;
   }
+  return gl_comm_init_rank(rt, call, rank, size, &id, dev, out);
+}
+
+int gl_comm_init_rank(gl_runtime *rt, const char *call, int rank, int size, const void *idp, gl_device *dev,
+                      gl_comm **out) {
+  gld_ncclUniqueId id;
+  memcpy(&id, idp, sizeof id);
+  gl_set_ctx(dev);
   gl_comm *c = comm_alloc(rt, 1);
   if (!c) return gl_fail_nomem(rt, NULL);
   c->devs[0] = dev;

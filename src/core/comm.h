@@ -32,6 +32,7 @@ typedef struct gl_comm {
   CUevent *done;           /* per local rank (several): recorded after its latest collective */
   int inflight;            /* collectives queued that the host has not seen complete on every rank */
   int closed, closed_at;   /* comm:close (or the finalizer), and where */
+  struct gl_store *store;  /* a job's store (gpu.comm{}), closed with it; or NULL */
   struct gl_comm *next_live, **prev_live;
   struct gl_p2p_part *p2p; /* sends and recvs between ranks of this process waiting for their match (comm_p2p.c) */
   int np2p, cap2p;
@@ -47,6 +48,11 @@ int gl_comm_new_local(gl_runtime *rt, const char *call, int n, gl_device **devs,
  * others wait for it, at most timeout_s seconds. cuda only. */
 int gl_comm_new_rank(gl_runtime *rt, const char *call, int rank, int size, const char *id_file, double timeout_s,
                      gl_device *dev, gl_site *site, gl_comm **out);
+
+/* Rank `rank` of `size` on dev from an NCCL unique id already shared
+ * (ncclCommInitRank; id its bytes): what gl_comm_new_rank and a job's store end in. */
+int gl_comm_init_rank(gl_runtime *rt, const char *call, int rank, int size, const void *id, gl_device *dev,
+                      gl_comm **out);
 
 /* One collective, as the binding fills it: per local rank i (comm->n of
  * them), send[i] and recv[i] (recv[i] == send[i]: in place) on streams[i];

@@ -172,6 +172,10 @@ int gll_can_collect(lua_State *L);
 
 /* ---- per type ----------------------------------------------------------- */
 
+/* l_comm_job.c: gpu.comm{} with options at 1, this process's rank of its
+ * launcher's job; pushes comm.devices (errors raised). */
+struct gl_comm *gll_comm_job_open(lua_State *L, int *local_rank);
+
 gl_device *gll_check_device(lua_State *L, int idx);     /* l_device.c: not shut down */
 void gll_push_device(lua_State *L, gl_device *dev);     /* the one userdata per device */
 

@@ -12,8 +12,15 @@
 #include "comm.h"
 
 typedef struct comm_ud {
-  gl_comm *c; /* NULL once released */
+  gl_comm *c;     /* NULL once released */
+  int local_rank; /* gpu.comm{}: the launcher's local rank; else -1 */
 } comm_ud;
+
+static int field_nil(lua_State *L, int t, const char *k) {
+  int nil = lua_getfield(L, t, k) == LUA_TNIL;
+  lua_pop(L, 1);
+  return nil;
+}
 
 static gl_comm *check_comm(lua_State *L) {
   comm_ud *u = gll_checkudata(L, 1, &gll_comm_type);
@@ -38,7 +45,7 @@ static gl_device *device_value(lua_State *L, int idx, const char *what) {
   return NULL;
 }
 
-static const char *const comm_keys[] = {"devices", "rank", "size", "id_file", "device", "timeout", NULL};
+static const char *const comm_keys[] = {"devices", "rank", "size", "id_file", "device", "timeout", "store", NULL};
 
 /* gpu.comm{devices = {...}} or gpu.comm{rank =, size =, id_file =, device =, timeout =} */
 int gll_gpu_comm(lua_State *L) {
@@ -49,7 +56,17 @@ int gll_gpu_comm(lua_State *L) {
   lua_settop(L, 1);
   comm_ud *u = gll_newudata(L, sizeof *u, 1, &gll_comm_type); /* at 2; uservalue 1: the devices list */
   gl_site site = GL_SITE(L);
+  u->local_rank = -1;
   int has_devices = lua_getfield(L, 1, "devices") != LUA_TNIL; /* at 3 */
+  if (!has_devices && field_nil(L, 1, "rank") && field_nil(L, 1, "size")) {
+    lua_settop(L, 2); /* gpu.comm{}: the launcher's job */
+    u->c = gll_comm_job_open(L, &u->local_rank);
+    lua_setiuservalue(L, 2, 1);
+    return 1;
+  }
+  if (!field_nil(L, 1, "store"))
+    return luaL_error(L, "gpu.comm: option 'store' is for gpu.comm{} (the launcher's job), not with '%s'",
+                      has_devices ? "devices" : "rank");
   if (has_devices) {
     static const char *const others[] = {"rank", "size", "id_file", "device"};
     for (int i = 0; i < 4; i++) {
@@ -289,6 +306,18 @@ int gll_comm_field(lua_State *L) {
   }
   if (strcmp(k, "devices") == 0) {
     lua_getiuservalue(L, 1, 1);
+    return 1;
+  }
+  int one = u->c && u->c->n == 1; /* rank, device: of a communicator with one rank here */
+  if (strcmp(k, "rank") == 0 || strcmp(k, "local_rank") == 0) {
+    int v = k[0] == 'r' ? (one ? u->c->first_rank : -1) : (u->c ? u->local_rank : -1);
+    if (v >= 0) lua_pushinteger(L, v);
+    else lua_pushnil(L);
+    return 1;
+  }
+  if (strcmp(k, "device") == 0) {
+    if (one) gll_push_device(L, u->c->devs[0]);
+    else lua_pushnil(L);
     return 1;
   }
   return 0;

@@ -219,7 +219,7 @@ static const luaL_Reg comm_methods[] = {
   {"all_to_all", gll_comm_all_to_all},
   {"barrier", gll_comm_barrier},
   {NULL, NULL}};
-static const char *const comm_fields[] = {"size", "devices", NULL};
+static const char *const comm_fields[] = {"size", "devices", "rank", "local_rank", "device", NULL};
 static const luaL_Reg comm_meta[] = {{"__tostring", gll_comm_tostring}, {NULL, NULL}};
 
 const gll_type gll_comm_type = {

@@ -4,7 +4,8 @@
  * (a cache folder is outside input too) and the sim's reading of PTX (entry
  * names, parameter lists, .maxntid: what gpu.load gives it; sim_ptx.c, linked
  * alone) and the sim's PTX interpreter's parser (a whole module decoded and
- * checked: ptx_lex.c ... ptx_check.c, linked without the executor). The first
+ * checked: ptx_lex.c ... ptx_check.c, linked without the executor) and the
+ * job store's messages (store.c: what any connection to it may send). The first
  * byte picks the parser; the rest is its input. Built and run by
  * scripts/fuzz.sh.
  */
@@ -15,6 +16,7 @@
 #include "dtype.h"
 #include "kcache.h"
 #include "signature.h"
+#include "store.h"
 #include "sim/ptx_ir.h"
 #include "sim/sim_ptx.h"
 
@@ -64,7 +66,7 @@ static void fuzz_ptx_module(const char *text) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
-  uint8_t which = data[0] % 5;
+  uint8_t which = data[0] % 6;
   data++;
   size--;
   char *text = malloc(size + 1);
@@ -99,6 +101,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 4:
     fuzz_ptx_module(text);
     break;
+  case 5: { /* a stream of store messages, for a job of 1 to 4 ranks: each within the bytes given */
+    int job = size ? 1 + data[0] % 4 : 1;
+    size_t at = 0;
+    for (;;) {
+      gl_store_msg m;
+      const char *why = NULL;
+      long k = gl_store_parse(data + at, size - at, job, &m, &why);
+      if (k < 0 && !why) abort(); /* a refusal always says why */
+      if (k <= 0) break;
+      if ((size_t)k > size - at || m.rank < 0 || m.rank >= job || m.len > GL_STORE_MAX_PAYLOAD ||
+          m.payload + m.len != data + at + k)
+        abort();
+      at += (size_t)k;
+    }
+    break;
+  }
   default: {
     const void *payload;
     size_t len;
