@@ -98,6 +98,13 @@ static const struct {
   {"GPULUA_SIM_BUILTINS", "c|ptx", "c",
    "sim: what a built-in kernel (gpu.kernels) runs: c (its C implementation, fast) or ptx (kernels/builtins.cu's "
    "PTX through the interpreter, checked like any kernel; needs NVRTC), whatever GPULUA_SIM_KERNELS says"},
+  {"GPULUA_RANK", "N", "none",
+   "gpu.comm{}: this process's rank in a job of several processes (read first; else torchrun's RANK, Open MPI's, "
+   "MPICH's or Slurm's variables)"},
+  {"GPULUA_SIZE", "N", "none", "gpu.comm{}: the number of processes of the job (with GPULUA_RANK)"},
+  {"GPULUA_LOCAL_RANK", "N", "the rank", "gpu.comm{}: the rank among the job's processes on this machine"},
+  {"GPULUA_STORE", "HOST:PORT", "MASTER_ADDR:MASTER_PORT",
+   "gpu.comm{}: where rank 0 serves the store the job's processes meet at"},
   {NULL, NULL, NULL, NULL}
 };
 

@@ -87,9 +87,11 @@ describe("gpu.comm{} (a launcher's job)", function()
   it("names a bad variable and its value", function()
     local cases = {
       {{RANK = "x", WORLD_SIZE = 2}, "RANK = 'x' (torchrun's rank)"},
-      {{SLURM_PROCID = 4, SLURM_NTASKS = 4}, "SLURM_PROCID = '4' (Slurm's rank) is not a whole number from 0 to SLURM_NTASKS - 1 = 3"},
+      {{SLURM_PROCID = 4, SLURM_NTASKS = 4},
+       "SLURM_PROCID = '4' (Slurm's rank) is not a whole number from 0 to SLURM_NTASKS - 1 = 3"},
       {{GPULUA_RANK = 0, GPULUA_SIZE = "many"}, "GPULUA_SIZE = 'many'"},
-      {{OMPI_COMM_WORLD_RANK = 0}, "OMPI_COMM_WORLD_RANK is set (Open MPI's variables) but OMPI_COMM_WORLD_SIZE is not"},
+      {{OMPI_COMM_WORLD_RANK = 0},
+       "OMPI_COMM_WORLD_RANK is set (Open MPI's variables) but OMPI_COMM_WORLD_SIZE is not"},
       {{PMI_RANK = 1, PMI_SIZE = 2, MPI_LOCALRANKID = -1}, "MPI_LOCALRANKID = '-1'"},
       {{RANK = 1, WORLD_SIZE = 2, MASTER_ADDR = "127.0.0.1", MASTER_PORT = "port"}, "MASTER_PORT = 'port'"},
       {{RANK = 1, WORLD_SIZE = 2, GPULUA_STORE = "127.0.0.1"}, "GPULUA_STORE = '127.0.0.1' is not an address"},
@@ -109,7 +111,8 @@ describe("gpu.comm{} (a launcher's job)", function()
       {"gpu.comm{timeout = -1}", "option 'timeout' expected a number of seconds > 0, got number -1"},
       {"gpu.comm{store = 5}", "option 'store' expected an address 'host:port', got number 5"},
       {"gpu.comm{device = 99}", "option 'device': device 99 does not exist"},
-      {"gpu.comm{devices = {0}, store = 'a:1'}", "option 'store' is for gpu.comm{} (the launcher's job), not with 'devices'"},
+      {"gpu.comm{devices = {0}, store = 'a:1'}",
+       "option 'store' is for gpu.comm{} (the launcher's job), not with 'devices'"},
       {"gpu.comm{store = 'localhost'}", nil},
     }
     for _, c in ipairs(cases) do
@@ -152,7 +155,8 @@ describe("gpu.comm{} (a launcher's job)", function()
   end
 
   for _, style in ipairs{
-    {"torchrun", function(r) return {RANK = r, WORLD_SIZE = 2, LOCAL_RANK = r, MASTER_ADDR = "127.0.0.1"} end, "MASTER_PORT"},
+    {"torchrun", function(r) return {RANK = r, WORLD_SIZE = 2, LOCAL_RANK = r, MASTER_ADDR = "127.0.0.1"} end,
+     "MASTER_PORT"},
     {"Slurm", function(r) return {SLURM_PROCID = r, SLURM_NTASKS = 2, SLURM_LOCALID = r} end, "GPULUA_STORE"},
     {"Open MPI", function(r) return {OMPI_COMM_WORLD_RANK = r, OMPI_COMM_WORLD_SIZE = 2} end, "GPULUA_STORE"},
   } do
@@ -177,7 +181,9 @@ describe("gpu.comm{} (a launcher's job)", function()
     local port = free_port()
     -- once rank 0 listens, a stranger sends garbage and waits until it is dropped; then rank 1 starts
     local stranger = ([[for i in $(seq 300); do
-        if exec 3<>/dev/tcp/127.0.0.1/%d 2>/dev/null; then printf 'GET / HTTP/1.0\r\n\r\n' >&3; cat <&3; exec 3<&-; break; fi
+        if exec 3<>/dev/tcp/127.0.0.1/%d 2>/dev/null; then
+          printf 'GET / HTTP/1.0\r\n\r\n' >&3; cat <&3; exec 3<&-; break
+        fi
         sleep 0.1
       done 2>/dev/null]]):format(port)
     local envs = {{GPULUA_RANK = 0, GPULUA_SIZE = 2}, {GPULUA_RANK = 1, GPULUA_SIZE = 2}}
