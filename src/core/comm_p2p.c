@@ -257,10 +257,14 @@ int gl_comm_all_to_all(gl_comm *c, const char *what, gl_slice **send, gl_slice *
                      what, gl_dtypes[dt].name, c->first_rank,
                      gl_dtypes[send[i]->dtype != dt ? send[i]->dtype : recv[i]->dtype].name,
                      send[i]->dtype != dt ? "send" : "recv", rank);
-    if (send[i]->count != n || recv[i]->count != n)
+    if (send[i]->count != n || recv[i]->count != n) {
+      if (i == 0) /* the first rank's own pair differs */
+        return gl_fail(rt, "%s: every rank's send and recv must have the same number of elements: rank %d's send has "
+                           "%zu, its recv %zu", what, rank, send[i]->count, recv[i]->count);
       return gl_fail(rt, "%s: every rank's send and recv must have the same number of elements: rank %d's send has %zu, "
                          "rank %d's send %zu and recv %zu",
                      what, c->first_rank, n, rank, send[i]->count, recv[i]->count);
+    }
     if (n % size != 0)
       return gl_fail(rt, "%s: send and recv must hold one block per rank (%zu ranks), got %zu elements", what, size, n);
     const gl_slice *sx = send[i], *rx = recv[i];
