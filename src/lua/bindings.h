@@ -175,6 +175,9 @@ int gll_can_collect(lua_State *L);
 /* l_comm_job.c: gpu.comm{} with options at 1, this process's rank of its
  * launcher's job; pushes comm.devices (errors raised). */
 struct gl_comm *gll_comm_job_open(lua_State *L, int *local_rank);
+/* opts.streams (a list, one per rank of this process, checked) into out, else
+ * each rank's device's main stream (l_comm.c). */
+void gll_comm_stream_list(lua_State *L, int opts, const char *what, struct gl_comm *c, struct gl_stream **out);
 
 gl_device *gll_check_device(lua_State *L, int idx);     /* l_device.c: not shut down */
 void gll_push_device(lua_State *L, gl_device *dev);     /* the one userdata per device */

@@ -152,7 +152,7 @@ static void slice_list(lua_State *L, int idx, const char *what, const char *role
 }
 
 /* opts.streams (default each device's main stream) */
-static void stream_list(lua_State *L, int opts, const char *what, gl_comm *c, gl_stream **out) {
+void gll_comm_stream_list(lua_State *L, int opts, const char *what, gl_comm *c, gl_stream **out) {
   if (opts == 0 || lua_getfield(L, opts, "streams") == LUA_TNIL) {
     if (opts) lua_pop(L, 1);
     for (int i = 0; i < c->n; i++) out[i] = c->devs[i]->main;
@@ -221,7 +221,7 @@ static int collective(lua_State *L, gl_coll_kind kind, const char *what, int two
     if (opts) lua_pop(L, 1);
     memcpy(recv, send, sizeof(gl_slice *) * (size_t)c->n); /* in place */
   }
-  stream_list(L, opts, what, c, streams);
+  gll_comm_stream_list(L, opts, what, c, streams);
   gl_site site = GL_SITE(L);
   gl_coll_req k = {.call = what, .comm = c, .kind = kind, .send = send, .recv = recv, .streams = streams, .site = &site};
   k.op = op_option(L, opts, what);

@@ -52,31 +52,23 @@ static int peer_value(lua_State *L, int idx, const char *what, const char *role)
   return p < -1 || p > 1 << 20 ? -1 : (int)p;
 }
 
-/* opts.stream (one rank here) or opts.streams (a list, one per rank): default each device's main stream */
+/* opts.stream (one rank here) or opts.streams (a list, one per rank, as
+ * l_comm.c's collectives take it): default each device's main stream */
 static void streams_of(lua_State *L, int opts, const char *what, gl_comm *c, gl_stream **out) {
-  for (int i = 0; i < c->n; i++) out[i] = c->devs[i]->main;
-  if (!opts) return;
-  if (lua_getfield(L, opts, "stream") != LUA_TNIL) {
-    if (c->n != 1 || !gll_testudata(L, -1, &gll_stream_type))
-      luaL_error(L, "%s: option 'stream' expected a stream (one rank in this process; with several, 'streams'), got %s",
-                 what, gll_given(L, -1));
-    out[0] = gll_check_stream(L, lua_gettop(L));
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, opts, "streams") != LUA_TNIL) {
-    int idx = lua_gettop(L);
-    if (lua_type(L, idx) != LUA_TTABLE || (int)lua_rawlen(L, idx) != c->n)
-      luaL_error(L, "%s: option 'streams' expected a list of %d stream%s, one per rank of this process, got %s", what,
-                 c->n, c->n == 1 ? "" : "s", gll_given(L, idx));
-    for (int i = 0; i < c->n; i++) {
-      lua_rawgeti(L, idx, i + 1);
-      if (!gll_testudata(L, -1, &gll_stream_type))
-        luaL_error(L, "%s: option 'streams' entry %d expected a stream, got %s", what, i + 1, gll_given(L, -1));
-      out[i] = gll_check_stream(L, lua_gettop(L));
-      lua_pop(L, 1);
+  gl_stream *one = NULL;
+  int listed = 0;
+  if (opts) {
+    if (lua_getfield(L, opts, "stream") != LUA_TNIL) {
+      if (c->n != 1 || !gll_testudata(L, -1, &gll_stream_type))
+        luaL_error(L, "%s: option 'stream' expected a stream (one rank in this process; with several, 'streams'), "
+                      "got %s", what, gll_given(L, -1));
+      one = gll_check_stream(L, lua_gettop(L));
     }
+    listed = lua_getfield(L, opts, "streams") != LUA_TNIL;
+    lua_pop(L, 2);
   }
-  lua_pop(L, 1);
+  gll_comm_stream_list(L, opts, what, c, out);
+  if (one && !listed) out[0] = one;
 }
 
 static const char HOLD[] = "gpulua.comm_p2p_hold"; /* comm -> the slices of its waiting parts (weak keys) */
