@@ -16,46 +16,8 @@
 #include "runtime.h"
 #include "driver_ext.h"
 
-/* The names of the variables a PTX text declares .const at module scope
- * ("name\0name\0\0"), or NULL out of memory. */
-static char *const_names(const char *ptx) {
-  gl_buf b = GL_BUF_INIT;
-  int depth = 0;
-  for (const char *line = ptx; *line;) {
-    const char *end = strchr(line, '\n');
-    size_t len = end ? (size_t)(end - line) : strlen(line);
-    const char *p = line;
-    while (p < line + len && (*p == ' ' || *p == '\t')) p++;
-    if (depth == 0) {
-      for (;;) { /* the linking directives before the state space */
-        size_t w = strncmp(p, ".visible ", 9) == 0 ? 9 : strncmp(p, ".extern ", 8) == 0 ? 8
-                 : strncmp(p, ".weak ", 6) == 0 ? 6 : 0;
-        if (!w) break;
-        p += w;
-      }
-      if (strncmp(p, ".const ", 7) == 0) { /* .const [.align N] .type name[...] [= ...]; */
-        for (p += 7; p < line + len;) {
-          while (p < line + len && *p == ' ') p++;
-          const char *t = p;
-          while (p < line + len && *p != ' ' && *p != '[' && *p != '=' && *p != ';') p++;
-          if (t == p) break;
-          if (*t == '.' || (*t >= '0' && *t <= '9')) continue; /* a directive, a type, an alignment */
-          gl_buf_printf(&b, "%.*s%c", (int)(p - t), t, 0);
-          break;
-        }
-      }
-    }
-    for (const char *c = line; c < line + len && *c != '/'; c++) depth += *c == '{' ? 1 : *c == '}' ? -1 : 0;
-    line += len + (end != NULL);
-  }
-  gl_buf_printf(&b, "%c", 0);
-  char *names = malloc(b.n);
-  if (names && b.s) memcpy(names, b.s, b.n);
-  gl_buf_free(&b);
-  return names;
-}
-
-int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out) {
+int gl_module_load(gl_device *dev, const void *image, size_t len, const char *what, const char *name,
+                   gl_module **out) {
   gl_runtime *rt = dev->rt;
   gl_retire_reap(rt, 0);
   gl_module *m = calloc(1, sizeof *m);
@@ -75,9 +37,9 @@ int gl_module_load(gl_device *dev, const void *image, const char *what, const ch
                         why[0] ? ": " : "", why);
   }
   const unsigned char *p = image;
-  m->binary = (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') ||     /* CUBIN: ELF */
-              (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba); /* fatbin */
-  if (!m->binary) m->consts = const_names(image); /* NULL (out of memory): each variable a write */
+  m->binary = len >= 4 && ((p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') ||     /* CUBIN: ELF */
+                           (p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba)); /* fatbin */
+  m->consts = gl_module_const_names(image, len); /* NULL (not known, out of memory): each variable a write */
   m->refs = 1;
   m->dev = dev;
   m->name = copy;
@@ -149,7 +111,7 @@ int gl_module_global(gl_module *m, const char *name, gl_dtype dt, const char *ca
     size_t bytes = 0;
     gl_set_ctx(m->dev);
     CUresult r = gld_drv.cuModuleGetGlobal(&p, &bytes, m->mod, name);
-    if (r == CUDA_ERROR_NOT_FOUND)
+    if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE) /* the driver's word for a kernel's name */
       return gl_fail(rt, "%s: module '%s' has no variable named '%s' (a __device__ or __constant__ variable; one "
                          "declared in a namespace has a mangled name)", call, m->name, name);
     if (r != CUDA_SUCCESS) return gl_fail_cu(rt, m->dev, r, "cuModuleGetGlobal", site);

@@ -34,7 +34,7 @@ struct gl_module {
   gl_retiree retire;    /* on the runtime's retire list */
   gl_alloc *vars;       /* its variables that m:global reached (memory.h), freed with it */
   int binary;           /* a CUBIN or fatbin, whose code a backend that reads PTX alone cannot run */
-  char *consts;         /* its PTX's __constant__ variables, each name ended by '\0', then "" (NULL: not known) */
+  char *consts;         /* its image's __constant__ variables, each name ended by '\0', then "" (NULL: not known) */
 };
 
 struct gl_kernel {
@@ -58,7 +58,12 @@ struct gl_kernel {
 
 /* Load an image (CUBIN, fatbin, or PTX with a NUL) on dev. `what` and
  * `name` name it in messages ("gpu.load", the path). */
-int gl_module_load(gl_device *dev, const void *image, const char *what, const char *name, gl_module **out);
+int gl_module_load(gl_device *dev, const void *image, size_t len, const char *what, const char *name,
+                   gl_module **out);
+/* The names of the variables an image (PTX text, or CUBIN) holds in constant
+ * memory, each ended by '\0', then ""; NULL where not known (a fatbin, an
+ * image this reader does not follow) or out of memory (module_consts.c). */
+char *gl_module_const_names(const void *image, size_t len);
 void gl_module_ref(gl_module *m);
 void gl_module_unref(gl_module *m);
 /* m:kernel(name, signature): the kernel, checked against the driver's

@@ -79,9 +79,9 @@ static int opt_compile_options(lua_State *L, const char *fname, const char *name
   return n;
 }
 
-static void load_image(lua_State *L, gl_device *dev, void *img, const char *what, const char *name) {
+static void load_image(lua_State *L, gl_device *dev, void *img, size_t len, const char *what, const char *name) {
   gl_module *m;
-  int rc = gl_module_load(dev, img, what, name, &m);
+  int rc = gl_module_load(dev, img, len, what, name, &m);
   free(img);
   if (rc != 0) gll_raise(L, dev->rt);
   push_module(L, m);
@@ -111,7 +111,7 @@ int gll_gpu_compile(lua_State *L) {
   void *img;
   size_t n;
   if (gl_compile(dev, "gpu.compile", name, src, len, opts, nopts, &img, &n) != 0) return gll_raise(L, dev->rt);
-  load_image(L, dev, img, "gpu.compile", name);
+  load_image(L, dev, img, n, "gpu.compile", name);
   return 1;
 }
 
@@ -160,11 +160,12 @@ int gll_gpu_load(lua_State *L) {
     free(data);
     if (rc != 0) return gll_raise(L, dev->rt);
     data = img;
+    len = n;
   } else if (len == 0) {
     free(data);
     return luaL_error(L, "gpu.load: %s is empty", path);
   }
-  load_image(L, dev, data, "gpu.load", path);
+  load_image(L, dev, data, len, "gpu.load", path);
   return 1;
 }
 

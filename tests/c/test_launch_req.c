@@ -174,7 +174,7 @@ static void test_no_host_implementation(void) {
   gl_signature sig;
   char err[128];
   if (gl_compile(dev0, "t:compile", "touch.cu", src, sizeof src - 1, NULL, 0, &img, &n) != 0) die("gl_compile");
-  int rc = gl_module_load(dev0, img, "t:compile", "touch.cu", &m);
+  int rc = gl_module_load(dev0, img, n, "t:compile", "touch.cu", &m);
   free(img);
   if (rc != 0) die("gl_module_load");
   CHECK(gl_signature_parse("float*", &sig, err, sizeof err) == 0, "%s", err);
