@@ -126,6 +126,22 @@ static void test_semantics(void) {
   EXPECT("cvt.u32.u64 %x0, %x1;", 0x123456789ull, 0, 0, 0x23456789u);
   EXPECT("cvt.ftz.f64.f32 %x0, %x1;", f32b(0x1p-140f), 0, 0, 0);
   EXPECT("cvt.rni.f32.f32 %x0, %x1;", f32b(3.5f), 0, 0, f32b(4.0f));
+  /* NaNs and sub-word results as an H200 gives them (tests/ptx/specials.cu) */
+  EXPECT("cvt.rzi.s32.f64 %x0, %x1;", 0xfff8000000000000ull, 0, 0, 0x80000000u);
+  EXPECT("cvt.rni.u16.f64 %x0, %x1;", 0x7ff8000000000000ull, 0, 0, 0x8000u);
+  EXPECT("cvt.rzi.s64.f32 %x0, %x1;", f32b(NAN), 0, 0, 1ull << 63);
+  EXPECT("cvt.rzi.u64.f32 %x0, %x1;", f32b(NAN), 0, 0, 1ull << 63);
+  EXPECT("cvt.rzi.u32.f32 %x0, %x1;", f32b(NAN), 0, 0, 0);
+  EXPECT("cvt.rzi.s8.f64 %x0, %x1;", f64b(-1e30), 0, 0, 0xffffffffffffff80ull);
+  EXPECT("cvt.rzi.u8.f64 %x0, %x1;", f64b(1e30), 0, 0, 0xff);
+  EXPECT("cvt.s8.s32 %x0, %x1;", 0x1f0, 0, 0, 0xfffffffffffffff0ull);
+  EXPECT("add.f32 %x0, %x1, %x2;", 0x7fc12345u, f32b(1.0f), 0, 0x7fffffffu);
+  EXPECT("abs.f32 %x0, %x1;", 0xffc00000u, 0, 0, 0x7fffffffu);
+  EXPECT("sqrt.rn.f32 %x0, %x1;", f32b(-1.0f), 0, 0, 0x7fffffffu);
+  EXPECT("abs.f64 %x0, %x1;", 0xfff8000000000000ull, 0, 0, 0xfff8000000000000ull);
+  EXPECT("abs.f64 %x0, %x1;", 0x7ff0000000000001ull, 0, 0, 0x7ff8000000000001ull);
+  EXPECT("sqrt.rn.f64 %x0, %x1;", f64b(-1.0), 0, 0, 0xfff8000000000000ull);
+  EXPECT("cvt.rn.f32.f64 %x0, %x1;", 0xfff8000000012345ull, 0, 0, 0xffc00000u);
   EXPECT("setp.ltu.f32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", f32b(NAN), f32b(1.0f), 0, 1);
   EXPECT("setp.lt.f32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", f32b(NAN), f32b(1.0f), 0, 2);
   EXPECT("setp.nan.f64 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", f64b(1.0), f64b(NAN), 0, 1);

@@ -230,6 +230,23 @@ do
   keep("blocksum", {{name = "part", slice = part}, {name = "total", slice = total}})
 end
 
+-- NaN, infinities and values past an integer's range through conversions and float operations
+-- (tests/ptx/specials.cu: one row of n results an instruction)
+do
+  local n = 10
+  local function f64_bits(v) return (string.unpack("<i8", string.pack("<d", v))) end
+  local d = {0x7ff8000000000000, 0xfff8000000000000, 0x7ff0000000000001, 0x7ff0000000000000, 0xfff0000000000000}
+  local f = {0x7fc00000, 0xffc00000, 0x7f800001, 0x7f800000, 0xff800000}
+  local dv = {1e30, -1e30, -0.5, 3.7}
+  local k = kernel("specials", "specials", "const u64*, const u32*, const u16*, u64*, i32")
+  local a = input("u64", gen(n, function(i) return d[i] or dv[i - 5] and f64_bits(dv[i - 5]) or 0x7ff8000000012345 end))
+  local b = input("u32", gen(n, function(i) return f[i] or dv[i - 5] and f32_bits(dv[i - 5]) or 0x7fc12345 end))
+  local h = input("u16", {0x7e00, 0xfe00, 0x7c01, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0xb800, 0x4366, 0x7e55})
+  local o = zeros("u64", 80 * n)
+  s:launch(k, {grid = 1, block = 32}, a, b, h, o, n)
+  keep("specials", {{name = "out", slice = o}})
+end
+
 local f = assert(io.open(out_path, "w"))
 f:write(("-- %s backend, %s\nreturn {\n"):format(gpu.backend(), dev.name))
 for _, r in ipairs(results) do

@@ -132,4 +132,16 @@ static inline int64_t sim_ptx_sext(uint64_t v, int size) {
   }
 }
 
+/* A float-to-integer conversion of a NaN, as the GPU gives it: for a 64-bit
+ * integer 1 << 63; for a narrower one 0 from an f16, bf16 or f32, and
+ * 1 << (bits - 1) from an f64 (measured on an H200, tests/ptx/specials.cu). */
+static inline uint64_t sim_ptx_nan_to_int(int size, int from_f64) {
+  return size == 8 || from_f64 ? 1ull << (size * 8 - 1) : 0;
+}
+/* A cvt's integer result in its register: an 8-bit type, the only one a
+ * wider register holds, extended by the type's sign as PTX defines. */
+static inline uint64_t sim_ptx_cvt_int_result(uint64_t v, int size, int is_signed) {
+  return size == 1 && is_signed ? (uint64_t)(int64_t)(int8_t)v : sim_ptx_trunc(v, size);
+}
+
 #endif

@@ -2,8 +2,9 @@
  * ptx_ops_cvt.c -- conversions (cvt between every integer and float type,
  * with rounding modes, .sat and .ftz) and comparisons and selections
  * (setp with every comparison and a boolean combine, set, selp, slct).
- * Float to integer saturates to the destination's range and NaN gives 0,
- * as PTX defines.
+ * Float to integer saturates to the destination's range; a NaN gives what
+ * the GPU gives (sim_ptx_nan_to_int). An .s8 result is sign-extended in its
+ * (wider) register.
  */
 
 #include "ptx_exec.h"
@@ -55,7 +56,7 @@ static uint64_t cvt_one(const sim_ptx_insn *in, uint64_t v) {
       range(dt, &lo, &hi);
       x = x < lo ? lo : x > hi ? hi : x;
     }
-    return sim_ptx_trunc((uint64_t)x, dsize);
+    return sim_ptx_cvt_int_result((uint64_t)x, dsize, sim_ptx_type_is_signed(dt));
   }
   if (!sfl) { /* integer to float, rounded as the instruction says */
     volatile int64_t sx = sim_ptx_sext(v, ssize);
@@ -78,15 +79,16 @@ static uint64_t cvt_one(const sim_ptx_insn *in, uint64_t v) {
   }
   double x = as_f64(v, st);
   if (ftz && st == SIM_T_F32 && fpclassify((float)x) == FP_SUBNORMAL) x = copysign(0.0, x);
-  if (!dfl) { /* float to integer: rounded to an integer, saturated, NaN is 0 */
-    if (isnan(x)) return 0;
+  if (!dfl) { /* float to integer: rounded to an integer, saturated */
+    int sg = sim_ptx_type_is_signed(dt);
+    if (isnan(x)) return sim_ptx_cvt_int_result(sim_ptx_nan_to_int(dsize, st == SIM_T_F64), dsize, sg);
     volatile double vx = x;
     double r = in->rnd == SIM_RND_RNI || in->rnd == SIM_RND_NONE ? nearbyint(vx)
                : in->rnd == SIM_RND_RZI ? trunc(vx) : in->rnd == SIM_RND_RMI ? floor(vx) : ceil(vx);
     range(dt, &lo, &hi);
-    if (r <= (double)lo) return sim_ptx_trunc((uint64_t)lo, dsize);
-    if (r >= (double)hi) return sim_ptx_trunc((uint64_t)hi, dsize);
-    return sim_ptx_trunc((uint64_t)(__int128)r, dsize);
+    if (r <= (double)lo) return sim_ptx_cvt_int_result((uint64_t)lo, dsize, sg);
+    if (r >= (double)hi) return sim_ptx_cvt_int_result((uint64_t)hi, dsize, sg);
+    return sim_ptx_cvt_int_result((uint64_t)(__int128)r, dsize, sg);
   }
   /* float to float */
   double r;
@@ -118,7 +120,8 @@ int sim_ptx_op_cvt(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   int dt = in->type, st = in->type2;
   if (!sim_ptx_type_is_float(dt) && !sim_ptx_type_is_float(st) && !(in->flags & SIM_F_SAT)) {
     int ds = sim_ptx_type_size(dt), ss = sim_ptx_type_size(st), sg = sim_ptx_type_is_signed(st);
-    SIM_LANES(m) t[l] = sim_ptx_trunc(sg ? (uint64_t)sim_ptx_sext(a[l], ss) : sim_ptx_trunc(a[l], ss), ds);
+    int dsg = sim_ptx_type_is_signed(dt);
+    SIM_LANES(m) t[l] = sim_ptx_cvt_int_result(sg ? (uint64_t)sim_ptx_sext(a[l], ss) : sim_ptx_trunc(a[l], ss), ds, dsg);
     SIM_LANES(m) d[l] = t[l];
     return 0;
   }

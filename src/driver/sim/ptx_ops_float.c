@@ -10,7 +10,11 @@
  * (2 ulp for div.full, 2^-22.9 relative for rsqrt, 2^-20.9 absolute for
  * sin and cos over [-pi, pi], ...), though not the GPU's own bits.
  * .ftz flushes f32 subnormal inputs and results to zero of the same sign;
- * .sat clamps to [0, 1], NaN giving 0.
+ * .sat clamps to [0, 1], NaN giving 0. NaNs as the GPU makes them (measured
+ * on an H200, tests/ptx/specials.cu): every f32 NaN result is the canonical
+ * 0x7fffffff; an f64 one is the host's (the first NaN operand quieted, or
+ * 0xfff8000000000000 for an invalid operation), and abs and neg of an f64
+ * NaN quiet it and keep its sign.
  */
 
 #include "ptx_exec.h"
@@ -28,7 +32,7 @@ static float f32(uint64_t v) {
 static uint64_t b32(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
-  return u;
+  return (u & 0x7fffffffu) > 0x7f800000u ? 0x7fffffffu : u; /* a NaN: the canonical one */
 }
 static double f64(uint64_t v) {
   double d;
@@ -209,6 +213,10 @@ static int f64_op(const sim_ptx_insn *in, uint32_t m, const uint64_t *a, const u
   if (env) fesetround(fe_mode(rnd));
   SIM_LANES(m) {
     double p = f64(a[l]), q = f64(b[l]), s = f64(x[l]), r;
+    if (isnan(p) && (op == SIM_OP_ABS || op == SIM_OP_NEG)) {
+      d[l] = a[l] | 0x0008000000000000ull; /* quieted, its sign kept */
+      continue;
+    }
     switch (op) {
     case SIM_OP_ABS: r = fabs(p); break;
     case SIM_OP_NEG: r = -p; break;

@@ -219,16 +219,16 @@ static uint64_t cvt_one(const sim_ptx_insn *in, uint64_t v) {
     memcpy(&u, &x, 8);
     return u;
   }
-  /* to an integer: rounded, saturated to the type's range, NaN is 0 */
-  if (isnan(x)) return 0;
+  /* to an integer: rounded, saturated to the type's range; a NaN as the GPU gives it */
+  int size = sim_ptx_type_size(dt), sg = sim_ptx_type_is_signed(dt);
+  if (isnan(x)) return sim_ptx_cvt_int_result(sim_ptx_nan_to_int(size, 0), size, sg);
   double r = to_integer(x, in->rnd), lo, hi;
-  int size = sim_ptx_type_size(dt);
-  if (sim_ptx_type_is_signed(dt)) {
+  if (sg) {
     lo = -ldexp(1.0, size * 8 - 1);
     hi = ldexp(1.0, size * 8 - 1);
-    if (r <= lo) return sim_ptx_trunc((uint64_t)(int64_t)lo, size);
+    if (r <= lo) return sim_ptx_cvt_int_result((uint64_t)(int64_t)lo, size, 1);
     if (r >= hi) return sim_ptx_trunc((uint64_t)INT64_MAX >> (64 - size * 8), size);
-    return sim_ptx_trunc((uint64_t)(int64_t)r, size);
+    return sim_ptx_cvt_int_result((uint64_t)(int64_t)r, size, 1);
   }
   hi = ldexp(1.0, size * 8);
   if (r <= 0) return 0;
