@@ -313,6 +313,7 @@ static int start_warp(sim_ptx_ctx *c, sim_ptx_warp *w, unsigned index) {
   w->nframes = 1;
   size_t needr = (size_t)k->nregs * SIM_PTX_WARP;
   if (needr > w->capregs || !w->regs) {
+    w->regs_zeroed = 0;
     free(w->regs);
     w->capregs = needr ? needr : 1;
     w->regs = malloc(w->capregs * sizeof *w->regs);
@@ -324,7 +325,13 @@ static int start_warp(sim_ptx_ctx *c, sim_ptx_warp *w, unsigned index) {
   }
   if (!w->frames) w->frames = malloc(SIM_PTX_MAX_DEPTH * sizeof *w->frames);
   if (!w->regs || !w->preds || !w->frames) return -1;
-  memset(w->regs, 0, needr * sizeof *w->regs);
+  if (!w->regs_zeroed) { /* the first block: all of them; then those a thread may read before writing */
+    memset(w->regs, 0, needr * sizeof *w->regs);
+    w->regs_zeroed = 1;
+  } else {
+    for (uint32_t i = 0; i < k->nundef; i++)
+      memset(w->regs + (size_t)k->undef_regs[i] * SIM_PTX_WARP, 0, SIM_PTX_WARP * sizeof *w->regs);
+  }
   memset(w->preds, 0, k->npreds * sizeof *w->preds);
   w->frames[0] = (sim_ptx_frame){.f = k};
   enter_frame(w);

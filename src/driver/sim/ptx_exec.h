@@ -31,6 +31,7 @@ typedef struct {
   uint64_t *regs, *R; /* R: the current frame's */
   uint32_t *preds, *P;
   size_t capregs, cappreds;
+  int regs_zeroed; /* the kernel's registers were zeroed once in this launch (ptx_defs.c) */
   sim_ptx_simt *stack;
   int sp, capstack;
   sim_ptx_frame *frames;

@@ -129,6 +129,8 @@ typedef struct {
   uint32_t *vec; /* register lists of SIM_K_VEC operands, call arguments */
   uint32_t nvec;
   int uses_local;
+  uint32_t *undef_regs; /* registers a thread may read before writing them (ptx_defs.c) */
+  uint32_t nundef;
 } sim_ptx_func;
 
 typedef struct {
@@ -224,5 +226,7 @@ int sim_ptx_type_is_half(int type);
 /* ptx_check.c: checks operands and computes every branch's reconvergence
  * point: 0, or -1 with err. */
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);
+/* ptx_defs.c: fills f->undef_regs; 0, or -1 out of memory. */
+int sim_ptx_find_undefined(sim_ptx_func *f);
 
 #endif
