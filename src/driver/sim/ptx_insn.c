@@ -189,17 +189,3 @@ int sim_ptx_decode_opcode(const char *word, int len, sim_ptx_insn *in) {
   return 0;
 }
 
-int sim_ptx_type_size(int type) {
-  switch (type) {
-  case SIM_T_B8: case SIM_T_U8: case SIM_T_S8: return 1;
-  case SIM_T_B16: case SIM_T_U16: case SIM_T_S16: case SIM_T_F16: case SIM_T_BF16: return 2;
-  case SIM_T_B32: case SIM_T_U32: case SIM_T_S32: case SIM_T_F32: case SIM_T_F16X2: case SIM_T_BF16X2: return 4;
-  case SIM_T_B64: case SIM_T_U64: case SIM_T_S64: case SIM_T_F64: return 8;
-  case SIM_T_PRED: return 1;
-  default: return 0;
-  }
-}
-
-int sim_ptx_type_is_float(int type) { return type == SIM_T_F32 || type == SIM_T_F64; }
-int sim_ptx_type_is_signed(int type) { return type >= SIM_T_S8 && type <= SIM_T_S64; }
-int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && type <= SIM_T_BF16X2; }

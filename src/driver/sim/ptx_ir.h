@@ -218,11 +218,21 @@ int sim_ptx_number(const sim_ptx_token *t, uint64_t *bits, int *is_float, int *i
 /* ptx_insn.c: decodes an opcode word into `in` (op and modifiers): 0, or -1
  * when it names something not supported. */
 int sim_ptx_decode_opcode(const char *word, int len, sim_ptx_insn *in);
-int sim_ptx_type_size(int type);
-int sim_ptx_type_is_float(int type);
-int sim_ptx_type_is_signed(int type);
-/* f16, bf16 and their x2 forms */
-int sim_ptx_type_is_half(int type);
+/* Bytes of a type; whether it is f32/f64, signed, or a 16-bit float (f16, bf16
+ * and their x2 forms). Inline: the interpreter asks at every instruction. */
+static inline int sim_ptx_type_size(int type) {
+  switch (type) {
+  case SIM_T_B8: case SIM_T_U8: case SIM_T_S8: return 1;
+  case SIM_T_B16: case SIM_T_U16: case SIM_T_S16: case SIM_T_F16: case SIM_T_BF16: return 2;
+  case SIM_T_B32: case SIM_T_U32: case SIM_T_S32: case SIM_T_F32: case SIM_T_F16X2: case SIM_T_BF16X2: return 4;
+  case SIM_T_B64: case SIM_T_U64: case SIM_T_S64: case SIM_T_F64: return 8;
+  case SIM_T_PRED: return 1;
+  default: return 0;
+  }
+}
+static inline int sim_ptx_type_is_float(int type) { return type == SIM_T_F32 || type == SIM_T_F64; }
+static inline int sim_ptx_type_is_signed(int type) { return type >= SIM_T_S8 && type <= SIM_T_S64; }
+static inline int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && type <= SIM_T_BF16X2; }
 /* ptx_check.c: checks operands and computes every branch's reconvergence
  * point: 0, or -1 with err. */
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);

@@ -154,7 +154,10 @@ static int mov(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t
     return 0;
   }
   const uint64_t *a = sim_ptx_src(c, w, s, buf);
-  if (size == 8) {
+  if (m == 0xffffffffu) { /* a whole warp: plain loops */
+    uint64_t mask = size >= 8 ? ~0ull : (1ull << (size * 8)) - 1;
+    for (int l = 0; l < SIM_PTX_WARP; l++) row[l] = a[l] & mask;
+  } else if (size == 8) {
     SIM_LANES(m) row[l] = a[l];
   } else {
     SIM_LANES(m) row[l] = sim_ptx_trunc(a[l], size);
@@ -162,9 +165,64 @@ static int mov(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t
   return 0;
 }
 
+/* The commonest forms (address arithmetic) over a whole warp, in plain loops
+ * the compiler can vectorize: 1 when done, 0 for the general path. */
+static int full_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in) {
+  int size = sim_ptx_type_size(in->type);
+  if (in->flags || (size != 4 && size != 8) || in->nops < 3) return 0;
+  uint64_t ba[SIM_PTX_WARP], bb[SIM_PTX_WARP], bc[SIM_PTX_WARP];
+  const uint64_t *a = sim_ptx_src(c, w, &in->o[1], ba), *b = sim_ptx_src(c, w, &in->o[2], bb);
+  uint64_t t[SIM_PTX_WARP], mask = size == 8 ? ~0ull : 0xffffffffull;
+  int sgn = sim_ptx_type_is_signed(in->type), bits = size * 8;
+  switch (in->op) {
+  case SIM_OP_ADD: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] + b[l]) & mask; break;
+  case SIM_OP_SUB: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] - b[l]) & mask; break;
+  case SIM_OP_AND: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] & b[l]) & mask; break;
+  case SIM_OP_OR: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] | b[l]) & mask; break;
+  case SIM_OP_XOR: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] ^ b[l]) & mask; break;
+  case SIM_OP_SHL:
+    if (in->o[2].kind == SIM_K_IMM && (uint64_t)in->o[2].imm < (uint64_t)bits) { /* one count: a vector shift */
+      unsigned k = (unsigned)in->o[2].imm;
+      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] << k) & mask;
+      break;
+    }
+    for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] << (uint32_t)b[l]) & mask;
+    break;
+  case SIM_OP_SHR:
+    if (sgn) return 0;
+    if (in->o[2].kind == SIM_K_IMM && (uint64_t)in->o[2].imm < (uint64_t)bits) {
+      unsigned k = (unsigned)in->o[2].imm;
+      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] & mask) >> k;
+      break;
+    }
+    for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] & mask) >> (uint32_t)b[l];
+    break;
+  case SIM_OP_MUL: case SIM_OP_MAD:
+    if (in->mode == SIM_MODE_WIDE && size == 4) {
+      if (sgn) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]);
+      else for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)(uint32_t)a[l] * (uint32_t)b[l];
+    } else if (in->mode == SIM_MODE_LO) {
+      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] * b[l]) & mask;
+    } else {
+      return 0;
+    }
+    if (in->op == SIM_OP_MAD) {
+      const uint64_t *x = sim_ptx_src(c, w, &in->o[3], bc);
+      uint64_t dm = in->mode == SIM_MODE_WIDE ? ~0ull : mask;
+      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (t[l] + x[l]) & dm;
+    }
+    break;
+  default:
+    return 0;
+  }
+  memcpy(&w->R[(size_t)in->o[0].reg * SIM_PTX_WARP], t, sizeof t);
+  return 1;
+}
+
 int sim_ptx_op_int(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
   if (in->type == SIM_T_PRED) return pred_op(w, in, m);
   if (in->op == SIM_OP_MOV) return mov(c, w, in, m);
+  if (m == 0xffffffffu && full_warp(c, w, in)) return 0;
   int size = sim_ptx_type_size(in->type), sgn = sim_ptx_type_is_signed(in->type), bits = size * 8;
   uint64_t ba[SIM_PTX_WARP], bb[SIM_PTX_WARP], bc[SIM_PTX_WARP], bd[SIM_PTX_WARP];
   const uint64_t *a = sim_ptx_src(c, w, &in->o[1], ba);

@@ -213,6 +213,30 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
     }
     return 0;
   }
+  if (fast && n > 1 && !c->race) { /* a vector access at checked addresses, a lane's elements in order */
+    uint64_t *rows[8];
+    for (int k = 0; k < n && k < 8; k++) rows[k] = regs[k] == UINT32_MAX ? NULL : &w->R[(size_t)regs[k] * SIM_PTX_WARP];
+    if (st && size == 4) {
+      SIM_LANES(m) for (int k = 0; k < n; k++) {
+        uint32_t u = (uint32_t)rows[k][l];
+        memcpy(ptr[l] + 4 * k, &u, 4);
+      }
+    } else if (st) {
+      SIM_LANES(m) for (int k = 0; k < n; k++) put(ptr[l] + k * size, rows[k][l], size);
+    } else if (size == 4 && !sgn) {
+      SIM_LANES(m) for (int k = 0; k < n; k++) {
+        uint32_t u;
+        memcpy(&u, ptr[l] + 4 * k, 4);
+        if (rows[k]) rows[k][l] = u;
+      }
+    } else {
+      SIM_LANES(m) for (int k = 0; k < n; k++) {
+        uint64_t v = get(ptr[l] + k * size, size);
+        if (rows[k]) rows[k][l] = sgn ? (uint64_t)sim_ptx_sext(v, size) : v;
+      }
+    }
+    return 0;
+  }
   SIM_LANES(m) {
     unsigned char *p = fast ? ptr[l] : address(c, w, in, ao, l, total, st);
     if (!p) return -1;
