@@ -46,7 +46,7 @@ for _, ra in ipairs(a) do
           n = n + 1
           first = first or ("%s[%d]: %s vs %s"):format(oa.name, j - 1, tostring(x), tostring(y))
           local u = widths[oa.kind] and x and y and ulps(oa.kind, x, y)
-          worst = (u == nil or worst == nil) and nil or math.max(worst, u)
+          if u == nil or worst == nil then worst = nil else worst = math.max(worst, u) end
         end
       end
       if n > 0 then
