@@ -395,7 +395,7 @@ int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size
     if (in->src_file && (in->src_file >= m->nfiles || !m->files[in->src_file]))
       return fail(err, errlen, in, ".loc names file %u, which no .file declares", in->src_file);
   }
-  if (reconvergence(f)) {
+  if (sim_ptx_fuse_func(f) || reconvergence(f)) {
     snprintf(err, errlen, "out of memory checking '%s'", f->name);
     return -1;
   }
