@@ -2,7 +2,8 @@
  * ptx_check.c -- a decoded function checked before it can run: operand
  * kinds and types each opcode needs, calls that match their callee, and
  * the reconvergence point of every conditional branch (its immediate
- * post-dominator: where the lanes that went either way meet again).
+ * post-dominator: where the lanes that went either way meet again). Once
+ * checked, its mul/add pairs are contracted as ptxas does (ptx_fuse.c).
  */
 
 #include "ptx_ir.h"
