@@ -173,7 +173,8 @@ static void test_contraction(void) {
   EXPECT("mul.f64 %x4, %x1, %x2; add.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(-1.0), f64b(fused));
   EXPECT("mul.f64 %x4, %x1, %x2; add.f64 %x0, %x3, %x4;", f64b(x), f64b(y), f64b(-1.0), f64b(fused));
   EXPECT("mul.f64 %x4, %x1, 0d3FEFFFFFFF800000; sub.f64 %x0, %x4, 0d3FF0000000000000;", f64b(x), 0, 0, f64b(fused));
-  EXPECT("mul.f64 %x4, %x1, %x2; add.u64 %x5, %x5, 1; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), f64b(fused));
+  EXPECT("mul.f64 %x4, %x1, %x2; add.u64 %x5, %x5, 1; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0),
+         f64b(fused));
   EXPECT("setp.ne.u64 %p1, %x3, 0; @%p1 mul.f64 %x4, %x1, %x2; @%p1 sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y),
          f64b(1.0), f64b(fused));
   /* f32, with .ftz and .sat carried over */
