@@ -13,7 +13,7 @@
 static const char *one_insn =
     ".version 9.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry t(.param .u64 p)\n{\n"
-    "  .reg .pred %%p<4>;\n  .reg .b64 %%rd<4>;\n  .reg .b64 %%x<4>;\n"
+    "  .reg .pred %%p<4>;\n  .reg .b64 %%rd<4>;\n  .reg .b64 %%x<8>;\n"
     "  ld.param.u64 %%rd1, [p];\n"
     "  ld.u64 %%x1, [%%rd1];\n  ld.u64 %%x2, [%%rd1+8];\n  ld.u64 %%x3, [%%rd1+16];\n"
     "  %s\n"
@@ -176,6 +176,45 @@ static void test_semantics(void) {
   CHECK(fabs(ef - sin(2.0)) <= exp2(-20.9), "sin.approx.f32 of 2: %.9g", ef);
 }
 
+/* An unrounded mul and the one add or sub that reads its product, in the
+ * same basic block, run as one fma rounded once (as ptxas contracts them);
+ * anything else rounds twice. x*y is 1 - 2^-60 (f64) or 1 - 2^-26 (f32):
+ * 1 once rounded, so the contracted x*y - 1 is -2^-60, the other 0. */
+static void test_contraction(void) {
+  const double x = 1 + 0x1p-30, y = 1 - 0x1p-30, fused = fma(x, y, -1.0);
+  const float xf = 1 + 0x1p-13f, yf = 1 - 0x1p-13f;
+  CHECK(fused == -0x1p-60 && x * y - 1.0 == 0, "inputs where fused and unfused differ");
+  EXPECT("mul.f64 %x4, %x1, %x2; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), f64b(fused));
+  EXPECT("mul.f64 %x4, %x1, %x2; sub.f64 %x0, %x3, %x4;", f64b(x), f64b(y), f64b(1.0), f64b(-fused)); /* c - a*b */
+  EXPECT("mul.f64 %x4, %x1, %x2; add.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(-1.0), f64b(fused));
+  EXPECT("mul.f64 %x4, %x1, %x2; add.f64 %x0, %x3, %x4;", f64b(x), f64b(y), f64b(-1.0), f64b(fused));
+  EXPECT("mul.f64 %x4, %x1, 0d3FEFFFFFFF800000; sub.f64 %x0, %x4, 0d3FF0000000000000;", f64b(x), 0, 0, f64b(fused));
+  EXPECT("mul.f64 %x4, %x1, %x2; add.u64 %x5, %x5, 1; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0),
+         f64b(fused));
+  EXPECT("setp.ne.u64 %p1, %x3, 0; @%p1 mul.f64 %x4, %x1, %x2; @%p1 sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y),
+         f64b(1.0), f64b(fused));
+  /* f32, with .ftz and .sat carried over */
+  EXPECT("mul.f32 %x4, %x1, %x2; sub.f32 %x0, %x4, %x3;", f32b(xf), f32b(yf), f32b(1.0f), f32b(-0x1p-26f));
+  EXPECT("mul.ftz.f32 %x4, %x1, %x2; sub.ftz.f32 %x0, %x4, %x3;", f32b(xf), f32b(yf), f32b(1.0f), f32b(-0x1p-26f));
+  EXPECT("mul.f32 %x4, %x1, %x2; sub.sat.f32 %x0, %x3, %x4;", f32b(xf), f32b(yf), f32b(1.0f), f32b(0x1p-26f));
+  EXPECT("mul.f32 %x4, %x1, 0f3F7FF800; sub.f32 %x0, %x4, 0f3F800000;", f32b(xf), 0, 0, f32b(-0x1p-26f));
+  /* not contracted: an explicit .rn, the product read twice, a branch
+   * target or a source written in between, a guard the add has not, .ftz
+   * on one of them */
+  EXPECT("mul.rn.f64 %x4, %x1, %x2; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), 0);
+  EXPECT("mul.f64 %x4, %x1, %x2; sub.rn.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), 0);
+  EXPECT("mul.rn.f32 %x4, %x1, %x2; sub.f32 %x0, %x4, %x3;", f32b(xf), f32b(yf), f32b(1.0f), 0);
+  EXPECT("mul.f64 %x4, %x1, %x2; mov.b64 %x5, %x4; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), 0);
+  EXPECT("mul.f64 %x4, %x1, %x2; bra.uni $L1;\n$L1:\n sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), 0);
+  EXPECT("mul.f64 %x4, %x1, %x2; mov.f64 %x1, 0d0000000000000000; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y),
+         f64b(1.0), 0);
+  EXPECT("setp.ne.u64 %p1, %x3, 0; @%p1 mul.f64 %x4, %x1, %x2; sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), 0);
+  EXPECT("mul.ftz.f32 %x4, %x1, %x2; sub.f32 %x0, %x4, %x3;", f32b(xf), f32b(yf), f32b(1.0f), 0);
+  /* the loop's product read once, by an add of another block */
+  EXPECT("mov.u64 %x5, 2;\n$L1:\n mul.f64 %x4, %x1, %x2; sub.u64 %x5, %x5, 1; setp.ne.u64 %p1, %x5, 0;"
+         " @%p1 bra $L1;\n sub.f64 %x0, %x4, %x3;", f64b(x), f64b(y), f64b(1.0), 0);
+}
+
 /* setp of every comparison of integers and floats, against PTX's
  * definition: the ordered ones false and the unordered ones true with a
  * NaN; lo/ls/hi/hs and eq/ne compare the bits; the others signed for .s */
@@ -246,6 +285,7 @@ void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_ops(int *nchecks, int *nfailures) {
   test_semantics();
   test_compares();
+  test_contraction();
   *nchecks += checks;
   *nfailures += failures;
 }

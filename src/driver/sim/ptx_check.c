@@ -2,7 +2,8 @@
  * ptx_check.c -- a decoded function checked before it can run: operand
  * kinds and types each opcode needs, calls that match their callee, and
  * the reconvergence point of every conditional branch (its immediate
- * post-dominator: where the lanes that went either way meet again).
+ * post-dominator: where the lanes that went either way meet again). Once
+ * checked, its mul/add pairs are contracted as ptxas does (ptx_fuse.c).
  */
 
 #include "ptx_ir.h"
@@ -395,7 +396,7 @@ int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size
     if (in->src_file && (in->src_file >= m->nfiles || !m->files[in->src_file]))
       return fail(err, errlen, in, ".loc names file %u, which no .file declares", in->src_file);
   }
-  if (reconvergence(f)) {
+  if (sim_ptx_fuse_func(f) || reconvergence(f)) {
     snprintf(err, errlen, "out of memory checking '%s'", f->name);
     return -1;
   }

@@ -1,6 +1,7 @@
 /*
  * ptx_ir.h -- the sim's PTX interpreter: a module decoded once into compact
- * instructions (ptx_lex.c, ptx_parse.c, ptx_insn.c, ptx_check.c), and run
+ * instructions (ptx_lex.c, ptx_parse.c, ptx_insn.c, ptx_check.c,
+ * ptx_fuse.c), and run
  * warp by warp, 32 lanes together (ptx_exec.c, ptx_ops_*.c).
  *
  * Plain C on strings and host memory, with nothing of the sim's state: the
@@ -63,7 +64,8 @@ enum { SIM_MODE_NONE, SIM_MODE_LO, SIM_MODE_HI, SIM_MODE_WIDE, SIM_MODE_UP, SIM_
 /* sim_ptx_insn.flags */
 enum { SIM_F_FTZ = 1, SIM_F_SAT = 2, SIM_F_APPROX = 4, SIM_F_UNI = 8, SIM_F_TO = 16, SIM_F_CLAMP = 32,
        SIM_F_SHIFTAMT = 64, SIM_F_FULL = 128, SIM_F_RELU = 256, SIM_F_NAN = 512,
-       SIM_F_NOFTZ = 1024 };
+       SIM_F_NOFTZ = 1024,
+       SIM_F_NEGA = 2048, SIM_F_NEGC = 4096 }; /* an fma contracted from a sub (ptx_fuse.c): -a*b + c, a*b - c */
 
 /* What a call reaches (the `mode` of a SIM_OP_CALL, set at load): a
  * function of the module, or one of the device runtime's that NVRTC
@@ -238,5 +240,9 @@ static inline int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && t
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);
 /* ptx_defs.c: fills f->undef_regs; 0, or -1 out of memory. */
 int sim_ptx_find_undefined(sim_ptx_func *f);
+/* ptx_fuse.c: contracts an unrounded f32/f64 mul and the add or sub that
+ * alone reads its product into one fma, as ptxas does: 0, or -1 when out of
+ * memory. */
+int sim_ptx_fuse_func(sim_ptx_func *f);
 
 #endif

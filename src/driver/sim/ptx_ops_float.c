@@ -14,7 +14,8 @@
  * on an H200, tests/ptx/specials.cu): every f32 NaN result is the canonical
  * 0x7fffffff; an f64 one is the host's (the first NaN operand quieted, or
  * 0xfff8000000000000 for an invalid operation), and abs and neg of an f64
- * NaN quiet it and keep its sign.
+ * NaN quiet it and keep its sign. An add or sub contracted with the mul
+ * before it (ptx_fuse.c) runs as fma, its negated operand flagged.
  */
 
 #include "ptx_exec.h"
@@ -244,6 +245,15 @@ int sim_ptx_op_float(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, ui
   const uint64_t *b = in->nops > 2 ? sim_ptx_src(c, w, &in->o[2], bb) : a;
   const uint64_t *x = in->nops > 3 ? sim_ptx_src(c, w, &in->o[3], bc) : a;
   uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
+  if (in->flags & (SIM_F_NEGA | SIM_F_NEGC)) { /* an fma contracted from a sub (ptx_fuse.c): a NaN as it is */
+    int single = in->type == SIM_T_F32;
+    uint64_t sign = single ? 0x80000000u : 0x8000000000000000ull, inf = single ? 0x7f800000u : 0x7ff0000000000000ull;
+    const uint64_t *s = in->flags & SIM_F_NEGA ? a : x;
+    uint64_t *neg = in->flags & SIM_F_NEGA ? ba : bc;
+    SIM_LANES(m) neg[l] = (s[l] & (sign - 1)) > inf ? s[l] : s[l] ^ sign;
+    if (in->flags & SIM_F_NEGA) a = neg;
+    else x = neg;
+  }
   switch (in->op) {
   case SIM_OP_ADD: case SIM_OP_SUB: case SIM_OP_MUL: case SIM_OP_FMA: case SIM_OP_DIV: case SIM_OP_ABS:
   case SIM_OP_NEG: case SIM_OP_MIN: case SIM_OP_MAX: case SIM_OP_RCP: case SIM_OP_SQRT: case SIM_OP_RSQRT:
