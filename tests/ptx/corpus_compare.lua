@@ -63,6 +63,11 @@ for _, ra in ipairs(a) do
     end
   end
 end
+local in_a = {}
+for _, r in ipairs(a) do in_a[r.name] = true end
+for _, r in ipairs(b) do
+  if not in_a[r.name] then print(("%-10s only in B (not compared)"):format(r.name)) end
+end
 if differ == 0 then
   print(("corpus: all %d kernels equal"):format(#a))
 else
