@@ -47,6 +47,6 @@ extern "C" __global__ void specials(const unsigned long long *din, const unsigne
   F64_1("neg.f64") F64_2("min.f64", d, 1.5) F64_2("max.f64", 1.5, d) F64_2("sub.rn.f64", d, d)
   F32_2("min.f32", f, 1.5f) F32_2("max.f32", 1.5f, f) F32_2("mul.rn.f32", f, 0.0f) F32_2("sub.rn.f32", f, f)
   { float y; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(y) : "f"(f), "f"(1.5f), "f"(2.0f)); BITS32(y); }
-  { float y; asm("cvt.rn.f32.f16 %0, %1;" : "=f"(y) : "h"(h)); BITS32(y); }
+  { float y; asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(h)); BITS32(y); }
   { unsigned short y; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(y) : "f"(f)); ROW(y); }
 }
