@@ -159,6 +159,11 @@ static void test_load_errors(void) {
   rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b16 %rs<2>;\n atom.global.add.f16 %rs1, [%r1], %rs1;\n}\n",
                 32, err, sizeof err);
   CHECK(rc == -2 && strstr(err, "line 8: unsupported form of atom (of 16-bit floats: add.noftz)"), "atom.f16: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .f32 %f<2>;\n .reg .b16 %rs<2>;\n cvt.rn.f32.f16 %f1, %rs1;\n}\n",
+                32, err, sizeof err);
+  CHECK(rc == -2 && strcmp(err, "line 8: a rounding modifier on a cvt that does not round") == 0, "cvt.rn widening: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n cvt.rz.s32.u32 %r1, %r1;\n}\n", 32, err, sizeof err);
+  CHECK(rc == -2 && strcmp(err, "line 7: a rounding modifier on a cvt that does not round") == 0, "cvt.rz int: %s", err);
   rc = run_text(".visible .entry k()\n{\n bra $L_nowhere;\n}\n", 32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 6: unknown label '$L_nowhere'") == 0, "label: %s", err);
   rc = run_text(".visible .entry k()\n{\n mov.u32 %r9, 1;\n}\n", 32, err, sizeof err);

@@ -261,6 +261,12 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
   if (!size && op != SIM_OP_CVTA && op != SIM_OP_ISSPACEP) return fail(err, errlen, in, "%s needs a type", opname(op));
   if (op == SIM_OP_CVT && (!sim_ptx_type_size(in->type2) || t == SIM_T_PRED || in->type2 == SIM_T_PRED))
     return fail(err, errlen, in, "cvt needs two types");
+  if (op == SIM_OP_CVT && in->rnd >= SIM_RND_RN && in->rnd <= SIM_RND_RP) { /* as ptxas: no rounding where nothing rounds */
+    int dfl = sim_ptx_type_is_float(t) || sim_ptx_type_is_half(t), sfl = sim_ptx_type_is_float(in->type2) ||
+                                                                          sim_ptx_type_is_half(in->type2);
+    if ((dfl && sfl && sim_ptx_type_size(t) > sim_ptx_type_size(in->type2)) || (!dfl && !sfl))
+      return fail(err, errlen, in, "a rounding modifier on a cvt that does not round");
+  }
   if ((op == SIM_OP_SET || op == SIM_OP_SLCT) && !sim_ptx_type_size(in->type2)) return fail(err, errlen, in, "two types needed");
   if ((op == SIM_OP_SETP || op == SIM_OP_SET) && !in->cmp) return fail(err, errlen, in, "a comparison needed");
   int float_only = op >= SIM_OP_FMA && op <= SIM_OP_COPYSIGN;
