@@ -91,6 +91,9 @@ const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_opera
     for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = v;
     return buf;
   }
+  case SIM_K_IMM:
+    if (w->f->imm_rows) return &w->f->imm_rows[(size_t)o->reg * SIM_PTX_WARP]; /* made at load */
+    __attribute__((fallthrough));
   default:
     for (int l = 0; l < SIM_PTX_WARP; l++) buf[l] = (uint64_t)o->imm;
     return buf;

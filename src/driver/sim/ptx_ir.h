@@ -133,6 +133,7 @@ typedef struct {
   int uses_local;
   uint32_t *undef_regs; /* registers a thread may read before writing them (ptx_defs.c) */
   uint32_t nundef;
+  uint64_t *imm_rows; /* each immediate operand's value 32 times, its row in the operand's reg (ptx_imm.c) */
 } sim_ptx_func;
 
 typedef struct {
@@ -240,6 +241,8 @@ static inline int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && t
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);
 /* ptx_defs.c: fills f->undef_regs; 0, or -1 out of memory. */
 int sim_ptx_find_undefined(sim_ptx_func *f);
+/* ptx_imm.c: fills f->imm_rows; 0, or -1 out of memory. */
+int sim_ptx_broadcast_imms(sim_ptx_func *f);
 /* ptx_fuse.c: contracts an unrounded f32/f64 mul and the add or sub that
  * alone reads its product into one fma, as ptxas does: 0, or -1 when out of
  * memory. */

@@ -471,7 +471,8 @@ sim_ptx_module *sim_ptx_load(const char *text, char *err, size_t errlen) {
   for (int i = 0; r == 0 && i < m->nfuncs; i++)
     if (!m->funcs[i].is_extern && sim_ptx_check_func(m, &m->funcs[i], err, errlen)) r = -1;
   for (int i = 0; r == 0 && i < m->nfuncs; i++)
-    if (!m->funcs[i].is_extern && sim_ptx_find_undefined(&m->funcs[i])) r = sim_ptx_fail(&p, 0, "out of memory");
+    if (!m->funcs[i].is_extern && (sim_ptx_find_undefined(&m->funcs[i]) || sim_ptx_broadcast_imms(&m->funcs[i])))
+      r = sim_ptx_fail(&p, 0, "out of memory");
   for (int i = 0; i < m->nfuncs; i++) m->uses_local |= m->funcs[i].frame_bytes > 0;
   free(p.t);
   free(p.names);
@@ -494,6 +495,7 @@ void sim_ptx_free(sim_ptx_module *m) {
     free(f->code);
     free(f->vec);
     free(f->undef_regs);
+    free(f->imm_rows);
   }
   for (int i = 0; i < m->nvars; i++) {
     free(m->vars[i].name);
