@@ -95,6 +95,7 @@ check sim-schedule-random '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_SCHEDULE=ran
 check bad-sim-racecheck "GPULUA_SIM_RACECHECK must be on or off, got 'yes'" env GPULUA_SIM_RACECHECK=yes "$g" -e 'print(1)'
 check sim-racecheck-off '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_RACECHECK=off "$g" -e 'print(gpu.backend())'
 check bad-sim-builtins "GPULUA_SIM_BUILTINS must be c or ptx, got 'cuda'" env GPULUA_SIM_BUILTINS=cuda "$g" -e 'print(1)'
+check bad-sim-nccl-addr "GPULUA_SIM_NCCL_ADDR must be a numeric IPv4 or IPv6 address such as 127.0.0.1, got 'localhost'" env GPULUA_SIM_NCCL_ADDR=localhost "$g" -e 'print(1)'
 check sim-builtins-c '^sim$' env GPULUA_BACKEND=sim GPULUA_SIM_BUILTINS=c "$g" -e 'print(gpu.backend())'
 # under ptx the built-ins run kernels/builtins.cu, so they need NVRTC (c has stand-ins without it)
 check sim-builtins-ptx-nvrtc "gpu.kernels: GPULUA_SIM_BUILTINS=ptx runs the built-ins' CUDA source, kernels/builtins.cu, which needs NVRTC: GPULUA_NVRTC=/nonexistent/libnvrtc.so could not be loaded" \

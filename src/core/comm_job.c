@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "device.h"
-#include "driver_ext.h"
 #include "nccl_table.h"
 #include "runtime.h"
 #include "store.h"
@@ -170,18 +169,15 @@ int gl_comm_new_job(gl_runtime *rt, const gl_job_req *q, gl_comm **out) {
                    q->call, j->rank, j->size, job_vars(j, vars, sizeof vars));
   const char *why = gld_nccl_load();
   if (why) return gl_fail(rt, "%s: %s", q->call, why);
-  int sim = gld_drv_ext.nccl_table != NULL; /* the backend's own NCCL: within one process */
   gld_ncclUniqueId id;
   memset(&id, 0, sizeof id);
   gl_store *s = NULL;
   gl_set_ctx(q->dev);
   if (j->rank == 0) {
-    if (!sim) {
-      gld_ncclResult r = gld_nc.ncclGetUniqueId(&id);
-      if (r != GL_NCCL_SUCCESS)
-        return gl_fail(rt, "%s: ncclGetUniqueId failed: %s", q->call,
-                       gld_nc.ncclGetErrorString ? gld_nc.ncclGetErrorString(r) : "?");
-    }
+    gld_ncclResult r = gld_nc.ncclGetUniqueId(&id); /* the sim's: a hub of this process (TCP) */
+    if (r != GL_NCCL_SUCCESS)
+      return gl_fail(rt, "%s: ncclGetUniqueId failed: %s", q->call,
+                     gld_nc.ncclGetErrorString ? gld_nc.ncclGetErrorString(r) : "?");
     if (gl_store_listen(host, port, j->size, q->timeout_s, &s, NULL, err, sizeof err) != 0 ||
         gl_store_serve(s, &id, sizeof id, err, sizeof err) != 0) {
       gl_store_close(s);
@@ -189,14 +185,6 @@ int gl_comm_new_job(gl_runtime *rt, const gl_job_req *q, gl_comm **out) {
     }
   } else if (gl_store_connect(host, port, j->rank, j->size, q->timeout_s, &s, &id, sizeof id, err, sizeof err) != 0) {
     return gl_fail(rt, "%s: %s (store from %s)", q->call, err, from);
-  }
-  if (sim) {
-    gl_fail(rt, "%s: rank %d of %d met the job's other ranks at the store at %s, but the sim cannot run the "
-                "collectives of a job of several processes yet (use gpu.comm{devices = ...} in one process, a job of "
-                "one rank, or the cuda backend)",
-            q->call, j->rank, j->size, gl_store_addr(s));
-    gl_store_close(s);
-    return -1;
   }
   if (gl_comm_init_rank(rt, q->call, j->rank, j->size, &id, q->dev, out) != 0) {
     gl_store_close(s);

@@ -86,6 +86,9 @@ static const struct {
    "sim: a timing model (models/h200.json, or one gpu.calibrate wrote), so sim's device times predict that GPU's (as --sim-model)"},
   {"GPULUA_SIM_NCCL_FAULT", "N|async:N", "none",
    "sim: the N-th collective call fails (async: its communicator reports an error)"},
+  {"GPULUA_SIM_NCCL_ADDR", "ADDRESS", "127.0.0.1",
+   "sim: the numeric address rank 0 of a job of several processes (gpu.comm{}) serves the job's collectives on "
+   "(a free port); the default keeps the job on one host"},
   {"GPULUA_SIM_KERNELS", "ptx|host|compare", "ptx",
    "sim: what a launch runs: ptx (the kernel's own PTX, memory and races checked), host (the function "
    "given with k:host) or compare (both, the host function on copies; the first element they write "

@@ -18,10 +18,12 @@
  * default, or off: whether kernels run as PTX are checked for data races,
  * ptx_race.c), GPULUA_SIM_BUILTINS (what a built-in's launch runs: c, the
  * default, its C implementation; ptx, kernels/builtins.cu's PTX through the
- * interpreter, whatever GPULUA_SIM_KERNELS says).
+ * interpreter, whatever GPULUA_SIM_KERNELS says), GPULUA_SIM_NCCL_ADDR (the
+ * address a job's hub listens on: sim_nccl_net.c).
  */
 
 #include "sim_internal.h"
+#include "sim_nccl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -210,6 +212,12 @@ int gld_sim_config_error(char *why, size_t whylen) {
   s = getenv("GPULUA_SIM_RACECHECK");
   if (s && *s && parse_racecheck(s) < 0) {
     snprintf(why, whylen, "GPULUA_SIM_RACECHECK must be on or off, got '%s'", s);
+    return -1;
+  }
+  s = getenv("GPULUA_SIM_NCCL_ADDR");
+  if (s && *s && sim_net_parse_addr(s) != 0) {
+    snprintf(why, whylen, "GPULUA_SIM_NCCL_ADDR must be a numeric IPv4 or IPv6 address such as 127.0.0.1, got '%.64s'",
+             s);
     return -1;
   }
   s = getenv("GPULUA_SIM_BUILTINS");

@@ -19,7 +19,9 @@
  * ncclGroupEnd are queued at the end, all or (when one failed) none. The test
  * hook GPULUA_SIM_NCCL_FAULT (sim_device.c) makes one call fail, at once or
  * asynchronously, so gpulua's handling of NCCL errors can be tested on sim.
- * Point to point calls (ncclSend, ncclRecv) are sim_nccl_p2p.c's.
+ * Point to point calls (ncclSend, ncclRecv) are sim_nccl_p2p.c's;
+ * communicators between processes (ncclGetUniqueId, ncclCommInitRank) are
+ * sim_nccl_net.c's, computed by sim_nccl_compute all the same.
  */
 #include "sim_nccl.h"
 
@@ -135,8 +137,8 @@ static void reduce(gld_ncclDataType t, int op, int n, const void *const *src, si
 
 /* The collective for every rank, from copies of the send buffers. 0, or -1
  * when out of host memory. */
-static int compute(meeting *m, int n) {
-  const coll_args *p0 = &m->part[0];
+int sim_nccl_compute(const coll_args *part, int n) {
+  const coll_args *p0 = &part[0];
   size_t es = sim_nccl_type_size(p0->type), count = p0->count;
   size_t in = p0->kind == C_ALL_GATHER ? count : p0->kind == C_REDUCE_SCATTER ? count * (size_t)n : count;
   const void **src = calloc((size_t)n, sizeof *src);
@@ -147,34 +149,50 @@ static int compute(meeting *m, int n) {
     return -1;
   }
   for (int r = 0; r < n; r++) {
-    memcpy(copy + (size_t)r * in * es, m->part[r].send, in * es);
+    memcpy(copy + (size_t)r * in * es, part[r].send, in * es);
     src[r] = copy + (size_t)r * in * es;
   }
   switch (p0->kind) {
   case C_ALL_REDUCE:
     reduce(p0->type, p0->op, n, src, 0, count, res);
-    for (int r = 0; r < n; r++) memcpy(m->part[r].recv, res, count * es);
+    for (int r = 0; r < n; r++) memcpy(part[r].recv, res, count * es);
     break;
   case C_REDUCE:
     reduce(p0->type, p0->op, n, src, 0, count, res);
-    memcpy(m->part[p0->root].recv, res, count * es);
+    memcpy(part[p0->root].recv, res, count * es);
     break;
   case C_BROADCAST:
-    for (int r = 0; r < n; r++) memcpy(m->part[r].recv, src[p0->root], count * es);
+    for (int r = 0; r < n; r++) memcpy(part[r].recv, src[p0->root], count * es);
     break;
   case C_ALL_GATHER:
     for (int r = 0; r < n; r++)
-      for (int i = 0; i < n; i++) memcpy((char *)m->part[r].recv + (size_t)i * count * es, src[i], count * es);
+      for (int i = 0; i < n; i++) memcpy((char *)part[r].recv + (size_t)i * count * es, src[i], count * es);
     break;
   default: /* C_REDUCE_SCATTER */
     for (int r = 0; r < n; r++) {
       reduce(p0->type, p0->op, n, src, (size_t)r * count, count, res);
-      memcpy(m->part[r].recv, res, count * es);
+      memcpy(part[r].recv, res, count * es);
     }
     break;
   }
   free(src), free(copy), free(res);
   return 0;
+}
+
+clique *sim_nccl_clique_new(int n) {
+  clique *q = calloc(1, sizeof *q);
+  uint64_t *issued = q ? calloc((size_t)n, sizeof *issued) : NULL;
+  uint64_t *sends = calloc((size_t)n * (size_t)n, sizeof *sends), *recvs = calloc((size_t)n * (size_t)n, sizeof *recvs);
+  if (!issued || !sends || !recvs) {
+    free(issued), free(sends), free(recvs);
+    free(q);
+    return NULL;
+  }
+  q->n = n;
+  q->issued = issued;
+  q->sends = sends;
+  q->recvs = recvs;
+  return q;
 }
 
 void sim_nccl_clique_free(clique *q) {
@@ -234,7 +252,7 @@ static int coll_host(void *user, const gld_sim_launch *launch) {
   if (m) {
     m->part[a.rank] = a;
     if (++m->arrived == q->n && !m->done) {
-      m->done = compute(m, q->n) != 0 ? 2 : 1;
+      m->done = sim_nccl_compute(m->part, q->n) != 0 ? 2 : 1;
       sim_progress_locked();
     }
     while (!m->done) sim_wait_locked();
@@ -280,6 +298,10 @@ static struct CUfunc_st coll_func = {.name = "nccl collective (sim)", .host = co
 static gld_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
   pthread_mutex_lock(&sim_S.mu);
   a.seq = c->q->issued[c->rank]++;
+  if (c->net) {
+    pthread_mutex_unlock(&sim_S.mu);
+    return sim_net_queue(c, &a, 1, st);
+  }
   c->q->refs++; /* held by the operation until it ran: a destroy meanwhile does not free the clique */
   pthread_mutex_unlock(&sim_S.mu);
   CUresult r = sim_enqueue_host_call(&coll_func, &a, sizeof a, st, 0);
@@ -293,6 +315,10 @@ static gld_ncclResult queue_part(ncclComm_t c, coll_args a, CUstream st) {
 /* A part of a failed group that is not queued: its sequence number taken and
  * left at once, so the ranks' later calls still meet in order. */
 static void drop_part(ncclComm_t c, coll_args a) {
+  if (c->net) {
+    sim_net_fail(c, "a collective of its group could not be queued");
+    return;
+  }
   pthread_mutex_lock(&sim_S.mu);
   a.seq = c->q->issued[c->rank]++;
   c->q->refs++;
@@ -348,10 +374,7 @@ static gld_ncclResult s_version(int *v) {
   return GL_NCCL_SUCCESS;
 }
 
-static gld_ncclResult s_unique_id(gld_ncclUniqueId *id) {
-  (void)id;
-  return GL_NCCL_INVALID_USAGE; /* one process only: no ids to share */
-}
+static gld_ncclResult s_unique_id(gld_ncclUniqueId *id) { return sim_net_unique_id(id); }
 
 static gld_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
   if (!comms || n < 1 || !sim_S.initialized) return GL_NCCL_INVALID_ARGUMENT;
@@ -360,24 +383,13 @@ static gld_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
     for (int j = 0; j < i; j++)
       if ((devs ? devs[j] : j) == (devs ? devs[i] : i)) return GL_NCCL_INVALID_USAGE; /* one rank per device */
   }
-  clique *q = calloc(1, sizeof *q);
-  uint64_t *issued = q ? calloc((size_t)n, sizeof *issued) : NULL;
-  uint64_t *sends = calloc((size_t)n * (size_t)n, sizeof *sends), *recvs = calloc((size_t)n * (size_t)n, sizeof *recvs);
-  if (!issued || !sends || !recvs) {
-    free(issued), free(sends), free(recvs);
-    free(q);
-    return GL_NCCL_SYSTEM_ERROR;
-  }
-  q->n = n;
-  q->issued = issued;
-  q->sends = sends;
-  q->recvs = recvs;
+  clique *q = sim_nccl_clique_new(n);
+  if (!q) return GL_NCCL_SYSTEM_ERROR;
   for (int i = 0; i < n; i++) {
     comms[i] = calloc(1, sizeof *comms[i]);
     if (!comms[i]) {
       while (i-- > 0) free(comms[i]);
-      free(issued), free(sends), free(recvs);
-      free(q);
+      sim_nccl_clique_free(q);
       return GL_NCCL_SYSTEM_ERROR;
     }
     comms[i]->q = q;
@@ -389,12 +401,17 @@ static gld_ncclResult s_init_all(ncclComm_t *comms, int n, const int *devs) {
 }
 
 static gld_ncclResult s_init_rank(ncclComm_t *comm, int n, gld_ncclUniqueId id, int rank) {
-  (void)comm, (void)n, (void)id, (void)rank;
-  return GL_NCCL_INVALID_USAGE;
+  if (!comm || !sim_S.initialized) return GL_NCCL_INVALID_ARGUMENT;
+  return sim_net_init_rank(comm, n, id, rank);
 }
 
 static gld_ncclResult s_destroy(ncclComm_t c) {
   if (!c) return GL_NCCL_INVALID_ARGUMENT;
+  if (c->net) {
+    sim_net_release(c->net); /* the clique is the rank's: freed with it */
+    free(c);
+    return GL_NCCL_SUCCESS;
+  }
   pthread_mutex_lock(&sim_S.mu);
   clique *q = c->q;
   int last = --q->refs == 0; /* queued collectives hold references too */
@@ -409,6 +426,10 @@ static gld_ncclResult s_destroy(ncclComm_t c) {
  * communicator is freed without waiting for them. */
 static gld_ncclResult s_abort(ncclComm_t c) {
   if (!c) return GL_NCCL_INVALID_ARGUMENT;
+  if (c->net) {
+    sim_net_fail(c, "it aborted its communicator");
+    return s_destroy(c);
+  }
   pthread_mutex_lock(&sim_S.mu);
   c->q->aborted = 1;
   for (meeting *m = c->q->meetings; m; m = m->next)
@@ -495,7 +516,10 @@ static const char *s_error_string(gld_ncclResult r) {
   case GL_NCCL_INTERNAL_ERROR: return "internal error";
   case GL_NCCL_INVALID_ARGUMENT: return "invalid argument";
   case GL_NCCL_INVALID_USAGE: return "invalid usage";
-  case GL_NCCL_REMOTE_ERROR: return "remote process exited or there was a network error";
+  case GL_NCCL_REMOTE_ERROR: { /* with what ended a communicator of a job, where one did */
+    const char *t = sim_net_remote_text();
+    return t[0] ? t : "remote process exited or there was a network error";
+  }
   default: return "unknown result code";
   }
 }

@@ -150,6 +150,12 @@ static struct CUfunc_st p2p_func = {.name = "nccl send/recv (sim)", .host = p2p_
                                     .nparams = 1, .sizes = {sizeof(p2p_op)}, .ptx_nparams = -1, .max_threads = 1024};
 
 gld_ncclResult sim_p2p_queue(ncclComm_t c, coll_args *parts, int n, CUstream st) {
+  if (c->net) { /* between processes: the parts' orders taken, the hub pairs them */
+    pthread_mutex_lock(&sim_S.mu);
+    for (int i = 0; i < n; i++) take_seq(c->q, &parts[i]);
+    pthread_mutex_unlock(&sim_S.mu);
+    return sim_net_queue(c, parts, n, st);
+  }
   p2p_op o = {c->q, n, malloc((size_t)n * sizeof *parts), calloc((size_t)n, sizeof(int))};
   if (!o.parts || !o.state) {
     free(o.parts), free(o.state);
@@ -173,6 +179,10 @@ gld_ncclResult sim_p2p_queue(ncclComm_t c, coll_args *parts, int n, CUstream st)
 }
 
 void sim_p2p_drop(ncclComm_t c, coll_args a) {
+  if (c->net) {
+    sim_net_fail(c, "a send or recv of its group could not be queued");
+    return;
+  }
   pthread_mutex_lock(&sim_S.mu);
   a.q = c->q;
   take_seq(c->q, &a);
