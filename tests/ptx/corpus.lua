@@ -230,6 +230,27 @@ do
   keep("blocksum", {{name = "part", slice = part}, {name = "total", slice = total}})
 end
 
+-- shared-memory tiles (matmul), a two-kernel scan, a bitonic sort in shared memory, a 3-D grid
+do
+  local m, n, k = 37, 29, 45
+  local mm = kernel("tiles", "matmul", "const f32*, const f32*, f32*, i32, i32, i32")
+  local a = input("f32", gen(m * k, function() return (rnd() % 2001 - 1000) / 256 end))
+  local b = input("f32", gen(k * n, function() return (rnd() % 2001 - 1000) / 128 end))
+  local c = zeros("f32", m * n)
+  s:launch(mm, {grid = {(n + 15) // 16, (m + 15) // 16}, block = {16, 16}}, a, b, c, m, n, k)
+  local len, blocks = 1000, 4
+  local x = input("i32", gen(len, function() return rnd() % 2001 - 1000 end))
+  local y, totals = zeros("i32", len), zeros("i32", blocks)
+  s:launch(kernel("tiles", "scan_blocks", "const i32*, i32*, i32*, i32"), {grid = blocks, block = 256}, x, y, totals, len)
+  s:launch(kernel("tiles", "scan_add", "i32*, const i32*, i32"), {grid = blocks, block = 256}, y, totals, len)
+  local keys = input("u32", gen(3 * 512, function() return rnd() end))
+  s:launch(kernel("tiles", "bitonic", "u32*"), {grid = 3, block = 128}, keys)
+  local g = zeros("u32", 19 * 11 * 7)
+  s:launch(kernel("tiles", "grid3d", "u32*, i32, i32, i32"), {grid = {3, 2, 4}, block = {8, 8, 2}}, g, 19, 11, 7)
+  keep("tiles", {{name = "matmul", slice = c, bits = f32_bits, kind = "f32"}, {name = "scan", slice = y},
+                 {name = "sorted", slice = keys}, {name = "grid3d", slice = g}})
+end
+
 -- NaN, infinities and values past an integer's range through conversions and float operations
 -- (tests/ptx/specials.cu: one row of n results an instruction)
 do
