@@ -241,7 +241,8 @@ do
   local len, blocks = 1000, 4
   local x = input("i32", gen(len, function() return rnd() % 2001 - 1000 end))
   local y, totals = zeros("i32", len), zeros("i32", blocks)
-  s:launch(kernel("tiles", "scan_blocks", "const i32*, i32*, i32*, i32"), {grid = blocks, block = 256}, x, y, totals, len)
+  local scan = kernel("tiles", "scan_blocks", "const i32*, i32*, i32*, i32")
+  s:launch(scan, {grid = blocks, block = 256}, x, y, totals, len)
   s:launch(kernel("tiles", "scan_add", "i32*, const i32*, i32"), {grid = blocks, block = 256}, y, totals, len)
   local keys = input("u32", gen(3 * 512, function() return rnd() end))
   s:launch(kernel("tiles", "bitonic", "u32*"), {grid = 3, block = 128}, keys)

@@ -34,7 +34,10 @@ typedef struct net_wait {
   void *recv;
   size_t cap;
   int done;    /* 1 complete, 3 failed */
-  int reading; /* the reader is writing its result: its worker waits */
+  int reading; /* the reader is taking its result in: its worker waits */
+  void *got;   /* the result as read, copied into recv by the worker: only the stream's
+                  worker touches the device's memory, after its own send read it */
+  size_t got_len;
 } net_wait;
 
 struct sim_net_rank {
@@ -138,10 +141,16 @@ static void *reader_main(void *arg) {
     while (w && w->tag != m.tag) w = w->next;
     if (w) w->reading = 1; /* its worker waits until the result is in */
     pthread_mutex_unlock(&nr->mu);
-    int bad = !w || m.len > w->cap || (m.len && sim_net_recv_all(nr->fd, w->recv, m.len) != 0);
+    void *got = w && m.len && m.len <= w->cap ? malloc(m.len) : NULL;
+    int bad = !w || m.len > w->cap || (m.len && (!got || sim_net_recv_all(nr->fd, got, m.len) != 0));
     pthread_mutex_lock(&nr->mu);
     if (w) w->reading = 0;
-    if (w && !bad && !w->done) w->done = 1;
+    if (w && !bad && !w->done) {
+      w->done = 1;
+      w->got = got, w->got_len = m.len;
+      got = NULL;
+    }
+    free(got);
     pthread_cond_broadcast(&nr->cv);
     pthread_mutex_unlock(&nr->mu);
     if (bad) break;
@@ -180,8 +189,9 @@ static int net_host(void *user, const gld_sim_launch *launch) {
       w[i].next = nr->waits;
       nr->waits = &w[i];
     }
+    int skip = nr->failed[0] != 0; /* failed already: nothing to send */
     pthread_mutex_unlock(&nr->mu);
-    for (int i = 0; i < o.n && !w[i].done; i++) {
+    for (int i = 0; i < o.n && !skip; i++) {
       const coll_args *a = &o.parts[i];
       int type = a->kind == C_SEND ? SIM_NET_SEND : a->kind == C_RECV ? SIM_NET_RECV : SIM_NET_COLL;
       size_t len = type == SIM_NET_SEND ? a->count * sim_nccl_type_size(a->type)
@@ -201,6 +211,9 @@ static int net_host(void *user, const gld_sim_launch *launch) {
   for (int i = 0; w && i < o.n; i++) {
     while (!w[i].done || w[i].reading) pthread_cond_wait(&nr->cv, &nr->mu);
     failed |= w[i].done == 3;
+    if (w[i].got) memcpy(w[i].recv, w[i].got, w[i].got_len);
+    free(w[i].got);
+    w[i].got = NULL;
   }
   for (net_wait **pp = &nr->waits; w && *pp;) {
     if (*pp >= w && *pp < w + o.n) *pp = (*pp)->next;
