@@ -6,7 +6,8 @@
 -- the next rank. Both are checked against the CPU. One line per rank.
 --
 --   gpulua examples/ddp.lua [samples] [steps]     (a job of one rank)
---   mpirun -np 4 gpulua examples/ddp.lua          (docs/API.md, "Running on many machines")
+--   mpirun -np 4 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 gpulua examples/ddp.lua
+-- (srun and torchrun: docs/API.md, "Running on many machines")
 local gpu = require "gpulua"
 
 -- this process's rank of the launcher's job; without a launcher, a job of one
