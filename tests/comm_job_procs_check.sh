@@ -6,7 +6,9 @@
 # variables, then torchrun's, Slurm's and (where mpirun is installed) Open
 # MPI's; a rank that ends before a collective fails the others with a message
 # naming it; a connection that sends garbage to the hub is dropped and the job
-# completes. Every process runs under `timeout`, so a hang fails the test.
+# completes. examples/ddp.lua runs as 2 processes under gpulua's variables and
+# as 4 under mpirun; each rank must print its line saying its results match
+# the CPU. Every process runs under `timeout`, so a hang fails the test.
 #   tests/comm_job_procs_check.sh PATH/TO/gpulua
 set -uo pipefail
 g=$1
@@ -35,11 +37,14 @@ run_job() {
   done
   wait "${pids[@]}"
 }
-# every rank of job NAME exited 0 and printed its line
+# every rank of job NAME exited 0 and printed its line (`LINE r n` prints the
+# pattern; comm_job_procs.lua's line by default)
+job_line() { echo "^rank $1 of $2: all collectives agree\$"; }
+ddp_line() { echo "^ddp: rank $1 of $2: .*; gradient matches the CPU (.*), ring ok\$"; }
 check_job() {
-  local name=$1 n=$2 r
+  local name=$1 n=$2 line=${3:-job_line} r
   for ((r = 0; r < n; r++)); do
-    if [ "$(cat "$tmp/$name.$r.rc")" = 0 ] && grep -q "^rank $r of $n: all collectives agree$" "$tmp/$name.$r"; then ok
+    if [ "$(cat "$tmp/$name.$r.rc")" = 0 ] && grep -q "$($line "$r" "$n")" "$tmp/$name.$r"; then ok
     else bad "$name: rank $r (exit $(cat "$tmp/$name.$r.rc")):"; cat "$tmp/$name.$r"; fi
   done
 }
@@ -61,14 +66,23 @@ port=$(free_port)
 run_job slurm 2 "$job" slurm_vars
 check_job slurm 2
 
+# the example: a data-parallel job checked against the CPU on every rank
+port=$(free_port)
+run_job ddp 2 "$here/../examples/ddp.lua" gpulua_vars
+check_job ddp 2 ddp_line
+
 if command -v mpirun >/dev/null 2>&1; then
-  port=$(free_port)
-  out=$(GPULUA_STORE=127.0.0.1:$port timeout 180 mpirun --allow-run-as-root --oversubscribe -np 4 \
-    -x GPULUA_BACKEND -x GPULUA_STORE "$g" "$job" 2>&1)
-  rc=$?
-  for r in 0 1 2 3; do
-    if [ "$rc" = 0 ] && grep -q "^rank $r of 4: all collectives agree$" <<<"$out"; then ok
-    else bad "mpirun -np 4 (exit $rc), rank $r:"; printf '%s\n' "$out"; fi
+  for script in "$job" "$here/../examples/ddp.lua"; do
+    line=job_line
+    [ "$script" = "$job" ] || line=ddp_line
+    port=$(free_port)
+    out=$(GPULUA_STORE=127.0.0.1:$port timeout 180 mpirun --allow-run-as-root --oversubscribe -np 4 \
+      -x GPULUA_BACKEND -x GPULUA_STORE "$g" "$script" 2>&1)
+    rc=$?
+    for r in 0 1 2 3; do
+      if [ "$rc" = 0 ] && grep -q "$($line "$r" 4)" <<<"$out"; then ok
+      else bad "mpirun -np 4 $(basename "$script") (exit $rc), rank $r:"; printf '%s\n' "$out"; fi
+    done
   done
 else
   echo "comm.job_procs: skipped the mpirun part: mpirun is not installed (Debian: apt-get install openmpi-bin)"
