@@ -64,6 +64,7 @@ struct sim_net_hub {
   hub_conn strangers[MAX_STRANGERS];
   hub_conn *ranks; /* per rank */
   int *state;      /* per rank: 0 not come, 1 joined, 2 said goodbye, 3 connection closed or failed */
+  int ready;       /* every rank has joined, and was told */
   hub_meeting *meetings;
   hub_post *posts;
   char failed[SIM_NET_TEXT]; /* the communicator failed: why */
@@ -101,6 +102,8 @@ static void free_part(part *p) {
 static void fail(sim_net_hub *h, const char *why) {
   if (!h->failed[0]) snprintf(h->failed, sizeof h->failed, "%s", why);
   size_t len = strlen(h->failed);
+  if (!h->ready) /* ranks still waiting in ncclCommInitRank: it fails */
+    for (int r = 0; r < h->n; r++) reply(h, r, SIM_NET_FAIL, 0, h->failed, len);
   for (hub_meeting *m; (m = h->meetings);) {
     h->meetings = m->next;
     for (int r = 0; r < h->n; r++)
@@ -168,6 +171,12 @@ static void complete(sim_net_hub *h, hub_meeting *m) {
 /* What waits on a rank that has gone fails the communicator. */
 static void check_gone(sim_net_hub *h) {
   char why[200];
+  for (int r = 0; !h->ready && r < h->n; r++)
+    if (h->state[r] >= 2) { /* gone before every rank had joined: the others' joining fails */
+      gone_text(h, r, why, sizeof why);
+      fail(h, why);
+      return;
+    }
   for (hub_meeting *m = h->meetings; m; m = m->next)
     for (int r = 0; r < h->n; r++)
       if (!m->parts[r].m.type && h->state[r] >= 2) {
@@ -205,6 +214,7 @@ static void on_coll(sim_net_hub *h, int r, part p) {
   }
   m->parts[r] = p;
   if (++m->arrived == h->n) complete(h, m);
+  else check_gone(h); /* a rank that has gone will never bring its part */
 }
 
 static void on_p2p(sim_net_hub *h, int r, part p) {
@@ -233,6 +243,7 @@ static void on_p2p(sim_net_hub *h, int r, part p) {
   q->p = p;
   q->next = h->posts;
   h->posts = q;
+  check_gone(h);
 }
 
 /* A whole message from rank r. 0, or -1 when it is malformed (the rank is
@@ -310,6 +321,16 @@ static void on_hello(sim_net_hub *h, hub_conn *c) {
   memset(c, 0, sizeof *c);
   c->fd = -1;
   c->rank = -1;
+  if (h->failed[0]) { /* too late: the communicator failed while this rank was on its way */
+    reply(h, r, SIM_NET_FAIL, 0, h->failed, strlen(h->failed));
+    return;
+  }
+  int all = 1;
+  for (int k = 0; k < h->n; k++) all &= h->state[k] != 0;
+  if (all && !h->ready) { /* every rank has come: their ncclCommInitRank return */
+    h->ready = 1;
+    for (int k = 0; k < h->n; k++) reply(h, k, SIM_NET_READY, 0, NULL, 0);
+  }
   check_gone(h);
 }
 

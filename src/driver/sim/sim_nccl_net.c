@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -44,6 +45,7 @@ struct sim_net_rank {
   pthread_mutex_t mu, wmu; /* mu: the waits and the state; wmu: writes to fd */
   pthread_cond_t cv;
   int fd, rank, n, refs, closing;
+  int ready; /* the hub said every rank has joined */
   pthread_t reader;
   uint64_t next_tag;
   net_wait *waits;
@@ -133,6 +135,13 @@ static void *reader_main(void *arg) {
       for (uint64_t rest = m.len - n; rest; rest--) /* a longer text than ours: the rest read and left */
         if (sim_net_recv_all(nr->fd, why + n, 1) != 0) break;
       rank_failed(nr, why);
+      continue;
+    }
+    if (m.type == SIM_NET_READY && m.len == 0) {
+      pthread_mutex_lock(&nr->mu);
+      nr->ready = 1;
+      pthread_cond_broadcast(&nr->cv);
+      pthread_mutex_unlock(&nr->mu);
       continue;
     }
     if (m.type != SIM_NET_RESULT) break;
@@ -364,6 +373,28 @@ gld_ncclResult sim_net_init_rank(ncclComm_t *comm, int n, gld_ncclUniqueId id, i
     return GL_NCCL_SYSTEM_ERROR;
   }
   if (rank == 0) nr->hub = sim_net_hub_take(nid.token);
+  /* as NCCL's, a collective call: it returns once every rank has joined */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += SIM_NET_JOIN_S;
+  pthread_mutex_lock(&nr->mu);
+  int timed_out = 0;
+  while (!nr->ready && !nr->failed[0] && !timed_out)
+    timed_out = pthread_cond_timedwait(&nr->cv, &nr->mu, &until) == ETIMEDOUT;
+  int ready = nr->ready && !nr->failed[0];
+  char why[SIM_NET_TEXT];
+  snprintf(why, sizeof why, "%s", nr->failed[0] ? nr->failed : "not every rank joined within the limit");
+  pthread_mutex_unlock(&nr->mu);
+  if (!ready) {
+    fprintf(stderr, "gpulua: sim: ncclCommInitRank: rank %d of %d: the communicator's ranks did not all join (%d s at "
+                    "most): %s\n", rank, n, SIM_NET_JOIN_S, why);
+    c->q = q;
+    c->rank = rank;
+    c->net = nr;
+    sim_net_release(nr);
+    free(c);
+    return GL_NCCL_REMOTE_ERROR;
+  }
   c->q = q;
   c->rank = rank;
   c->ordinal = sim_cur_ctx ? sim_cur_ctx->ordinal : 0;

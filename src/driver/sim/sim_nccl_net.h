@@ -29,7 +29,10 @@ enum {
   SIM_NET_FAIL,      /* rank -> hub: this rank cannot go on (text); hub -> rank: the communicator failed (text) */
   SIM_NET_BYE,       /* rank -> hub: the rank's communicator is destroyed */
   SIM_NET_RESULT,    /* hub -> rank: the part `tag` complete; its result as payload */
+  SIM_NET_READY,     /* hub -> rank: every rank has joined (ncclCommInitRank returns) */
 };
+/* How long ncclCommInitRank waits for the job's other ranks to join. */
+#define SIM_NET_JOIN_S 300
 
 typedef struct sim_net_msg {
   uint64_t magic, type, tag, seq, kind, dtype, op, root, count, len;
