@@ -28,6 +28,7 @@
 #define TEXT 200         /* a call's "what\nfile:line" */
 #define VERDICT_MAX 1000 /* a verdict's text (within a store message) */
 #define GRACE_S 5.0      /* after a fault: how long a verdict that explains it is waited for */
+#define MISMATCH_WAIT_S 1.0 /* a mismatch: how long the ranks not yet there are waited for */
 
 typedef struct rec {
   uint64_t seq, count;
@@ -71,6 +72,12 @@ struct gl_comm_check {
   size_t head, nents, capents; /* ents[head .. nents): collectives base, base + 1, .. */
   uint64_t base;
   int ngone, decided;
+  /* a mismatch found: decided once every rank reached it (or MISMATCH_WAIT_S), so that the calls are grouped */
+  int mismatch;
+  uint64_t mseq;
+  double mt0;
+  rec *mrec;  /* per rank: its call there */
+  char *mhas; /* per rank: reached it */
 };
 
 static double now_s(void) {
@@ -215,6 +222,10 @@ static void on_call(gl_comm_check *k, int r, const rec *x) {
   if (k->decided || st->gone || x->seq != st->next) return;
   st->next++;
   st->last = *x;
+  if (k->mismatch) {
+    if (x->seq == k->mseq) k->mrec[r] = *x, k->mhas[r] = 1;
+    return;
+  }
   entry *e = entry_at(k, x->seq);
   if (!e) {
     if (x->seq != k->base + (k->nents - k->head)) return; /* cannot be: ranks publish in order */
@@ -232,15 +243,10 @@ static void on_call(gl_comm_check *k, int r, const rec *x) {
     e = &k->ents[k->nents++];
     *e = (entry){*x, r, 0, now_s()};
   } else if (!same(&e->r, x)) {
-    char mine[400], theirs[400], who[200], text[2400];
-    describe(x, mine, sizeof mine);
-    describe(&e->r, theirs, sizeof theirs);
-    st->next--; /* the others' list is of the ranks that matched */
-    ranks_text(k, reached, x->seq, who, sizeof who);
-    st->next++;
-    snprintf(text, sizeof text, "%s on rank %d does not match %s on %s (collective %llu of this communicator)", mine,
-             r, theirs, who, (unsigned long long)x->seq + 1);
-    decide(k, text);
+    k->mismatch = 1, k->mseq = x->seq, k->mt0 = now_s();
+    for (int q = 0; q < k->size; q++)
+      if (q != r && k->rs[q].next > x->seq) k->mrec[q] = e->r, k->mhas[q] = 1; /* they matched the first */
+    k->mrec[r] = *x, k->mhas[r] = 1;
     return;
   }
   e->arrived++;
@@ -250,9 +256,43 @@ static void on_call(gl_comm_check *k, int r, const rec *x) {
 
 static int not_reached(gl_comm_check *k, int r, uint64_t seq) { return k->rs[r].next <= seq; }
 
+/* ranks_text's pick: rank r made the call that rank `group` made */
+static int same_call(gl_comm_check *k, int r, uint64_t group) {
+  return k->mhas[r] && same(&k->mrec[r], &k->mrec[group]);
+}
+
+/* A mismatch: once every rank still there reached it, or after MISMATCH_WAIT_S, the
+ * verdict: the largest group of ranks with one call against the next. -1, or the ms left. */
+static int check_mismatch(gl_comm_check *k) {
+  if (!k->mismatch || k->decided) return -1;
+  int missing = 0;
+  for (int r = 0; r < k->size; r++) missing += !k->mhas[r] && !k->rs[r].gone;
+  double left = k->mt0 + MISMATCH_WAIT_S - now_s();
+  if (missing && left > 0) return (int)(left * 1000) + 1;
+  int big = -1, nbig = 0, other = -1;
+  for (int r = 0; r < k->size; r++) {
+    if (!k->mhas[r]) continue;
+    int n = 0;
+    for (int q = 0; q < k->size; q++) n += k->mhas[q] && same(&k->mrec[q], &k->mrec[r]);
+    if (n > nbig) big = r, nbig = n;
+  }
+  for (int r = 0; r < k->size && other < 0; r++)
+    if (k->mhas[r] && !same(&k->mrec[r], &k->mrec[big])) other = r;
+  char mine[400], theirs[400], who_m[200], who_t[200], text[2400];
+  describe(&k->mrec[other], mine, sizeof mine);
+  describe(&k->mrec[big], theirs, sizeof theirs);
+  ranks_text(k, same_call, (uint64_t)other, who_m, sizeof who_m);
+  ranks_text(k, same_call, (uint64_t)big, who_t, sizeof who_t);
+  snprintf(text, sizeof text, "%s on %s does not match %s on %s (collective %llu of this communicator)", mine, who_m,
+           theirs, who_t, (unsigned long long)k->mseq + 1);
+  decide(k, text);
+  return -1;
+}
+
 /* The oldest collective not reached by every rank: past the timeout, the
  * verdict; else the milliseconds left (-1: none waits). */
 static int check_timeout(gl_comm_check *k) {
+  if (k->mismatch) return check_mismatch(k);
   if (k->decided || k->head == k->nents) return -1;
   entry *e = &k->ents[k->head];
   double left = e->t0 + k->timeout_s - now_s();
@@ -330,7 +370,7 @@ static void read_rank(gl_comm_check *k, int r) {
     k->rs[r].gone = got == 1 ? 2 : 1;
     k->ngone++;
     gl_store_conn_close(k->s, r);
-    check_gone(k);
+    if (!k->mismatch) check_gone(k);
     return;
   }
 }
@@ -431,12 +471,17 @@ int gl_comm_check_start(gl_comm *c, gl_store *s, double timeout_s, char *err, si
   if (!k) return snprintf(err, errlen, "out of memory"), -1;
   k->c = c, k->s = s, k->rank = gl_store_rank(s), k->size = gl_store_size(s), k->timeout_s = timeout_s;
   k->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (k->rank == 0) k->rs = calloc((size_t)k->size, sizeof *k->rs);
+  if (k->rank == 0) {
+    k->rs = calloc((size_t)k->size, sizeof *k->rs);
+    k->mrec = calloc((size_t)k->size, sizeof *k->mrec);
+    k->mhas = calloc((size_t)k->size, 1);
+    if (!k->mrec || !k->mhas) free(k->rs), k->rs = NULL;
+  }
   for (int r = 0; r < (k->rank == 0 ? k->size : 1); r++)
     if (r != 0 || k->rank != 0) gl_store_conn_fd(s, r); /* non-blocking from now on */
   if (k->efd < 0 || (k->rank == 0 && !k->rs)) {
     if (k->efd >= 0) close(k->efd);
-    free(k->rs);
+    free(k->rs), free(k->mrec), free(k->mhas);
     free(k);
     return snprintf(err, errlen, "cannot start the check of its collectives: %s", strerror(errno)), -1;
   }
@@ -447,7 +492,7 @@ int gl_comm_check_start(gl_comm *c, gl_store *s, double timeout_s, char *err, si
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
     close(k->efd);
-    free(k->rs);
+    free(k->rs), free(k->mrec), free(k->mhas);
     free(k);
     return snprintf(err, errlen, "cannot start the check of its collectives: %s", strerror(e)), -1;
   }
@@ -554,6 +599,8 @@ void gl_comm_check_stop(gl_comm *c) {
   free(k->out);
   free(k->snd);
   free(k->rs);
+  free(k->mrec);
+  free(k->mhas);
   free(k->ents);
   free(k);
 }
