@@ -486,7 +486,8 @@ static int settle(gl_runtime *rt, gl_device *d, int wait, gl_site *site) {
     if (!c->inflight || !has_rank(c, d)) continue;
     while (gl_comm_watch_once(c, site) && wait) {
       if (c->check && gl_comm_check_failed(c)) break; /* a job's verdict: its device is poisoned with it */
-      if (!gld_drv_ext.query_yields) nanosleep(&nap, NULL); /* else its queries yield and serve host kernels */
+      if (!gld_drv_ext.query_yields || c->check) /* else its queries yield and serve host kernels */
+        nanosleep(&nap, NULL);                   /* a job's collectives wait on the network: no spinning */
     }
   }
   return d && gl_device_poisoned(d) ? gl_fail(rt, "%s", gl_buf_str(&d->poison)) : 0;
