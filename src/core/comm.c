@@ -5,6 +5,7 @@
  */
 #include "comm.h"
 #include "comm_internal.h"
+#include "comm_check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,6 +80,7 @@ static void comm_free(gl_comm *c) {
     }
   free(c->done);
   gl_comm_p2p_drop(c);
+  gl_comm_check_stop(c);
   gl_store_close(c->store);
   if (c->prev_live) {
     *c->prev_live = c->next_live;
@@ -92,6 +94,7 @@ static void comm_free(gl_comm *c) {
 
 /* ncclCommAbort on every rank: their collectives not yet complete end, none waited for */
 static void abort_all(gl_comm *c) {
+  gl_comm_check_stop(c); /* its thread aborts no more */
   for (int i = 0; i < c->n; i++)
     if (c->nc[i]) {
       gl_set_ctx(c->devs[i]);
@@ -101,6 +104,7 @@ static void abort_all(gl_comm *c) {
 }
 
 static void destroy_all(gl_comm *c) {
+  gl_comm_check_stop(c);
   for (int i = 0; i < c->n; i++)
     if (c->nc[i]) {
       gl_set_ctx(c->devs[i]);
@@ -235,6 +239,7 @@ int gl_comm_usable(gl_comm *c, const char *what) {
   gl_runtime *rt = c->rt;
   if (c->closed)
     return gl_fail(rt, "%s: the communicator was closed (at %s)", what, gl_loc_text(rt, c->closed_at));
+  if (c->check) gl_comm_check_failed(c);
   if (c->poison.n) return gl_fail(rt, "%s: the communicator is unusable after an earlier error: %s", what, gl_buf_str(&c->poison));
   return gl_comm_p2p_unmatched(c, what);
 }
@@ -289,7 +294,7 @@ static int check_apart(gl_comm *c, const gl_coll_req *k, int i, const char *what
 /* After a collective of several local ranks: each rank's `done` event
  * recorded after it (created at the first), for gl_comm_settle. */
 int gl_comm_mark_inflight(gl_comm *c, gl_stream *const *streams) {
-  if (c->n < 2) return 0; /* one rank here: its others are in other processes, which NCCL watches */
+  if (c->n < 2 && !c->check) return 0; /* one rank here, unchecked: its others are in other processes, which NCCL watches */
   if (!c->done && !(c->done = calloc((size_t)c->n, sizeof *c->done))) return gl_fail_nomem(c->rt, NULL);
   for (int i = 0; i < c->n; i++) {
     gl_set_ctx(c->devs[i]);
@@ -359,6 +364,7 @@ int gl_comm_collective(const gl_coll_req *k) {
   gl_operand o[GL_MAX_LOCAL_RANKS][2];
   gl_op ops[GL_MAX_LOCAL_RANKS];
   if (c->n > GL_MAX_LOCAL_RANKS) return gl_fail(rt, "%s: more than %d ranks in one process", what, GL_MAX_LOCAL_RANKS);
+  if (c->check && gl_comm_check_enter(c, what) != 0) return -1;
   for (int i = 0; i < c->n; i++) {
     gl_slice *sx = k->send[i], *rx = k->recv[i];
     int reads = k->kind != GL_COLL_BROADCAST || c->first_rank + i == k->root || sx != rx;
@@ -367,7 +373,15 @@ int gl_comm_collective(const gl_coll_req *k) {
     if (k->kind != GL_COLL_REDUCE || c->first_rank + i == k->root)
       o[i][n++] = (gl_operand){&rx->a->acc, rx->lo, rx->hi, 1, rx, NULL, what, 0, NULL};
     ops[i] = (gl_op){.kind = GL_OP_COLL, .name = what, .call = what, .bytes = gl_slice_bytes(rx), .opnd = o[i], .nopnd = n};
-    if (gl_queue_admit(k->streams[i], &ops[i], site) != 0) return -1;
+    if (gl_queue_admit(k->streams[i], &ops[i], site) != 0) {
+      if (c->check) gl_comm_check_leave(c);
+      return -1;
+    }
+  }
+  if (c->check) {
+    int has_op = k->kind != GL_COLL_BROADCAST && k->kind != GL_COLL_ALL_GATHER;
+    int has_root = k->kind == GL_COLL_BROADCAST || k->kind == GL_COLL_REDUCE;
+    gl_comm_check_publish(c, (int)k->kind, (int)dt, count, has_op ? k->op : -1, has_root ? k->root : -1, what, site);
   }
   gld_ncclResult r = gld_nc.ncclGroupStart();
   int failed_rank = -1;
@@ -397,6 +411,7 @@ int gl_comm_collective(const gl_coll_req *k) {
       async_rank = c->first_rank + i;
       break;
     }
+  if (c->check) gl_comm_check_leave(c);
   if (r == GL_NCCL_SUCCESS && end == GL_NCCL_SUCCESS && async_rank < 0) return gl_comm_mark_inflight(c, k->streams);
   gl_buf_free(&c->poison);
   if (r != GL_NCCL_SUCCESS)
@@ -437,7 +452,9 @@ static int rank_of(const gl_comm *c, const gl_device *d) {
 }
 
 void gl_comm_fault(gl_runtime *rt, gl_device *d, CUresult r, const char *call, gl_site *site) {
-  gl_device_poison(d, r, call, site);
+  for (gl_comm *c = rt->comms; c; c = c->next_live) /* a job's verdict explains it: that is the message */
+    if (c->check && c->inflight && rank_of(c, d) >= 0 && gl_comm_check_await(c)) break;
+  if (!gl_device_poisoned(d)) gl_device_poison(d, r, call, site);
   for (gl_comm *c = rt->comms; c; c = c->next_live) {
     int mine = c->inflight ? rank_of(c, d) : -1;
     if (mine >= 0) rank_faulted(c, mine, r, call, site);
@@ -467,8 +484,11 @@ static int settle(gl_runtime *rt, gl_device *d, int wait, gl_site *site) {
   struct timespec nap = {0, 50 * 1000};
   for (gl_comm *c = rt->comms; c; c = c->next_live) {
     if (!c->inflight || !has_rank(c, d)) continue;
-    while (gl_comm_watch_once(c, site) && wait)
-      if (!gld_drv_ext.query_yields) nanosleep(&nap, NULL); /* else its queries yield and serve host kernels */
+    while (gl_comm_watch_once(c, site) && wait) {
+      if (c->check && gl_comm_check_failed(c)) break; /* a job's verdict: its device is poisoned with it */
+      if (!gld_drv_ext.query_yields || c->check) /* else its queries yield and serve host kernels */
+        nanosleep(&nap, NULL);                   /* a job's collectives wait on the network: no spinning */
+    }
   }
   return d && gl_device_poisoned(d) ? gl_fail(rt, "%s", gl_buf_str(&d->poison)) : 0;
 }

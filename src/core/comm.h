@@ -33,6 +33,7 @@ typedef struct gl_comm {
   int inflight;            /* collectives queued that the host has not seen complete on every rank */
   int closed, closed_at;   /* comm:close (or the finalizer), and where */
   struct gl_store *store;  /* a job's store (gpu.comm{}), closed with it; or NULL */
+  struct gl_comm_check *check; /* a job's check of its collectives (comm_check.h), or NULL */
   struct gl_comm *next_live, **prev_live;
   struct gl_p2p_part *p2p; /* sends and recvs between ranks of this process waiting for their match (comm_p2p.c) */
   int np2p, cap2p;

@@ -3,6 +3,7 @@
  * environment, and the store's address (see comm_job.h).
  */
 #include "comm_job.h"
+#include "comm_check.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -191,5 +192,7 @@ int gl_comm_new_job(gl_runtime *rt, const gl_job_req *q, gl_comm **out) {
     return -1;
   }
   (*out)->store = s;
+  if (rt->policy == GL_POLICY_STRICT && gl_comm_check_start(*out, s, q->timeout_s, err, sizeof err) != 0)
+    return gl_fail(rt, "%s: rank %d of %d: %s", q->call, j->rank, j->size, err); /* the comm is freed at teardown */
   return 0;
 }

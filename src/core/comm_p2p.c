@@ -8,6 +8,7 @@
  */
 #include "comm.h"
 #include "comm_internal.h"
+#include "comm_check.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,8 +100,17 @@ static int check_pairs(gl_comm *c, const char *what) {
   return 0;
 }
 
+static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site);
+
 /* Parts[0 .. n) admitted on their streams, queued as one NCCL group, recorded. */
 static int queue_parts(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site) {
+  if (c->check && gl_comm_check_enter(c, what) != 0) return -1;
+  int rc = queue_parts_in(c, what, parts, n, site);
+  if (c->check) gl_comm_check_leave(c);
+  return rc;
+}
+
+static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site) {
   gl_runtime *rt = c->rt;
   gl_operand *o = calloc((size_t)n + 1, sizeof *o);
   gl_op *ops = calloc((size_t)n + 1, sizeof *ops);
@@ -293,6 +303,7 @@ int gl_comm_all_to_all(gl_comm *c, const char *what, gl_slice **send, gl_slice *
         parts[np] = (gl_p2p_part){i, (int)r, dir == 0, v, streams[i], 0, loc, what};
         np++;
       }
+  if (c->check) gl_comm_check_publish(c, GL_CHECK_ALL_TO_ALL, (int)dt, n, -1, -1, what, site);
   int rc = block ? queue_parts(c, what, parts, np, site) : 0;
   free(parts), free(views);
   return rc;
@@ -316,7 +327,9 @@ int gl_comm_barrier(gl_comm *c, const char *what, gl_site *site) {
     }
   }
   gld_ncclResult r = GL_NCCL_SUCCESS, end = GL_NCCL_SUCCESS;
+  if (cr == CUDA_SUCCESS && c->check && gl_comm_check_enter(c, what) != 0) cr = CUDA_ERROR_INVALID_VALUE;
   if (cr == CUDA_SUCCESS) {
+    if (c->check) gl_comm_check_publish(c, GL_CHECK_BARRIER, GL_I32, 1, -1, -1, what, site);
     r = gld_nc.ncclGroupStart();
     for (int j = 0; j < c->n && r == GL_NCCL_SUCCESS; j++) {
       gl_set_ctx(c->devs[j]);
@@ -324,6 +337,7 @@ int gl_comm_barrier(gl_comm *c, const char *what, gl_site *site) {
                                c->nc[j], streams[j]->cu);
     }
     end = gld_nc.ncclGroupEnd();
+    if (c->check) gl_comm_check_leave(c);
   }
   for (int j = 0; j < i; j++)
     if (buf[j]) {
@@ -337,7 +351,7 @@ int gl_comm_barrier(gl_comm *c, const char *what, gl_site *site) {
                   gl_comm_nccl_text(r != GL_NCCL_SUCCESS ? r : end));
     return gl_fail(rt, "%s", gl_buf_str(&c->poison));
   }
-  if (c->n > 1) { /* every rank here: watched until done, a rank's fault ends the wait */
+  if (c->n > 1 || c->check) { /* every rank here, or checked: watched until done, a fault or verdict ends the wait */
     if (gl_comm_mark_inflight(c, streams) != 0) return -1;
     if (gl_comm_settle(rt, c->devs[0], site) != 0) return -1;
     return c->poison.n ? gl_fail(rt, "%s: %s", what, gl_buf_str(&c->poison)) : 0;

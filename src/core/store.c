@@ -8,6 +8,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -38,7 +39,7 @@ long gl_store_parse(const uint8_t *buf, size_t n, int size, gl_store_msg *m, con
   if (n > 4 && buf[4] != VERSION) return *why = "a message of another version of the store's protocol", -1;
   if (n < GL_STORE_HEADER) return 0;
   int type = buf[5];
-  if (type < GL_STORE_HELLO || type > GL_STORE_RELEASE || buf[6] || buf[7])
+  if (type < GL_STORE_HELLO || type > GL_STORE_BYE || buf[6] || buf[7])
     return *why = "a message of an unknown type", -1;
   uint32_t sz = get32(buf + 8), rank = get32(buf + 12), len = get32(buf + 16);
   if (sz != (uint32_t)size) return *why = "a message of another job (its size differs)", -1;
@@ -46,7 +47,10 @@ long gl_store_parse(const uint8_t *buf, size_t n, int size, gl_store_msg *m, con
   if (len > GL_STORE_MAX_PAYLOAD) return *why = "a message longer than the store takes", -1;
   if ((type == GL_STORE_HELLO || type == GL_STORE_RELEASE) && len != 0)
     return *why = "a hello or release message with a payload", -1;
-  if (type == GL_STORE_BARRIER && len != 8) return *why = "a barrier message without its 8-byte number", -1;
+  if ((type == GL_STORE_BARRIER || type == GL_STORE_BYE) && len != 8)
+    return *why = "a barrier or bye message without its 8-byte number", -1;
+  if (type == GL_STORE_CALL && len < GL_STORE_CALL_FIXED) return *why = "a call message shorter than its numbers", -1;
+  if (type == GL_STORE_VERDICT && len == 0) return *why = "a verdict without its text", -1;
   if (n < GL_STORE_HEADER + (size_t)len) return 0;
   *m = (gl_store_msg){type, (int)rank, len, buf + GL_STORE_HEADER};
   return GL_STORE_HEADER + (long)len;
@@ -69,6 +73,7 @@ size_t gl_store_format(uint8_t *out, int type, int size, int rank, const void *p
 typedef struct conn {
   int fd;
   size_t have;
+  long taken; /* gl_store_conn_next: the bytes of the message it returned */
   uint8_t buf[GL_STORE_HEADER + GL_STORE_MAX_PAYLOAD];
   char peer[80];
 } conn;
@@ -115,6 +120,7 @@ static void conn_close(conn *c) {
   if (c->fd >= 0) close(c->fd);
   c->fd = -1;
   c->have = 0;
+  c->taken = 0;
 }
 
 /* Read what is there into c (after poll said so). 1 a message in m (taken
@@ -173,6 +179,33 @@ static gl_store *store_new(const char *host, int port, int size, int rank, doubl
 }
 
 const char *gl_store_addr(const gl_store *s) { return s->addr; }
+int gl_store_rank(const gl_store *s) { return s->rank; }
+int gl_store_size(const gl_store *s) { return s->size; }
+
+static conn *conn_of(gl_store *s, int r) {
+  return s->rank == 0 ? (r > 0 && r < s->size ? &s->ranks[r] : NULL) : r == 0 ? &s->ranks[0] : NULL;
+}
+
+int gl_store_conn_fd(gl_store *s, int r) {
+  conn *c = conn_of(s, r);
+  if (!c || c->fd < 0) return -1;
+  int fl = fcntl(c->fd, F_GETFL);
+  if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
+  return c->fd;
+}
+
+int gl_store_conn_next(gl_store *s, int r, gl_store_msg *m, const char **why) {
+  conn *c = conn_of(s, r);
+  if (!c || c->fd < 0) return -1;
+  *why = NULL;
+  int k = conn_read(c, s->size, m, &c->taken, why);
+  return k == -2 && !*why ? -1 : k;
+}
+
+void gl_store_conn_close(gl_store *s, int r) {
+  conn *c = conn_of(s, r);
+  if (c) conn_close(c);
+}
 
 void gl_store_close(gl_store *s) {
   if (!s) return;

@@ -18,7 +18,12 @@
 #define GL_STORE_HEADER 20
 #define GL_STORE_MAX_PAYLOAD 1024
 
-enum { GL_STORE_HELLO = 1, GL_STORE_ID, GL_STORE_BARRIER, GL_STORE_RELEASE };
+/* CALL: a rank's collective for the check (comm_check.c), rank -> 0;
+ * VERDICT: the check failed the communicator (its text), 0 -> rank;
+ * BYE: a rank closed its communicator (8-byte count of its collectives). */
+enum { GL_STORE_HELLO = 1, GL_STORE_ID, GL_STORE_BARRIER, GL_STORE_RELEASE, GL_STORE_CALL, GL_STORE_VERDICT,
+       GL_STORE_BYE };
+#define GL_STORE_CALL_FIXED 32 /* a CALL's numbers before its text */
 
 typedef struct gl_store_msg {
   int type, rank;
@@ -48,6 +53,17 @@ int gl_store_connect(const char *host, int port, int rank, int size, double time
                      uint32_t n, char *err, size_t errlen);
 /* Every rank: return once every rank has called it (at most the timeout). */
 int gl_store_barrier(gl_store *s, char *err, size_t errlen);
+/* After the meeting, the connections for the check (comm_check.c): rank
+ * 0's to rank r (1 .. size - 1), the others' to rank 0 (r = 0). Its fd,
+ * -1 once closed; made non-blocking by gl_store_conn_fd. */
+int gl_store_conn_fd(gl_store *s, int r);
+/* The next message of connection r (after poll said it is readable): 1 one
+ * in *m (valid until the next call), 0 none yet, -1 closed, -2 malformed
+ * (*why says how). */
+int gl_store_conn_next(gl_store *s, int r, gl_store_msg *m, const char **why);
+void gl_store_conn_close(gl_store *s, int r);
+int gl_store_rank(const gl_store *s);
+int gl_store_size(const gl_store *s);
 /* The address as given, "host:port". */
 const char *gl_store_addr(const gl_store *s);
 void gl_store_close(gl_store *s);
