@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -392,7 +393,8 @@ static void *hub_main(void *arg) {
       break;
     }
     if (fds[0].revents & POLLIN) {
-      int fd = accept4(h->lfd, NULL, NULL, SOCK_CLOEXEC);
+      int fd = accept4(h->lfd, NULL, NULL, SOCK_CLOEXEC), one = 1;
+      if (fd >= 0) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* replies go at once (no Nagle) */
       int slot = -1;
       for (int i = 0; fd >= 0 && i < MAX_STRANGERS && slot < 0; i++)
         if (h->strangers[i].fd < 0) slot = i;
