@@ -379,7 +379,7 @@ static void *hub_main(void *arg) {
   struct pollfd *fds = NULL;
   int cap = 0;
   while (!finished(h)) {
-    int need = 1 + MAX_STRANGERS + h->n, k = 0;
+    int n = h->n, need = 1 + MAX_STRANGERS + n, k = 0; /* n: the ranks polled (a hello may set h->n below) */
     if (need > cap) {
       struct pollfd *v = realloc(fds, (size_t)need * sizeof *v);
       if (!v) break;
@@ -387,7 +387,7 @@ static void *hub_main(void *arg) {
     }
     fds[k++] = (struct pollfd){h->lfd, POLLIN, 0};
     for (int i = 0; i < MAX_STRANGERS; i++) fds[k++] = (struct pollfd){h->strangers[i].fd, POLLIN, 0};
-    for (int r = 0; r < h->n; r++) fds[k++] = (struct pollfd){h->state[r] == 1 ? h->ranks[r].fd : -1, POLLIN, 0};
+    for (int r = 0; r < n; r++) fds[k++] = (struct pollfd){h->state[r] == 1 ? h->ranks[r].fd : -1, POLLIN, 0};
     if (poll(fds, (nfds_t)k, -1) < 0) {
       if (errno == EINTR) continue;
       break;
@@ -403,7 +403,7 @@ static void *hub_main(void *arg) {
     }
     for (int i = 0; i < MAX_STRANGERS; i++)
       if (fds[1 + i].fd >= 0 && fds[1 + i].revents && on_readable(h, &h->strangers[i]) != 0) drop(&h->strangers[i]);
-    for (int r = 0; r < h->n; r++) {
+    for (int r = 0; r < n; r++) {
       if (fds[1 + MAX_STRANGERS + r].fd < 0 || !fds[1 + MAX_STRANGERS + r].revents || h->state[r] != 1) continue;
       if (on_readable(h, &h->ranks[r]) != 0) {
         if (h->state[r] == 1) h->state[r] = 3;
