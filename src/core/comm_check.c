@@ -106,8 +106,6 @@ static int grow(uint8_t **b, size_t *cap, size_t need) {
   return 0;
 }
 
-/* ---- the verdict on this rank ------------------------------------------- */
-
 /* Keep the verdict (the first wins) and abort the NCCL communicator, unless
  * the main thread is in its calls (then it aborts it when it leaves). */
 static void local_verdict(gl_comm_check *k, const char *text) {
@@ -126,8 +124,6 @@ static void local_verdict(gl_comm_check *k, const char *text) {
     gld_nc.ncclCommAbort(nc); /* its calls not yet complete end: no wait goes on forever */
   }
 }
-
-/* ---- rank 0: the comparison --------------------------------------------- */
 
 static void describe(const rec *r, char *out, size_t n) {
   const char *nl = strchr(r->text, '\n');
@@ -322,8 +318,6 @@ static int check_timeout(gl_comm_check *k) {
   return -1;
 }
 
-/* ---- messages ----------------------------------------------------------- */
-
 static int parse_call(const gl_store_msg *m, rec *x) {
   if (m->len < GL_STORE_CALL_FIXED) return -1;
   const uint8_t *p = m->payload;
@@ -463,8 +457,6 @@ static void *check_main(void *arg) {
   free(p);
   return NULL;
 }
-
-/* ---- the main thread ---------------------------------------------------- */
 
 int gl_comm_check_start(gl_comm *c, gl_store *s, double timeout_s, char *err, size_t errlen) {
   gl_comm_check *k = calloc(1, sizeof *k);
