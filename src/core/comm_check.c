@@ -406,7 +406,7 @@ static void flush(gl_comm_check *k, int wait) {
       off = k->nsnd;
     }
   }
-  memmove(k->snd, k->snd + off, k->nsnd - off);
+  if (off > 0 && off < k->nsnd) memmove(k->snd, k->snd + off, k->nsnd - off); /* none sent, or all: no move */
   k->nsnd -= off;
 }
 
