@@ -166,13 +166,16 @@ static int mov(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t
 }
 
 /* The commonest forms (address arithmetic) over a whole warp, in plain loops
- * the compiler can vectorize: 1 when done, 0 for the general path. */
+ * the compiler can vectorize: 1 when done, 0 for the general path (which
+ * the forms not taken leave before writing). Each lane's result goes
+ * straight to the destination row after that lane's sources are read: the
+ * destination may be a source. */
 static int full_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in) {
   int size = sim_ptx_type_size(in->type);
   if (in->flags || (size != 4 && size != 8) || in->nops < 3) return 0;
   uint64_t ba[SIM_PTX_WARP], bb[SIM_PTX_WARP], bc[SIM_PTX_WARP];
   const uint64_t *a = sim_ptx_src(c, w, &in->o[1], ba), *b = sim_ptx_src(c, w, &in->o[2], bb);
-  uint64_t t[SIM_PTX_WARP], mask = size == 8 ? ~0ull : 0xffffffffull;
+  uint64_t *t = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP], mask = size == 8 ? ~0ull : 0xffffffffull;
   int sgn = sim_ptx_type_is_signed(in->type), bits = size * 8;
   switch (in->op) {
   case SIM_OP_ADD: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] + b[l]) & mask; break;
@@ -197,25 +200,25 @@ static int full_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in) {
     }
     for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] & mask) >> (uint32_t)b[l];
     break;
-  case SIM_OP_MUL: case SIM_OP_MAD:
+  case SIM_OP_MUL: case SIM_OP_MAD: {
+    /* mad's addend read before any lane's result is written (d may be it) */
+    const uint64_t *x = in->op == SIM_OP_MAD ? sim_ptx_src(c, w, &in->o[3], bc) : NULL;
     if (in->mode == SIM_MODE_WIDE && size == 4) {
-      if (sgn) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]);
+      if (x && sgn) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) + x[l];
+      else if (x) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)(uint32_t)a[l] * (uint32_t)b[l] + x[l];
+      else if (sgn) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]);
       else for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)(uint32_t)a[l] * (uint32_t)b[l];
     } else if (in->mode == SIM_MODE_LO) {
-      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] * b[l]) & mask;
+      if (x) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] * b[l] + x[l]) & mask;
+      else for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] * b[l]) & mask;
     } else {
       return 0;
     }
-    if (in->op == SIM_OP_MAD) {
-      const uint64_t *x = sim_ptx_src(c, w, &in->o[3], bc);
-      uint64_t dm = in->mode == SIM_MODE_WIDE ? ~0ull : mask;
-      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (t[l] + x[l]) & dm;
-    }
     break;
+  }
   default:
     return 0;
   }
-  memcpy(&w->R[(size_t)in->o[0].reg * SIM_PTX_WARP], t, sizeof t);
   return 1;
 }
 

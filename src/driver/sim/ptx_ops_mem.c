@@ -137,16 +137,33 @@ static inline void put(unsigned char *p, uint64_t v, int size) {
  * would accept each access in it). 1 with p filled; 0 when it cannot tell,
  * and address() then checks the lanes one by one (the first refused faults). */
 static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_operand *o,
-                          uint32_t m, size_t bytes, int write, unsigned char **p) {
+                          uint32_t m, size_t bytes, int write, unsigned char **p, unsigned char **run) {
   int space = in->space;
+  *run = NULL;
   if (o->flags != SIM_A_REG || (space != SIM_S_GLOBAL && space != SIM_S_GENERIC && space != SIM_S_SHARED)) return 0;
   const uint64_t *r = &w->R[(size_t)o->reg * SIM_PTX_WARP];
   uint64_t imm = (uint64_t)o->imm, lo = UINT64_MAX, hi = 0, any = 0, a[SIM_PTX_WARP];
+  int contiguous = 0;
   for (int l = 0; l < SIM_PTX_WARP; l++) a[l] = r[l] + imm;
-  SIM_LANES(m) {
-    any |= a[l];
-    lo = a[l] < lo ? a[l] : lo;
-    hi = a[l] > hi ? a[l] : hi;
+  if (m == 0xffffffffu) { /* a whole warp: commonly lane l at a[0] + l * bytes */
+    uint64_t off = 0, a0 = a[0];
+    unsigned sh = (unsigned)__builtin_ctzll(bytes); /* bytes is a power of 2 */
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      off |= (a[l] - a0) ^ ((uint64_t)l << sh);
+      any |= a[l];
+    }
+    contiguous = !off && a[0] <= UINT64_MAX - SIM_PTX_WARP * bytes;
+  }
+  if (contiguous) {
+    lo = a[0];
+    hi = a[SIM_PTX_WARP - 1];
+  } else {
+    any = 0;
+    SIM_LANES(m) {
+      any |= a[l];
+      lo = a[l] < lo ? a[l] : lo;
+      hi = a[l] > hi ? a[l] : hi;
+    }
   }
   if (any & (bytes - 1) || hi > UINT64_MAX - bytes) return 0;
   if (space == SIM_S_GENERIC) {
@@ -163,7 +180,8 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
   }
   if (space == SIM_S_SHARED) {
     if (bytes > c->shared_size || hi > c->shared_size - bytes) return 0;
-    SIM_LANES(m) p[l] = c->shared + a[l];
+    if (contiguous) *run = c->shared + a[0];
+    if (!contiguous || c->race) SIM_LANES(m) p[l] = c->shared + a[l];
     return 1;
   }
   uint64_t d = (uint64_t)(uintptr_t)c->m->data;
@@ -171,8 +189,73 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
     char why[400];
     if (c->l->check && c->l->check(c->l->user, lo, (size_t)(hi - lo) + bytes, write, why, sizeof why)) return 0;
   }
-  SIM_LANES(m) p[l] = (unsigned char *)(uintptr_t)a[l];
+  if (contiguous) *run = (unsigned char *)(uintptr_t)a[0];
+  if (!contiguous || c->race) SIM_LANES(m) p[l] = (unsigned char *)(uintptr_t)a[l];
   return 1;
+}
+
+/* A whole warp's load or store of n elements of `size` bytes a lane, lane
+ * l's at run + l * n * size (a contiguous run of the warp's lanes, checked):
+ * rows[k] (NULL: '_') lane l is element k of lane l. */
+static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_t *const *rows) {
+  if (n == 1 && size == 8) {
+    if (rows[0]) memcpy(rows[0], run, 8 * SIM_PTX_WARP);
+    return;
+  }
+  if (n == 4 && size == 4 && !sgn && rows[0] && rows[1] && rows[2] && rows[3]) { /* ld.v4.u32: 16 bytes a lane */
+    uint64_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      uint64_t lo, hi;
+      memcpy(&lo, run + 16 * l, 8);
+      memcpy(&hi, run + 16 * l + 8, 8);
+      r0[l] = lo & 0xffffffffu;
+      r1[l] = lo >> 32;
+      r2[l] = hi & 0xffffffffu;
+      r3[l] = hi >> 32;
+    }
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    uint64_t *d = rows[k];
+    if (!d) continue;
+    const unsigned char *q = run + (size_t)k * (size_t)size;
+    size_t step = (size_t)n * (size_t)size;
+    switch (size * (sgn ? -1 : 1)) {
+    case 1: for (int l = 0; l < SIM_PTX_WARP; l++) d[l] = q[l * step]; break;
+    case -1: for (int l = 0; l < SIM_PTX_WARP; l++) d[l] = (uint64_t)(int64_t)(int8_t)q[l * step]; break;
+    case 2: for (int l = 0; l < SIM_PTX_WARP; l++) { uint16_t h; memcpy(&h, q + l * step, 2); d[l] = h; } break;
+    case -2: for (int l = 0; l < SIM_PTX_WARP; l++) { int16_t h; memcpy(&h, q + l * step, 2); d[l] = (uint64_t)(int64_t)h; } break;
+    case 4: for (int l = 0; l < SIM_PTX_WARP; l++) { uint32_t u; memcpy(&u, q + l * step, 4); d[l] = u; } break;
+    case -4: for (int l = 0; l < SIM_PTX_WARP; l++) { int32_t u; memcpy(&u, q + l * step, 4); d[l] = (uint64_t)(int64_t)u; } break;
+    default: for (int l = 0; l < SIM_PTX_WARP; l++) memcpy(&d[l], q + l * step, 8); break;
+    }
+  }
+}
+static void run_store(unsigned char *run, int size, int n, const uint64_t *const *rows) {
+  if (n == 1 && size == 8) {
+    memcpy(run, rows[0], 8 * SIM_PTX_WARP);
+    return;
+  }
+  if (n == 4 && size == 4) { /* st.v4.b32: 16 bytes a lane */
+    const uint64_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      uint64_t lo = (r0[l] & 0xffffffffu) | r1[l] << 32, hi = (r2[l] & 0xffffffffu) | r3[l] << 32;
+      memcpy(run + 16 * l, &lo, 8);
+      memcpy(run + 16 * l + 8, &hi, 8);
+    }
+    return;
+  }
+  size_t step = (size_t)n * (size_t)size;
+  for (int k = 0; k < n; k++) {
+    const uint64_t *v = rows[k];
+    unsigned char *q = run + (size_t)k * (size_t)size;
+    switch (size) {
+    case 1: for (int l = 0; l < SIM_PTX_WARP; l++) q[l * step] = (uint8_t)v[l]; break;
+    case 2: for (int l = 0; l < SIM_PTX_WARP; l++) { uint16_t h = (uint16_t)v[l]; memcpy(q + l * step, &h, 2); } break;
+    case 4: for (int l = 0; l < SIM_PTX_WARP; l++) { uint32_t u = (uint32_t)v[l]; memcpy(q + l * step, &u, 4); } break;
+    default: for (int l = 0; l < SIM_PTX_WARP; l++) memcpy(q + l * step, &v[l], 8); break;
+    }
+  }
 }
 
 static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
@@ -188,14 +271,24 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
       if (regs[k] == UINT32_MAX) continue;
       uint64_t v = get(p + k * size, size), *d = &w->R[(size_t)regs[k] * SIM_PTX_WARP];
       if (sgn) v = (uint64_t)sim_ptx_sext(v, size);
-      SIM_LANES(m) d[l] = v;
+      if (m == 0xffffffffu) for (int l = 0; l < SIM_PTX_WARP; l++) d[l] = v;
+      else SIM_LANES(m) d[l] = v;
     }
     return 0;
   }
   uint64_t buf[SIM_PTX_WARP];
   const uint64_t *src = st && n == 1 ? sim_ptx_src(c, w, vo, buf) : NULL;
-  unsigned char *ptr[SIM_PTX_WARP];
-  int fast = fast_addresses(c, w, in, ao, m, total, st, ptr);
+  unsigned char *ptr[SIM_PTX_WARP], *run;
+  int fast = fast_addresses(c, w, in, ao, m, total, st, ptr, &run);
+  if (run && !c->race) { /* a whole warp's contiguous run */
+    uint64_t *rows[8];
+    if (n == 1 && st) rows[0] = (uint64_t *)src;
+    else
+      for (int k = 0; k < n && k < 8; k++) rows[k] = regs[k] == UINT32_MAX ? NULL : &w->R[(size_t)regs[k] * SIM_PTX_WARP];
+    if (st) run_store(run, size, n, (const uint64_t *const *)rows);
+    else run_load(run, size, n, sgn, rows);
+    return 0;
+  }
   sim_ptx_race_insn ri;
   if (c->race) sim_ptx_race_prepare(c, w, in, &ri);
   if (fast && n == 1 && (!st || src)) { /* a scalar access at checked addresses: racecheck's loop over the lanes */
