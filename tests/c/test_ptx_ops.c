@@ -281,11 +281,68 @@ static void test_compares(void) {
       }
 }
 
+/* A warp's 32 lanes run `insn` together (the interpreter's whole-warp
+ * paths), each on its own values: every lane's result must be what one
+ * thread alone gets (the lane-by-lane path, run1). */
+static const char *one_warp =
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry t(.param .u64 p)\n{\n"
+    "  .reg .pred %%p<4>;\n  .reg .b64 %%rd<4>;\n  .reg .b64 %%x<8>;\n  .reg .b32 %%t;\n"
+    "  ld.param.u64 %%rd1, [p];\n  mov.u32 %%t, %%tid.x;\n  mul.wide.u32 %%rd2, %%t, 32;\n  add.u64 %%rd1, %%rd1, %%rd2;\n"
+    "  ld.u64 %%x1, [%%rd1];\n  ld.u64 %%x2, [%%rd1+8];\n  ld.u64 %%x3, [%%rd1+16];\n"
+    "  %s\n"
+    "  st.u64 [%%rd1+24], %%x0;\n  ret;\n}\n";
+
+static void test_whole_warp(void) {
+  static const char *insns[] = {
+      "add.u16 %x0, %x1, %x2;", "sub.s16 %x0, %x1, %x2;", "and.b16 %x0, %x1, %x2;", "xor.b32 %x0, %x1, %x2;",
+      "or.b64 %x0, %x1, %x2;", "add.u64 %x1, %x1, %x2; mov.u64 %x0, %x1;", "shl.b16 %x0, %x1, 5;",
+      "shl.b32 %x0, %x1, %x2;", "shr.u16 %x0, %x1, 3;", "shr.s16 %x0, %x1, 3;", "shr.s32 %x0, %x1, 31;",
+      "shr.s64 %x0, %x1, 7;", "shr.u64 %x0, %x1, %x2;", "mul.lo.u16 %x0, %x1, %x2;", "mul.lo.s32 %x0, %x1, %x2;",
+      "mul.wide.s32 %x0, %x1, %x2;", "mul.wide.u32 %x0, %x1, %x2;", "mad.lo.s32 %x0, %x1, %x2, %x3;",
+      "mov.u64 %x0, %x3; mad.lo.u64 %x0, %x1, %x2, %x0;", "mov.u64 %x0, %x3; mad.wide.s32 %x0, %x1, %x2, %x0;",
+      "mad.wide.u32 %x0, %x1, %x2, %x3;", "prmt.b32 %x0, %x1, %x2, 0x3210;", "prmt.b32 %x0, %x1, %x2, 0x7654;",
+      "prmt.b32 %x0, %x1, %x2, 0x5410;", "prmt.b32 %x0, %x1, %x2, 0x8880;", "prmt.b32 %x0, %x1, %x2, 0xba98;",
+      "prmt.b32 %x0, %x1, %x2, 0xf9e1;", "prmt.b32 %x0, %x1, %x2, 0x0c4d;", "cvt.u32.u8 %x0, %x1;",
+      "cvt.s32.s8 %x0, %x1;", "cvt.s8.s32 %x0, %x1;", "cvt.u16.u32 %x0, %x1;", "cvt.s64.s16 %x0, %x1;",
+      "cvt.u64.u16 %x0, %x1;", "cvt.s16.u8 %x0, %x1;", "cvt.u8.u64 %x0, %x1;"};
+  uint64_t v[SIM_PTX_WARP][4];
+  for (int l = 0; l < SIM_PTX_WARP; l++)
+    for (int k = 0; k < 3; k++) {
+      uint64_t x = (uint64_t)rnd() << 32 | rnd();
+      v[l][k] = l % 4 == 0 ? x >> (rnd() % 64) : l % 4 == 1 ? -(x & 0xff) : x; /* small, small negative, any */
+    }
+  for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) {
+    char text[2048], err[512];
+    snprintf(text, sizeof text, one_warp, insns[i]);
+    sim_ptx_module *m = sim_ptx_load(text, err, sizeof err);
+    if (!m) {
+      CHECK(0, "%s: %s", insns[i], err);
+      continue;
+    }
+    uint64_t w[SIM_PTX_WARP][4];
+    memcpy(w, v, sizeof w);
+    if (strstr(insns[i], "%x2;")) w[3][1] = 64, w[4][1] = 17; /* shift counts past and within the width */
+    registry r = {0};
+    add_buffer(&r, "v", w, sizeof w);
+    void *pw = w, *params[] = {&pw};
+    if (launch(m, "t", 1, 1, SIM_PTX_WARP, 1, 0, params, &r, err, sizeof err, NULL)) CHECK(0, "%s: %s", insns[i], err);
+    sim_ptx_free(m);
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      uint64_t want = run1(insns[i], w[l][0], w[l][1], w[l][2]);
+      CHECK(w[l][3] == want, "%s in a whole warp, lane %d on 0x%llx 0x%llx 0x%llx: 0x%llx, one thread alone 0x%llx",
+            insns[i], l, (unsigned long long)w[l][0], (unsigned long long)w[l][1], (unsigned long long)w[l][2],
+            (unsigned long long)w[l][3], (unsigned long long)want);
+    }
+  }
+}
+
 void test_ptx_ops(int *nchecks, int *nfailures);
 void test_ptx_ops(int *nchecks, int *nfailures) {
   test_semantics();
   test_compares();
   test_contraction();
+  test_whole_warp();
   *nchecks += checks;
   *nfailures += failures;
 }

@@ -121,11 +121,13 @@ int sim_ptx_op_cvt(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   if (!sim_ptx_type_is_float(dt) && !sim_ptx_type_is_float(st) && !(in->flags & SIM_F_SAT)) {
     int ds = sim_ptx_type_size(dt), ss = sim_ptx_type_size(st), sg = sim_ptx_type_is_signed(st);
     int dsg = sim_ptx_type_is_signed(dt);
-    if (m == 0xffffffffu && ds >= 4 && ss >= 4) { /* a whole warp between 32 and 64 bits: plain loops */
-      if (ss == 4 && sg) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)(int64_t)(int32_t)a[l];
-      else if (ss == 4) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint32_t)a[l];
-      else memcpy(t, a, sizeof t);
-      if (ds == 4) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] &= 0xffffffffu;
+    if (m == 0xffffffffu) { /* a whole warp: plain loops (shifts extend the sign) */
+      unsigned su = 64 - 8 * (unsigned)ss;
+      uint64_t dm = ds == 8 ? ~0ull : (1ull << (8 * ds)) - 1;
+      if (sg) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(a[l] << su) >> su);
+      else for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = a[l] << su >> su;
+      if (ds == 1 && dsg) for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(t[l] << 56) >> 56);
+      else for (int l = 0; l < SIM_PTX_WARP; l++) t[l] &= dm;
       memcpy(d, t, sizeof t);
       return 0;
     }

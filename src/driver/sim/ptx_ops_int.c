@@ -172,10 +172,10 @@ static int mov(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t
  * destination may be a source. */
 static int full_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in) {
   int size = sim_ptx_type_size(in->type);
-  if (in->flags || (size != 4 && size != 8) || in->nops < 3) return 0;
+  if (in->flags || in->nops < 3) return 0;
   uint64_t ba[SIM_PTX_WARP], bb[SIM_PTX_WARP], bc[SIM_PTX_WARP];
   const uint64_t *a = sim_ptx_src(c, w, &in->o[1], ba), *b = sim_ptx_src(c, w, &in->o[2], bb);
-  uint64_t *t = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP], mask = size == 8 ? ~0ull : 0xffffffffull;
+  uint64_t *t = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP], mask = size == 8 ? ~0ull : (1ull << (size * 8)) - 1;
   int sgn = sim_ptx_type_is_signed(in->type), bits = size * 8;
   switch (in->op) {
   case SIM_OP_ADD: for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (a[l] + b[l]) & mask; break;
@@ -192,6 +192,11 @@ static int full_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in) {
     for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] << (uint32_t)b[l]) & mask;
     break;
   case SIM_OP_SHR:
+    if (sgn && in->o[2].kind == SIM_K_IMM && (uint64_t)in->o[2].imm < (uint64_t)bits) { /* arithmetic */
+      unsigned k = (unsigned)in->o[2].imm, up = 64 - (unsigned)bits;
+      for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint64_t)((int64_t)(a[l] << up) >> (up + k)) & mask;
+      break;
+    }
     if (sgn) return 0;
     if (in->o[2].kind == SIM_K_IMM && (uint64_t)in->o[2].imm < (uint64_t)bits) {
       unsigned k = (unsigned)in->o[2].imm;
@@ -200,6 +205,21 @@ static int full_warp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in) {
     }
     for (int l = 0; l < SIM_PTX_WARP; l++) t[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] & mask) >> (uint32_t)b[l];
     break;
+  case SIM_OP_PRMT: { /* a selector the same for every lane: four byte moves */
+    if (in->o[3].kind != SIM_K_IMM) return 0;
+    uint32_t sel = (uint32_t)in->o[3].imm;
+    uint64_t acc[SIM_PTX_WARP] = {0};
+    for (int i = 0; i < 4; i++) {
+      unsigned s = sel >> (4 * i) & 0xf, sh = (s & 7) * 8;
+      if (s & 8)
+        for (int l = 0; l < SIM_PTX_WARP; l++)
+          acc[l] |= ((0 - (((b[l] << 32 | (uint32_t)a[l]) >> sh) >> 7 & 1)) & 0xff) << (8 * i);
+      else
+        for (int l = 0; l < SIM_PTX_WARP; l++) acc[l] |= (((b[l] << 32 | (uint32_t)a[l]) >> sh) & 0xff) << (8 * i);
+    }
+    memcpy(t, acc, sizeof acc);
+    break;
+  }
   case SIM_OP_MUL: case SIM_OP_MAD: {
     /* mad's addend read before any lane's result is written (d may be it) */
     const uint64_t *x = in->op == SIM_OP_MAD ? sim_ptx_src(c, w, &in->o[3], bc) : NULL;
