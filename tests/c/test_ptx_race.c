@@ -120,6 +120,76 @@ static void test_global(const sim_ptx_module *m) {
         "a plain read of an atomic counter before the barrier: %s", err);
 }
 
+/* A whole warp's vector accesses of consecutive memory, which racecheck
+ * takes a word at a time (sim_ptx_race_run): warps 0 and 1 of a block each
+ * on the 512 bytes at p (lane l's 16 at p + 16 * l), in global or shared
+ * memory, by `mode`: 0 both store; 1 warp 0 stores, warp 1 loads; 2 the
+ * same with a barrier between; 3 and 4 those two in shared memory; 5 each
+ * thread loads and stores its own 16 bytes (at p + 16 * tid); 6 and 7 only
+ * warp 0, or only warp 1, stores. */
+static const char *runs_ptx =
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry runs(.param .u64 po, .param .u32 mode)\n{\n"
+    "  .reg .pred %p<8>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n"
+    "  .shared .align 16 .b8 sh[512];\n"
+    "  ld.param.u64 %rd1, [po];\n  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n  and.b32 %r3, %r2, 31;\n  shr.u32 %r4, %r2, 5;\n"
+    "  mul.wide.u32 %rd2, %r3, 16;\n  add.u64 %rd3, %rd1, %rd2;\n"
+    "  mov.u64 %rd4, sh;\n  add.u64 %rd5, %rd4, %rd2;\n"
+    "  setp.eq.u32 %p1, %r4, 0;\n"
+    "  setp.eq.u32 %p2, %r1, 5;\n  @%p2 bra OWN;\n"
+    "  setp.ge.u32 %p2, %r1, 6;\n  @%p2 bra ONE;\n"
+    "  setp.ge.u32 %p2, %r1, 3;\n  @%p2 bra SHARED;\n"
+    "  setp.eq.u32 %p3, %r1, 0;\n  @%p3 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n  @%p3 ret;\n"
+    "  @%p1 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n"
+    "  setp.eq.u32 %p3, %r1, 2;\n  @%p3 bar.sync 0;\n"
+    "  @!%p1 ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd3];\n  ret;\n"
+    "SHARED:\n"
+    "  @%p1 st.shared.v4.u32 [%rd5], {%r2, %r2, %r2, %r2};\n"
+    "  setp.eq.u32 %p3, %r1, 4;\n  @%p3 bar.sync 0;\n"
+    "  @!%p1 ld.shared.v4.u32 {%r6, %r7, %r8, %r9}, [%rd5];\n  ret;\n"
+    "OWN:\n"
+    "  mul.wide.u32 %rd6, %r2, 16;\n  add.u64 %rd7, %rd1, %rd6;\n"
+    "  ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd7];\n  add.u32 %r6, %r6, 1;\n"
+    "  st.global.v4.u32 [%rd7], {%r6, %r7, %r8, %r9};\n  ret;\n"
+    "ONE:\n"
+    "  setp.eq.u32 %p3, %r1, 6;\n  xor.pred %p4, %p3, %p1;\n"
+    "  @!%p4 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n  ret;\n}\n";
+
+static void test_runs(void) {
+  char err[512];
+  sim_ptx_module *m = sim_ptx_load(runs_ptx, err, sizeof err);
+  CHECK(m != NULL, "runs: %s", err);
+  if (!m) return;
+  uint32_t buf[64 * 4];
+  registry r = {0};
+  add_buffer(&r, "buf", buf, sizeof buf);
+  uint32_t *pb = buf, mode = 0;
+  void *params[] = {&pb, &mode};
+  const char *want[] = {"wrote 16 bytes, which thread (0,0,0) of block (0,0,0) wrote (16 bytes at PTX line",
+                        "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (16 bytes at PTX line", NULL,
+                        "data race on __shared__ 'sh' at byte 0: read 4 bytes, which thread (0,0,0) of block (0,0,0) "
+                        "wrote (16 bytes at PTX line", NULL, NULL};
+  for (mode = 0; mode <= 5; mode++) {
+    memset(buf, 0, sizeof buf);
+    int rc = run(m, "runs", 1, 64, params, &r, err, sizeof err);
+    if (want[mode])
+      CHECK(rc == -1 && strstr(err, want[mode]) && strstr(err, "with no barrier between them") &&
+                strstr(err, "thread (32,0,0) of block (0,0,0))"),
+            "runs, mode %u: %s", mode, rc ? err : "no race");
+    else
+      CHECK(rc == 0, "runs, mode %u: %s", mode, err);
+  }
+  CHECK(buf[0] == 1 && buf[4 * 63] == 1 && buf[1] == 0, "each thread's own 16 bytes: %u %u %u", buf[0], buf[4 * 63], buf[1]);
+  /* launches are ordered: one's records never race with the next's */
+  mode = 6;
+  CHECK(run(m, "runs", 1, 64, params, &r, err, sizeof err) == 0, "runs, warp 0 stores: %s", err);
+  mode = 7;
+  CHECK(run(m, "runs", 1, 64, params, &r, err, sizeof err) == 0, "runs, then warp 1 stores: %s", err);
+  CHECK(buf[0] == 32 && buf[4 * 31 + 3] == 63, "the second launch's stores: %u %u", buf[0], buf[4 * 31 + 3]);
+  sim_ptx_free(m);
+}
+
 void test_ptx_race(int *nchecks, int *nfailures);
 void test_ptx_race(int *nchecks, int *nfailures) {
   sim_ptx_module *m = load_fixture("race");
@@ -127,6 +197,7 @@ void test_ptx_race(int *nchecks, int *nfailures) {
   test_warp(m);
   test_global(m);
   sim_ptx_free(m);
+  test_runs();
   *nchecks += checks;
   *nfailures += failures;
 }

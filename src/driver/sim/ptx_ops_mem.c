@@ -280,17 +280,30 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
   const uint64_t *src = st && n == 1 ? sim_ptx_src(c, w, vo, buf) : NULL;
   unsigned char *ptr[SIM_PTX_WARP], *run;
   int fast = fast_addresses(c, w, in, ao, m, total, st, ptr, &run);
-  if (run && !c->race) { /* a whole warp's contiguous run */
-    uint64_t *rows[8];
-    if (n == 1 && st) rows[0] = (uint64_t *)src;
-    else
-      for (int k = 0; k < n && k < 8; k++) rows[k] = regs[k] == UINT32_MAX ? NULL : &w->R[(size_t)regs[k] * SIM_PTX_WARP];
-    if (st) run_store(run, size, n, (const uint64_t *const *)rows);
-    else run_load(run, size, n, sgn, rows);
-    return 0;
-  }
   sim_ptx_race_insn ri;
   if (c->race) sim_ptx_race_prepare(c, w, in, &ri);
+  if (run && n <= 8) { /* a whole warp's contiguous run */
+    uint64_t *rows[8];
+    int all = 1;
+    if (n == 1 && st) rows[0] = (uint64_t *)src;
+    else
+      for (int k = 0; k < n; k++) all &= (rows[k] = regs[k] == UINT32_MAX ? NULL : &w->R[(size_t)regs[k] * SIM_PTX_WARP]) != NULL;
+    if (!c->race) {
+      if (st) run_store(run, size, n, (const uint64_t *const *)rows);
+      else run_load(run, size, n, sgn, rows);
+      return 0;
+    }
+    if (total % 4 == 0 && st) { /* racecheck a word at a time, then the stores */
+      unsigned char data[SIM_PTX_WARP * 8 * 8];
+      run_store(data, size, n, (const uint64_t *const *)rows);
+      return sim_ptx_race_run(c, w, in, &ri, run, total, (size_t)size, data);
+    }
+    if (total % 4 == 0 && all) {
+      if (sim_ptx_race_run(c, w, in, &ri, run, total, (size_t)size, NULL)) return -1;
+      run_load(run, size, n, sgn, rows);
+      return 0;
+    }
+  }
   if (fast && n == 1 && (!st || src)) { /* a scalar access at checked addresses: racecheck's loop over the lanes */
     if (st) {
       if (c->race) return sim_ptx_race_lanes(c, w, in, &ri, m, ptr, size, src);

@@ -27,8 +27,11 @@
  * bytes of the word it touched, its epoch (which names its block), thread,
  * the warp's __syncwarp count then, and instruction. Shared memory has its
  * records for the launch (a record from an earlier block is stale); global
- * memory a hash of 4 KiB chunks, kept for the launch, each with its
- * writes, first reads and second reads in parts made on first use. The
+ * memory a hash of 4 KiB chunks, each with its writes, first reads and
+ * second reads in parts made on first use, kept from launch to launch
+ * (ptx_race_shadow.c: a record of an earlier launch is stale). A whole
+ * warp's access of consecutive words is checked a word at a time
+ * (sim_ptx_race_run), as its lanes' checks would. The
  * lanes of a warp's load or store share what the instruction gives
  * (sim_ptx_race_prepare) and are checked in lane order. Remembering
  * one write and two reads of a word is enough to find a race when there
@@ -38,46 +41,15 @@
  */
 
 #include "ptx_race.h"
+#include "ptx_race_shadow.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-enum { RACE_ATOMIC = 1 }; /* acc.flags; the access's log2(bytes) above it */
-
-typedef struct {
-  uint32_t epoch; /* 0: none */
-  uint32_t sync;  /* its warp's bar.warp.sync count */
-  uint32_t insn;  /* function << 20 | instruction */
-  uint16_t tid;   /* the thread's index in its block */
-  uint8_t mask;   /* the bytes of the word it touched */
-  uint8_t flags;
-} race_acc;
-
-/* A word's records: its last write (part 0) and two reads (parts 1 and 2).
- * A chunk of 4 KiB of global memory keeps each part of its 1,024 words in
- * an array of its own, made when the first record of that part is stored:
- * memory only read needs no writes, and the second read is made only where
- * two threads read a word unordered. Shared memory has its parts for the
- * launch. A part not made reads as records of no access. */
-enum { CHUNK_SHIFT = 12, CHUNK_WORDS = 1 << (CHUNK_SHIFT - 2), PART_BYTES = CHUNK_WORDS * sizeof(race_acc) };
-
-typedef struct {
-  uint64_t key1; /* address >> CHUNK_SHIFT, plus 1 (0: a free slot) */
-  race_acc *part[3];
-} race_chunk;
-
-static const race_acc race_none; /* the record of a part not made */
-
-/* Parts of chunks come from slabs mapped zeroed, a launch's first ones small
- * and later ones larger (up to SLAB_MAX parts, in huge pages where the
- * system gives them): a large launch touches its shadow with few page
- * faults, a small one maps little. */
-enum { SLAB_MIN = 8, SLAB_MAX = 384 };
-typedef struct {
-  unsigned char *base;
-  size_t parts, used;
-} race_slab;
+typedef sim_ptx_race_acc race_acc;
+typedef sim_ptx_race_chunk race_chunk;
+enum { RACE_ATOMIC = SIM_PTX_RACE_ATOMIC, CHUNK_WORDS = SIM_PTX_CHUNK_WORDS };
+#define race_none sim_ptx_race_none
 
 typedef struct {
   uint32_t first, rel; /* its first epoch; the epoch of its last release (0: none) */
@@ -85,14 +57,10 @@ typedef struct {
 } race_block;
 
 struct sim_ptx_race {
-  uint32_t epoch, block_first;
+  uint32_t epoch, block_first, launch_first; /* records of epochs below launch_first are stale */
   int acquired; /* the block ran an atomic: earlier releases order before it */
   race_chunk shared; /* parts of (shared_size + 3) / 4 words */
-  race_chunk *tab;
-  size_t cap, used;
-  race_chunk *last; /* the chunk found last (in tab) */
-  race_slab *slabs;
-  size_t nslabs, capslabs;
+  sim_ptx_shadow *global;
   race_block *blocks;
   size_t nblocks, capblocks;
   uint32_t wsync[1024 / SIM_PTX_WARP];
@@ -103,6 +71,11 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
   if (c->l->no_racecheck) return 0;
   sim_ptx_race *r = calloc(1, sizeof *r);
   if (!r) return -1;
+  if (!(r->global = sim_ptx_shadow_begin(&r->launch_first))) {
+    free(r);
+    return -1;
+  }
+  r->epoch = r->launch_first - 1; /* the first block's is launch_first */
   for (int i = 0; c->shared_size && i < 3; i++)
     if (!(r->shared.part[i] = calloc((c->shared_size + 3) / 4, sizeof(race_acc)))) {
       for (int k = 0; k < i; k++) free(r->shared.part[k]);
@@ -116,9 +89,7 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
 void sim_ptx_race_end(sim_ptx_ctx *c) {
   sim_ptx_race *r = c->race;
   if (!r) return;
-  for (size_t i = 0; i < r->nslabs; i++) munmap(r->slabs[i].base, r->slabs[i].parts * PART_BYTES);
-  free(r->slabs);
-  free(r->tab);
+  sim_ptx_shadow_end(r->global, r->epoch);
   for (int i = 0; i < 3; i++) free(r->shared.part[i]);
   free(r->blocks);
   free(r);
@@ -167,7 +138,7 @@ static const race_block *block_of(const sim_ptx_race *r, uint32_t epoch) {
 
 /* Whether nothing orders p (earlier) and cur (the access being made). */
 static inline int concurrent(const sim_ptx_race *r, const race_acc *p, const race_acc *cur, int shared) {
-  if (!p->epoch) return 0;
+  if (p->epoch < r->launch_first) return 0; /* none, or an earlier launch's */
   if (p->epoch < r->block_first) { /* an earlier block */
     if (shared) return 0;            /* its shared memory is gone */
     return !(r->acquired && p->epoch <= block_of(r, p->epoch)->rel);
@@ -176,64 +147,13 @@ static inline int concurrent(const sim_ptx_race *r, const race_acc *p, const rac
   return p->tid / SIM_PTX_WARP != cur->tid / SIM_PTX_WARP || p->sync == cur->sync;
 }
 
-/* A new part's records, zeroed: NULL when out of memory. */
-static race_acc *new_part(sim_ptx_race *r) {
-  race_slab *s = r->nslabs ? &r->slabs[r->nslabs - 1] : NULL;
-  if (!s || s->used == s->parts) {
-    if (r->nslabs == r->capslabs) {
-      size_t nc = r->capslabs ? r->capslabs * 2 : 16;
-      race_slab *ns = realloc(r->slabs, nc * sizeof *ns);
-      if (!ns) return NULL;
-      r->slabs = ns;
-      r->capslabs = nc;
-    }
-    size_t n = r->nslabs < 6 ? (size_t)SLAB_MIN << r->nslabs : SLAB_MAX;
-    void *p = mmap(NULL, n * PART_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-    if (n * PART_BYTES >= (4u << 20)) madvise(p, n * PART_BYTES, MADV_HUGEPAGE);
-#endif
-    s = &r->slabs[r->nslabs++];
-    *s = (race_slab){.base = p, .parts = n};
-  }
-  return (race_acc *)(void *)(s->base + s->used++ * PART_BYTES);
-}
-
-/* The chunk of global memory at host address a, made on first use (its
- * parts not yet): NULL when out of memory. */
-static race_chunk *global_chunk(sim_ptx_race *r, uintptr_t a) {
-  uint64_t key1 = ((uint64_t)a >> CHUNK_SHIFT) + 1;
-  if (r->last && r->last->key1 == key1) return r->last;
-  if (2 * (r->used + 1) > r->cap) {
-    size_t nc = r->cap ? r->cap * 2 : 256;
-    race_chunk *nt = calloc(nc, sizeof *nt);
-    if (!nt) return NULL;
-    for (size_t i = 0; i < r->cap; i++) {
-      if (!r->tab[i].key1) continue;
-      size_t j = (size_t)(r->tab[i].key1 * 0x9E3779B97F4A7C15ull) & (nc - 1);
-      while (nt[j].key1) j = (j + 1) & (nc - 1);
-      nt[j] = r->tab[i];
-    }
-    free(r->tab);
-    r->tab = nt;
-    r->cap = nc;
-  }
-  size_t j = (size_t)(key1 * 0x9E3779B97F4A7C15ull) & (r->cap - 1);
-  while (r->tab[j].key1 && r->tab[j].key1 != key1) j = (j + 1) & (r->cap - 1);
-  if (!r->tab[j].key1) {
-    r->tab[j].key1 = key1;
-    r->used++;
-  }
-  return r->last = &r->tab[j];
-}
-
 /* Record i (0: the write, 1 and 2: the reads) of word `off` of ch, to read. */
 static inline const race_acc *rec(const race_chunk *ch, int i, size_t off) {
   return ch->part[i] ? &ch->part[i][off] : &race_none;
 }
 /* The same, to store: its part made first (NULL when out of memory). */
 static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
-  if (!ch->part[i] && !(ch->part[i] = new_part(r))) return NULL;
+  if (!ch->part[i] && !(ch->part[i] = sim_ptx_shadow_part(r->global))) return NULL;
   return &ch->part[i][off];
 }
 
@@ -342,6 +262,55 @@ void sim_ptx_race_prepare(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
                             .skip = in->space == SIM_S_CONST || in->space == SIM_S_PARAM || in->space == SIM_S_LOCAL};
 }
 
+/* The check of one word of an access, at word `off` of chunk ch (host
+ * address wa), for the access `bytes` at a by cur's thread (lane `lane`),
+ * a write of `data` (the access's bytes) or a read; then its record. */
+static inline __attribute__((always_inline)) int check_word(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
+                                                            int lane, race_chunk *ch, size_t off, uintptr_t wa,
+                                                            race_acc *cur, int write, int atomic, int shared,
+                                                            uintptr_t a, size_t bytes, const void *data) {
+  sim_ptx_race *r = c->race;
+  const race_acc *pw = rec(ch, 0, off);
+  if (pw->mask & cur->mask && concurrent(r, pw, cur, shared) &&
+      !(write && (atomic ? pw->flags & RACE_ATOMIC : same_value(pw, cur, wa, a, data))))
+    return report(c, w, in, lane, cur, write, pw, 1, shared, a, bytes);
+  if (write) {
+    for (int i = 1; i <= 2; i++) {
+      const race_acc *pr = rec(ch, i, off);
+      if (pr->mask & cur->mask && concurrent(r, pr, cur, shared))
+        return report(c, w, in, lane, cur, write, pr, 0, shared, a, bytes);
+    }
+    uint8_t mask = cur->mask;
+    if (pw->epoch == cur->epoch && pw->tid == cur->tid && pw->insn == cur->insn && pw->sync == cur->sync) mask |= pw->mask;
+    race_acc *dst = own(r, ch, 0, off);
+    if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+    put_acc(dst, cur, mask);
+    return 0;
+  }
+  /* a read: in a slot whose read is ordered before it (or the same
+   * thread's), else over the second, keeping an earlier reader */
+  int i = 2;
+  for (int k = 1; k <= 2; k++)
+    if (!concurrent(r, rec(ch, k, off), cur, shared)) {
+      i = k;
+      break;
+    }
+  const race_acc *slot = rec(ch, i, off);
+  uint8_t mask = cur->mask;
+  if (slot->epoch == cur->epoch && slot->tid == cur->tid && slot->insn == cur->insn && slot->sync == cur->sync)
+    mask |= slot->mask;
+  race_acc *dst = own(r, ch, i, off);
+  if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+  put_acc(dst, cur, mask);
+  return 0;
+}
+
+static inline int log2_bytes(size_t bytes) {
+  int lg = 0;
+  while ((1u << lg) < bytes) lg++;
+  return lg;
+}
+
 /* The check of one lane's access (sim_ptx_race_lane), inlined in the loop
  * over a warp's lanes too. */
 static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in,
@@ -352,8 +321,7 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
   if (ri->skip) return 0;
   if (a - par < c->kernel->param_bytes) return 0;
   if (c->local && a - loc < (uintptr_t)c->nthreads * SIM_PTX_LOCAL_BYTES) return 0;
-  int shared = a - sh < c->shared_size, atomic = ri->atomic, lg = bytes == 4 ? 2 : 0;
-  while ((1u << lg) < bytes) lg++;
+  int shared = a - sh < c->shared_size, atomic = ri->atomic, lg = bytes == 4 ? 2 : log2_bytes(bytes);
   race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .tid = (uint16_t)(ri->first + (unsigned)lane),
                   .flags = (uint8_t)(atomic | lg << 1)};
   if (atomic) { /* an acquire of every earlier release; after a fence of the lane, a release */
@@ -361,43 +329,75 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
     if (r->fenced[w->index] >> lane & 1) r->blocks[r->nblocks - 1].rel = r->epoch;
   }
   for (uintptr_t wa = a & ~(uintptr_t)3; wa < a + bytes; wa += 4) {
-    race_chunk *ch = shared ? &r->shared : global_chunk(r, wa);
+    race_chunk *ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
     if (!ch) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
     size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
     cur.mask = bytes >= 4 ? 0xf : (uint8_t)(((1u << bytes) - 1) << (a & 3));
-    const race_acc *pw = rec(ch, 0, off);
-    if (pw->mask & cur.mask && concurrent(r, pw, &cur, shared) &&
-        !(write && (atomic ? pw->flags & RACE_ATOMIC : same_value(pw, &cur, wa, a, data))))
-      return report(c, w, in, lane, &cur, write, pw, 1, shared, a, bytes);
-    if (write) {
-      for (int i = 1; i <= 2; i++) {
-        const race_acc *pr = rec(ch, i, off);
-        if (pr->mask & cur.mask && concurrent(r, pr, &cur, shared))
-          return report(c, w, in, lane, &cur, write, pr, 0, shared, a, bytes);
-      }
-      uint8_t mask = cur.mask;
-      if (pw->epoch == cur.epoch && pw->tid == cur.tid && pw->insn == cur.insn && pw->sync == cur.sync) mask |= pw->mask;
-      race_acc *dst = own(r, ch, 0, off);
-      if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
-      put_acc(dst, &cur, mask);
-      continue;
-    }
-    /* a read: in a slot whose read is ordered before it (or the same
-     * thread's), else over the second, keeping an earlier reader */
-    int i = 2;
-    for (int k = 1; k <= 2; k++)
-      if (!concurrent(r, rec(ch, k, off), &cur, shared)) {
-        i = k;
-        break;
-      }
-    const race_acc *slot = rec(ch, i, off);
-    uint8_t mask = cur.mask;
-    if (slot->epoch == cur.epoch && slot->tid == cur.tid && slot->insn == cur.insn && slot->sync == cur.sync)
-      mask |= slot->mask;
-    race_acc *dst = own(r, ch, i, off);
-    if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
-    put_acc(dst, &cur, mask);
+    if (check_word(c, w, in, lane, ch, off, wa, &cur, write, atomic, shared, a, bytes, data)) return -1;
   }
+  return 0;
+}
+
+static const race_acc no_records[CHUNK_WORDS]; /* a part not made, for sim_ptx_race_run */
+
+/* check_word out of line: sim_ptx_race_run's loop keeps its registers */
+static __attribute__((noinline)) int check_word_call(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane,
+                                                     race_chunk *ch, size_t off, uintptr_t wa, race_acc *cur, int write,
+                                                     int shared, uintptr_t a, size_t bytes, const void *data) {
+  return check_word(c, w, in, lane, ch, off, wa, cur, write, 0, shared, a, bytes, data);
+}
+
+int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
+                     unsigned char *run, size_t lane_bytes, size_t elem, const unsigned char *data) {
+  sim_ptx_race *r = c->race;
+  uintptr_t a = (uintptr_t)run, sh = (uintptr_t)c->shared;
+  size_t nwords = SIM_PTX_WARP * lane_bytes / 4;
+  int write = data != NULL, shared = a - sh < c->shared_size;
+  size_t bytes = write ? lane_bytes : elem; /* as the lanes' checks: a store whole, a load by element */
+  int lane_shift = log2_bytes(lane_bytes) - 2, elem_lg = log2_bytes(elem);
+  uint32_t first = r->launch_first;
+  race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .mask = 0xf,
+                  .flags = (uint8_t)(log2_bytes(bytes) << 1)};
+  int mine = write ? 0 : 1; /* the part this access's records go to, where nothing earlier is live */
+  uint32_t stale = shared ? r->block_first : first, bf = r->block_first;
+#define QUIET(p) ((p).epoch < stale || ((p).epoch >= bf && (p).tid == tid))
+  for (size_t i = 0; i < nwords;) {
+    uintptr_t wa = a + 4 * i;
+    race_chunk *ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
+    if (!ch || (!ch->part[mine] && !own(r, ch, mine, 0)))
+      return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
+    size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
+    size_t end = shared ? nwords : i + (CHUNK_WORDS - off); /* this chunk's words of the run */
+    if (end > nwords) end = nwords;
+    const race_acc *p0 = ch->part[0] ? ch->part[0] : no_records, *p1 = ch->part[1] ? ch->part[1] : no_records;
+    const race_acc *p2 = ch->part[2] && write ? ch->part[2] : no_records;
+    race_acc *to = ch->part[mine];
+    for (; i < end; i++, off++) {
+      int lane = (int)(i >> lane_shift);
+      uint16_t tid = (uint16_t)(ri->first + (unsigned)lane);
+      /* the common case: each record on the word is stale (none of this
+       * launch; for shared memory, of this block) or this thread's own in
+       * this block: nothing can race, and the access's record is cur */
+      if ((p0[off].epoch < stale && p1[off].epoch < stale && p2[off].epoch < stale) ||
+          (QUIET(p0[off]) && QUIET(p1[off]) && QUIET(p2[off]))) {
+        cur.tid = tid;
+        to[off] = cur;
+        continue;
+      }
+      cur.tid = tid;
+      uintptr_t wa2 = a + 4 * i;
+      uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg; /* the store, or element */
+      if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
+        if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
+        return -1;
+      }
+      if (ch->part[0]) p0 = ch->part[0]; /* check_word may have made parts */
+      if (ch->part[1]) p1 = ch->part[1];
+      if (ch->part[2] && write) p2 = ch->part[2];
+    }
+  }
+#undef QUIET
+  if (write) memcpy(run, data, nwords * 4);
   return 0;
 }
 

@@ -40,6 +40,14 @@ int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, c
  * before it have stored). */
 int sim_ptx_race_lanes(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, uint32_t m,
                        unsigned char *const *p, int size, const uint64_t *vals);
+/* A whole warp's access of consecutive memory: lane l's lane_bytes (a
+ * multiple of 4) at run + l * lane_bytes, for `in`, a load (of elements of
+ * `elem` bytes; data NULL) or a store of `data` (the run's new bytes, which
+ * it stores after the check): checked a word at a time as
+ * sim_ptx_race_lanes checks lane by lane. 0, or -1 after the fault of the
+ * first racing lane (the lanes before it have stored). */
+int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
+                     unsigned char *run, size_t lane_bytes, size_t elem, const unsigned char *data);
 /* Lane `lane` of w is about to access `bytes` at host address p (as
  * sim_ptx_access returned it) for `in`: a read, a write of `data`, or an
  * atomic (in->op atom or red; data NULL). 0, or -1 after the fault naming
