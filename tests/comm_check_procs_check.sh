@@ -4,8 +4,11 @@
 # different collectives (every rank names both calls and their lines), the
 # same collective with different sizes, when a rank never reaches a
 # collective (the others name it and its last collective after `timeout`),
-# and when a rank is killed (named as ended). Under policy off nothing is
-# checked: the sim's own failure of the communicator is what ends the job.
+# and when a rank is killed (named as ended). Sends and recvs likewise: a
+# pair whose counts or dtypes differ, a send or recv whose partner never
+# comes, a recv from a killed rank; correct rings and sends and recvs
+# interleaved with collectives pass. Under policy off nothing is checked:
+# the sim's own failure of the communicator is what ends the job.
 # Every process runs under `timeout`, so a hang fails the test.
 #   tests/comm_check_procs_check.sh PATH/TO/gpulua
 set -uo pipefail
@@ -119,6 +122,145 @@ wait "${pids[@]}"
 for r in 0 1 2; do
   if [ "$(cat "$tmp/off.$r.rc")" != 0 ] && ! grep -q 'does not match' "$tmp/off.$r" && grep -q 'not the same call' "$tmp/off.$r"; then ok
   else bad "off: rank $r (exit $(cat "$tmp/off.$r.rc")):"; cat "$tmp/off.$r"; fi
+done
+
+# Sends and recvs: the k-th send from a to b is paired with the k-th recv
+# of b from a. 6. Different counts; 7. different dtypes (both then call a
+# barrier: the verdict ends it on every rank).
+cat >"$tmp/p2pcount.lua" <<'EOF'
+local gpu = require "gpulua"
+local c = gpu.comm{timeout = 60}
+local x = c.device:alloc(DTYPE or "f32", c.rank == 0 and 4 or COUNT or 8)
+if c.rank == 0 then
+  c:send(x, 1)
+else
+  c:recv(x, 0)
+end
+c:barrier()
+print("result", x:read()[1])
+EOF
+start_job p2pcount 2 "$tmp/p2pcount.lua"
+wait "${pids[@]}"
+for r in 0 1; do
+  expect p2pcount $r 'comm:send \(4 f32 to rank 1\) at [^ ]*p2pcount.lua:5 on rank 0 does not match comm:recv \(8 f32 from rank 0\) at [^ ]*p2pcount.lua:7 on rank 1 \(send 1 from rank 0 to rank 1\)'
+done
+sed '2a DTYPE, COUNT = c.rank == 1 and "i32" or "f32", 4' "$tmp/p2pcount.lua" >"$tmp/p2pdtype.lua"
+start_job p2pdtype 2 "$tmp/p2pdtype.lua"
+wait "${pids[@]}"
+for r in 0 1; do
+  expect p2pdtype $r 'comm:send \(4 f32 to rank 1\) at [^ ]*p2pdtype.lua:6 on rank 0 does not match comm:recv \(4 i32 from rank 0\) at [^ ]*p2pdtype.lua:8 on rank 1 \(send 1 from rank 0 to rank 1\)'
+done
+
+# 8. A send whose recv never comes: both ranks go on with barriers (which
+# complete) until the verdict ends them, 2 s after the send (at most 60 s:
+# then the job ends unchecked, and the test fails).
+cat >"$tmp/nosend.lua" <<'EOF'
+local gpu = require "gpulua"
+local c = gpu.comm{timeout = 2}
+local x = c.device:alloc("f32", 4)
+if c.rank == 0 then c:send(x, 1) end
+local t0 = os.time()
+while os.time() - t0 < 60 do c:barrier() end
+print("result", x:read()[1])
+EOF
+start_job nosend 2 "$tmp/nosend.lua"
+wait "${pids[@]}"
+for r in 0 1; do
+  expect nosend $r 'comm:send \(4 f32 to rank 1\) at [^ ]*nosend.lua:4 on rank 0 \(send 1 from rank 0 to rank 1\) did not complete within 2 seconds: rank 1 has not made its matching comm:recv \(its last call: comm:barrier at [^ ]*nosend.lua:6\)'
+done
+
+# 9. A recv whose send never comes: rank 0 waits for a file made once rank 1
+# has ended, then calls a barrier (where it learns the verdict).
+cat >"$tmp/norecv.lua" <<EOF
+local gpu = require "gpulua"
+local c = gpu.comm{timeout = 2}
+local x = c.device:alloc("f32", 4)
+c:barrier()
+if c.rank == 1 then
+  c:recv(x, 0)
+  x:read()
+else
+  while not io.open("$tmp/norecv.go") do os.execute("sleep 0.05") end
+  c:barrier()
+end
+print("result", x:read()[1])
+EOF
+start_job norecv 2 "$tmp/norecv.lua"
+wait "${pids[1]}"
+touch "$tmp/norecv.go"
+wait "${pids[0]}"
+for r in 0 1; do
+  expect norecv $r 'comm:recv \(4 f32 from rank 0\) at [^ ]*norecv.lua:6 on rank 1 \(recv 1 on rank 1 from rank 0\) did not complete within 2 seconds: rank 0 has not made its matching comm:send \(its last call: comm:barrier at [^ ]*norecv.lua:4\)'
+done
+
+# 10. Rank 1 waits in a recv from rank 2, which is killed before its send;
+# rank 0 waits for a file made once ranks 1 and 2 have ended.
+cat >"$tmp/p2pkilled.lua" <<EOF
+local gpu = require "gpulua"
+local c = gpu.comm{timeout = 60}
+local x = c.device:alloc("f32", 4)
+c:barrier()
+if c.rank == 2 then os.execute("kill -9 \$PPID") end
+if c.rank == 1 then
+  c:recv(x, 2)
+  x:read()
+else
+  while not io.open("$tmp/p2pkilled.go") do os.execute("sleep 0.05") end
+  c:barrier()
+end
+print("result", x:read()[1])
+EOF
+start_job p2pkilled 3 "$tmp/p2pkilled.lua"
+wait "${pids[1]}" "${pids[2]}"
+touch "$tmp/p2pkilled.go"
+wait "${pids[0]}"
+for r in 0 1; do
+  expect p2pkilled $r "rank 2 ended: its process's connection to the job's store closed \(its last call: comm:barrier at [^ ]*p2pkilled.lua:4\), but rank 1 waits for it in comm:recv \(4 f32 from rank 2\) at [^ ]*p2pkilled.lua:7 \(recv 1 on rank 1 from rank 2\)"
+done
+
+# 11. Correct jobs pass under strict: a ring of sends and recvs, and sends
+# and recvs interleaved with collectives, two sends of different sizes to
+# one peer queued before their recvs (each paired with its own).
+cat >"$tmp/p2pok.lua" <<'EOF'
+local gpu = require "gpulua"
+local c = gpu.comm{timeout = 60}
+local r, n, dev = c.rank, c.size, c.device
+local function put(values)
+  local x = dev:alloc("f32", #values)
+  dev.main:copy(x, gpu.host("f32", values))
+  return x
+end
+local nxt, prv = (r + 1) % n, (r - 1 + n) % n
+for round = 1, 3 do
+  local a, b, z = put{r, round}, put{r, r, r, round}, put{1}
+  local ia, ib = dev:alloc("f32", 2), dev:alloc("f32", 4)
+  c:send(a, nxt)
+  c:all_reduce(z)
+  c:send(b, nxt)
+  c:barrier()
+  c:recv(ia, prv)
+  c:all_reduce(z)
+  c:recv(ib, prv)
+  local ga, gb, gz = ia:read(), ib:read(), z:read()
+  assert(ga[1] == prv and ga[2] == round and gb[3] == prv and gb[4] == round, "wrong data")
+  assert(gz[1] == n * n, "wrong sum " .. gz[1])
+end
+print("result ok")
+EOF
+start_job p2pok 3 "$tmp/p2pok.lua"
+wait "${pids[@]}"
+for r in 0 1 2; do
+  if [ "$(cat "$tmp/p2pok.$r.rc")" = 0 ] && grep -q '^result ok$' "$tmp/p2pok.$r"; then ok
+  else bad "p2pok: rank $r (exit $(cat "$tmp/p2pok.$r.rc")):"; cat "$tmp/p2pok.$r"; fi
+done
+
+# 12. Policy off: sends and recvs are not checked either (the sim's hub
+# fails the pair of different sizes by itself).
+GPULUA_POLICY=off start_job p2poff 2 "$tmp/p2pcount.lua"
+wait "${pids[@]}"
+for r in 0 1; do
+  if [ "$(cat "$tmp/p2poff.$r.rc")" != 0 ] && ! grep -q 'does not match' "$tmp/p2poff.$r" && grep -q 'not the same size and type as its recv' "$tmp/p2poff.$r"; then ok
+  else bad "p2poff: rank $r (exit $(cat "$tmp/p2poff.$r.rc")):"; cat "$tmp/p2poff.$r"; fi
 done
 
 echo "comm.check_procs: $passed passed, $failed failed"

@@ -4,7 +4,7 @@
  * the NCCL communicator aborted) and rank 0's comparison, one thread per
  * rank on its store connection(s).
  */
-#include "comm_check.h"
+#include "comm_check_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -25,62 +25,10 @@
 #include "site.h"
 #include "store.h"
 
-#define TEXT 200         /* a call's "what\nfile:line" */
-#define VERDICT_MAX 1000 /* a verdict's text (within a store message) */
 #define GRACE_S 5.0      /* after a fault: how long a verdict that explains it is waited for */
 #define MISMATCH_WAIT_S 1.0 /* a mismatch: how long the ranks not yet there are waited for */
 
-typedef struct rec {
-  uint64_t seq, count;
-  int kind, dtype, op, root;
-  char text[TEXT];
-} rec;
-
-typedef struct rank_state { /* rank 0: what each rank published */
-  uint64_t next;            /* its collectives so far */
-  rec last;
-  int gone; /* 1 its process ended (the connection closed), 2 it closed the communicator */
-} rank_state;
-
-typedef struct entry { /* rank 0: a collective some rank reached and some not yet */
-  rec r;               /* the first rank's */
-  int first, arrived;
-  double t0;
-} entry;
-
-struct gl_comm_check {
-  gl_comm *c;
-  gl_store *s;
-  int rank, size, efd;
-  double timeout_s;
-  pthread_t th;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  /* under mu */
-  uint8_t *out;
-  size_t nout, capout;
-  int stop, in_nccl, has_verdict, wake_pending;
-  char verdict[VERDICT_MAX];
-  /* the main thread's */
-  uint64_t seq;
-  int applied;
-  /* the thread's */
-  uint8_t *snd;
-  size_t nsnd, capsnd;
-  rank_state *rs;
-  entry *ents;
-  size_t head, nents, capents; /* ents[head .. nents): collectives base, base + 1, .. */
-  uint64_t base;
-  int ngone, decided;
-  /* a mismatch found: decided once every rank reached it (or MISMATCH_WAIT_S), so that the calls are grouped */
-  int mismatch;
-  uint64_t mseq;
-  double mt0;
-  rec *mrec;  /* per rank: its call there */
-  char *mhas; /* per rank: reached it */
-};
-
-static double now_s(void) {
+double gl_check_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + t.tv_nsec * 1e-9;
@@ -125,13 +73,16 @@ static void local_verdict(gl_comm_check *k, const char *text) {
   }
 }
 
-static void describe(const rec *r, char *out, size_t n) {
+void gl_check_describe(const gl_check_call *r, char *out, size_t n) {
   const char *nl = strchr(r->text, '\n');
   int wl = nl ? (int)(nl - r->text) : (int)strlen(r->text);
   const char *at = nl ? nl + 1 : "?";
   char args[120] = "";
   const char *dt = r->dtype >= 0 && r->dtype < GL_NDTYPES ? gl_dtypes[r->dtype].name : "?";
-  if (r->kind != GL_CHECK_BARRIER) {
+  if (r->kind == GL_CHECK_SEND || r->kind == GL_CHECK_RECV)
+    snprintf(args, sizeof args, " (%llu %s %s rank %d)", (unsigned long long)r->count, dt,
+             r->kind == GL_CHECK_SEND ? "to" : "from", r->root);
+  else if (r->kind != GL_CHECK_BARRIER) {
     size_t k = (size_t)snprintf(args, sizeof args, " (%llu %s", (unsigned long long)r->count, dt);
     if (r->op >= 0) k += (size_t)snprintf(args + k, sizeof args - k, ", %s", gl_comm_op_name(r->op));
     if (r->root >= 0) k += (size_t)snprintf(args + k, sizeof args - k, ", root %d", r->root);
@@ -140,7 +91,7 @@ static void describe(const rec *r, char *out, size_t n) {
   snprintf(out, n, "%.*s%s at %s", wl, r->text, args, at);
 }
 
-static int same(const rec *a, const rec *b) {
+static int same(const gl_check_call *a, const gl_check_call *b) {
   return a->kind == b->kind && a->dtype == b->dtype && a->count == b->count && a->op == b->op && a->root == b->root;
 }
 
@@ -169,19 +120,19 @@ static void last_of(gl_comm_check *k, int r, char *out, size_t n) {
     return;
   }
   char d[400];
-  describe(&k->rs[r].last, d, sizeof d);
+  gl_check_describe(&k->rs[r].last, d, sizeof d);
   snprintf(out, n, "%s, collective %llu", d, (unsigned long long)k->rs[r].next);
 }
 
-static void decide(gl_comm_check *k, const char *text) {
+void gl_check_decide(gl_comm_check *k, const char *text) {
   k->decided = 1;
   uint8_t msg[GL_STORE_HEADER + GL_STORE_MAX_PAYLOAD];
-  size_t len = strlen(text) < VERDICT_MAX ? strlen(text) : VERDICT_MAX - 1;
+  size_t len = strlen(text) < GL_CHECK_VERDICT ? strlen(text) : GL_CHECK_VERDICT - 1;
   size_t n = gl_store_format(msg, GL_STORE_VERDICT, k->size, 0, text, (uint32_t)len);
   for (int r = 1; r < k->size; r++) { /* every rank told first: rank 0's abort may wait for them to leave */
     int fd = gl_store_conn_fd(k->s, r);
-    double deadline = now_s() + 2;
-    for (size_t off = 0; fd >= 0 && off < n && now_s() < deadline;) {
+    double deadline = gl_check_now() + 2;
+    for (size_t off = 0; fd >= 0 && off < n && gl_check_now() < deadline;) {
       ssize_t w = send(fd, msg + off, n - off, MSG_NOSIGNAL);
       if (w > 0) off += (size_t)w;
       else if (w < 0 && (errno == EAGAIN || errno == EINTR)) poll(&(struct pollfd){fd, POLLOUT, 0}, 1, 100);
@@ -191,17 +142,17 @@ static void decide(gl_comm_check *k, const char *text) {
   local_verdict(k, text);
 }
 
-static entry *entry_at(gl_comm_check *k, uint64_t seq) {
+static gl_check_entry *entry_at(gl_comm_check *k, uint64_t seq) {
   return seq >= k->base && seq - k->base < k->nents - k->head ? &k->ents[k->head + (seq - k->base)] : NULL;
 }
 
 /* A rank gone while others wait in a collective it has not reached: the verdict. */
 static void check_gone(gl_comm_check *k) {
   for (int r = 0; r < k->size && !k->decided; r++) {
-    entry *e = k->rs[r].gone ? entry_at(k, k->rs[r].next) : NULL;
+    gl_check_entry *e = k->rs[r].gone ? entry_at(k, k->rs[r].next) : NULL;
     if (!e) continue;
     char d[400], last[500], who[200], text[2400];
-    describe(&e->r, d, sizeof d);
+    gl_check_describe(&e->r, d, sizeof d);
     last_of(k, r, last, sizeof last);
     int nw = ranks_text(k, reached, e->r.seq, who, sizeof who);
     snprintf(text, sizeof text, "rank %d %s (its last collective: %s), but %s wait%s for it in %s (collective %llu of "
@@ -209,20 +160,26 @@ static void check_gone(gl_comm_check *k) {
              r, k->rs[r].gone == 1 ? "ended: its process's connection to the job's store closed"
                                    : "closed the communicator (comm:close, or at its process's end)",
              last, who, nw == 1 ? "s" : "", d, (unsigned long long)e->r.seq + 1);
-    decide(k, text);
+    gl_check_decide(k, text);
   }
 }
 
-static void on_call(gl_comm_check *k, int r, const rec *x) {
-  rank_state *st = &k->rs[r];
-  if (k->decided || st->gone || x->seq != st->next) return;
+static void on_call(gl_comm_check *k, int r, const gl_check_call *x) {
+  gl_check_rank *st = &k->rs[r];
+  if (k->decided || st->gone) return;
+  if (x->kind == GL_CHECK_SEND || x->kind == GL_CHECK_RECV) {
+    gl_check_p2p_call(k, r, x);
+    return;
+  }
+  if (x->seq != st->next) return;
+  st->last_call = *x, st->has_call = 1;
   st->next++;
   st->last = *x;
   if (k->mismatch) {
     if (x->seq == k->mseq) k->mrec[r] = *x, k->mhas[r] = 1;
     return;
   }
-  entry *e = entry_at(k, x->seq);
+  gl_check_entry *e = entry_at(k, x->seq);
   if (!e) {
     if (x->seq != k->base + (k->nents - k->head)) return; /* cannot be: ranks publish in order */
     if (k->head > 1024 && k->head * 2 > k->nents) {
@@ -232,14 +189,14 @@ static void on_call(gl_comm_check *k, int r, const rec *x) {
     }
     if (k->nents == k->capents) {
       size_t cap = k->capents ? 2 * k->capents : 64;
-      entry *p = realloc(k->ents, cap * sizeof *p);
+      gl_check_entry *p = realloc(k->ents, cap * sizeof *p);
       if (!p) return;
       k->ents = p, k->capents = cap;
     }
     e = &k->ents[k->nents++];
-    *e = (entry){*x, r, 0, now_s()};
+    *e = (gl_check_entry){*x, r, 0, gl_check_now()};
   } else if (!same(&e->r, x)) {
-    k->mismatch = 1, k->mseq = x->seq, k->mt0 = now_s();
+    k->mismatch = 1, k->mseq = x->seq, k->mt0 = gl_check_now();
     for (int q = 0; q < k->size; q++)
       if (q != r && k->rs[q].next > x->seq) k->mrec[q] = e->r, k->mhas[q] = 1; /* they matched the first */
     k->mrec[r] = *x, k->mhas[r] = 1;
@@ -263,7 +220,7 @@ static int check_mismatch(gl_comm_check *k) {
   if (!k->mismatch || k->decided) return -1;
   int missing = 0;
   for (int r = 0; r < k->size; r++) missing += !k->mhas[r] && !k->rs[r].gone;
-  double left = k->mt0 + MISMATCH_WAIT_S - now_s();
+  double left = k->mt0 + MISMATCH_WAIT_S - gl_check_now();
   if (missing && left > 0) return (int)(left * 1000) + 1;
   int big = -1, nbig = 0, other = -1;
   for (int r = 0; r < k->size; r++) {
@@ -275,26 +232,26 @@ static int check_mismatch(gl_comm_check *k) {
   for (int r = 0; r < k->size && other < 0; r++)
     if (k->mhas[r] && !same(&k->mrec[r], &k->mrec[big])) other = r;
   char mine[400], theirs[400], who_m[200], who_t[200], text[2400];
-  describe(&k->mrec[other], mine, sizeof mine);
-  describe(&k->mrec[big], theirs, sizeof theirs);
+  gl_check_describe(&k->mrec[other], mine, sizeof mine);
+  gl_check_describe(&k->mrec[big], theirs, sizeof theirs);
   ranks_text(k, same_call, (uint64_t)other, who_m, sizeof who_m);
   ranks_text(k, same_call, (uint64_t)big, who_t, sizeof who_t);
   snprintf(text, sizeof text, "%s on %s does not match %s on %s (collective %llu of this communicator)", mine, who_m,
            theirs, who_t, (unsigned long long)k->mseq + 1);
-  decide(k, text);
+  gl_check_decide(k, text);
   return -1;
 }
 
 /* The oldest collective not reached by every rank: past the timeout, the
  * verdict; else the milliseconds left (-1: none waits). */
-static int check_timeout(gl_comm_check *k) {
+static int check_coll_timeout(gl_comm_check *k) {
   if (k->mismatch) return check_mismatch(k);
   if (k->decided || k->head == k->nents) return -1;
-  entry *e = &k->ents[k->head];
-  double left = e->t0 + k->timeout_s - now_s();
+  gl_check_entry *e = &k->ents[k->head];
+  double left = e->t0 + k->timeout_s - gl_check_now();
   if (left > 0) return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
   char d[400], who[200], text[2400];
-  describe(&e->r, d, sizeof d);
+  gl_check_describe(&e->r, d, sizeof d);
   ranks_text(k, reached, e->r.seq, who, sizeof who);
   size_t w = (size_t)snprintf(text, sizeof text, "%s (collective %llu of this communicator) did not complete within "
                                                  "%g seconds: %s reached it",
@@ -314,11 +271,17 @@ static int check_timeout(gl_comm_check *k) {
                                                : "has not reached it",
                           last);
   }
-  decide(k, text);
+  gl_check_decide(k, text);
   return -1;
 }
 
-static int parse_call(const gl_store_msg *m, rec *x) {
+/* The collectives' and the sends' and recvs': the soonest wait (ms), or -1. */
+static int check_timeout(gl_comm_check *k) {
+  int a = check_coll_timeout(k), b = k->decided ? -1 : gl_check_p2p_timeout(k);
+  return a < 0 ? b : b < 0 || a < b ? a : b;
+}
+
+static int parse_call(const gl_store_msg *m, gl_check_call *x) {
   if (m->len < GL_STORE_CALL_FIXED) return -1;
   const uint8_t *p = m->payload;
   x->seq = get64(p);
@@ -327,7 +290,7 @@ static int parse_call(const gl_store_msg *m, rec *x) {
   x->dtype = (int)(int32_t)(uint32_t)(get64(p + 16) >> 32);
   x->op = (int)(int32_t)(uint32_t)get64(p + 24);
   x->root = (int)(int32_t)(uint32_t)(get64(p + 24) >> 32);
-  size_t n = m->len - GL_STORE_CALL_FIXED < TEXT - 1 ? m->len - GL_STORE_CALL_FIXED : TEXT - 1;
+  size_t n = m->len - GL_STORE_CALL_FIXED < GL_CHECK_TEXT - 1 ? m->len - GL_STORE_CALL_FIXED : GL_CHECK_TEXT - 1;
   memcpy(x->text, p + GL_STORE_CALL_FIXED, n);
   x->text[n] = '\0';
   return 0;
@@ -340,7 +303,7 @@ static void feed_own(gl_comm_check *k, const uint8_t *b, size_t n) {
     const char *why;
     long used = gl_store_parse(b, n, k->size, &m, &why);
     if (used <= 0) return;
-    rec x;
+    gl_check_call x;
     if (m.type == GL_STORE_CALL && parse_call(&m, &x) == 0) on_call(k, 0, &x);
     b += used;
     n -= (size_t)used;
@@ -354,7 +317,7 @@ static void read_rank(gl_comm_check *k, int r) {
     const char *why;
     int got = gl_store_conn_next(k->s, r, &m, &why);
     if (got == 0) return;
-    rec x;
+    gl_check_call x;
     if (got == 1 && m.type == GL_STORE_CALL && parse_call(&m, &x) == 0) {
       on_call(k, r, &x);
       continue;
@@ -365,6 +328,7 @@ static void read_rank(gl_comm_check *k, int r) {
     k->ngone++;
     gl_store_conn_close(k->s, r);
     if (!k->mismatch) check_gone(k);
+    gl_check_p2p_gone(k);
     return;
   }
 }
@@ -377,8 +341,8 @@ static void read_root(gl_comm_check *k) {
     int got = gl_store_conn_next(k->s, 0, &m, &why);
     if (got == 0) return;
     if (got == 1 && m.type == GL_STORE_VERDICT) {
-      char text[VERDICT_MAX];
-      size_t n = m.len < VERDICT_MAX - 1 ? m.len : VERDICT_MAX - 1;
+      char text[GL_CHECK_VERDICT];
+      size_t n = m.len < GL_CHECK_VERDICT - 1 ? m.len : GL_CHECK_VERDICT - 1;
       memcpy(text, m.payload, n);
       text[n] = '\0';
       local_verdict(k, text);
@@ -394,12 +358,12 @@ static void read_root(gl_comm_check *k) {
 static void flush(gl_comm_check *k, int wait) {
   int fd = gl_store_conn_fd(k->s, 0);
   size_t off = 0;
-  double deadline = now_s() + 2;
+  double deadline = gl_check_now() + 2;
   while (fd >= 0 && off < k->nsnd) {
     ssize_t w = send(fd, k->snd + off, k->nsnd - off, MSG_NOSIGNAL);
     if (w > 0) off += (size_t)w;
     else if (w < 0 && errno == EINTR) continue;
-    else if (w < 0 && errno == EAGAIN && wait && now_s() < deadline) poll(&(struct pollfd){fd, POLLOUT, 0}, 1, 100);
+    else if (w < 0 && errno == EAGAIN && wait && gl_check_now() < deadline) poll(&(struct pollfd){fd, POLLOUT, 0}, 1, 100);
     else if (w < 0 && errno == EAGAIN) break;
     else {
       gl_store_conn_close(k->s, 0);
@@ -469,11 +433,12 @@ int gl_comm_check_start(gl_comm *c, gl_store *s, double timeout_s, char *err, si
     k->mhas = calloc((size_t)k->size, 1);
     if (!k->mrec || !k->mhas) free(k->rs), k->rs = NULL;
   }
+  k->p2p_seq = calloc(2 * (size_t)k->size, sizeof *k->p2p_seq);
   for (int r = 0; r < (k->rank == 0 ? k->size : 1); r++)
     if (r != 0 || k->rank != 0) gl_store_conn_fd(s, r); /* non-blocking from now on */
-  if (k->efd < 0 || (k->rank == 0 && !k->rs)) {
+  if (k->efd < 0 || (k->rank == 0 && !k->rs) || !k->p2p_seq) {
     if (k->efd >= 0) close(k->efd);
-    free(k->rs), free(k->mrec), free(k->mhas);
+    free(k->rs), free(k->mrec), free(k->mhas), free(k->p2p_seq);
     free(k);
     return snprintf(err, errlen, "cannot start the check of its collectives: %s", strerror(errno)), -1;
   }
@@ -484,7 +449,7 @@ int gl_comm_check_start(gl_comm *c, gl_store *s, double timeout_s, char *err, si
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->cv);
     close(k->efd);
-    free(k->rs), free(k->mrec), free(k->mhas);
+    free(k->rs), free(k->mrec), free(k->mhas), free(k->p2p_seq);
     free(k);
     return snprintf(err, errlen, "cannot start the check of its collectives: %s", strerror(e)), -1;
   }
@@ -492,17 +457,14 @@ int gl_comm_check_start(gl_comm *c, gl_store *s, double timeout_s, char *err, si
   return 0;
 }
 
-void gl_comm_check_publish(gl_comm *c, int kind, int dtype, size_t count, int op, int root, const char *what,
-                           gl_site *site) {
-  gl_comm_check *k = c->check;
-  uint8_t msg[GL_STORE_HEADER + GL_STORE_CALL_FIXED + TEXT], p[GL_STORE_CALL_FIXED + TEXT];
-  put64(p, k->seq++);
-  put64(p + 8, count);
-  put64(p + 16, (uint64_t)(uint32_t)kind | (uint64_t)(uint32_t)dtype << 32);
-  put64(p + 24, (uint64_t)(uint32_t)op | (uint64_t)(uint32_t)root << 32);
-  int n = snprintf((char *)p + GL_STORE_CALL_FIXED, TEXT, "%s\n%s", what,
-                   gl_loc_text(c->rt, gl_site_loc(c->rt, site)));
-  if (n > TEXT - 1) n = TEXT - 1;
+void gl_check_enqueue(gl_comm_check *k, const gl_check_call *x, const char *what, int loc) {
+  uint8_t msg[GL_STORE_HEADER + GL_STORE_CALL_FIXED + GL_CHECK_TEXT], p[GL_STORE_CALL_FIXED + GL_CHECK_TEXT];
+  put64(p, x->seq);
+  put64(p + 8, x->count);
+  put64(p + 16, (uint64_t)(uint32_t)x->kind | (uint64_t)(uint32_t)x->dtype << 32);
+  put64(p + 24, (uint64_t)(uint32_t)x->op | (uint64_t)(uint32_t)x->root << 32);
+  int n = snprintf((char *)p + GL_STORE_CALL_FIXED, GL_CHECK_TEXT, "%s\n%s", what, gl_loc_text(k->c->rt, loc));
+  if (n > GL_CHECK_TEXT - 1) n = GL_CHECK_TEXT - 1;
   size_t len = gl_store_format(msg, GL_STORE_CALL, k->size, k->rank, p, GL_STORE_CALL_FIXED + (uint32_t)n);
   pthread_mutex_lock(&k->mu);
   int wake = 0;
@@ -515,6 +477,13 @@ void gl_comm_check_publish(gl_comm *c, int kind, int dtype, size_t count, int op
   pthread_mutex_unlock(&k->mu);
   uint64_t one = 1;
   if (wake && write(k->efd, &one, sizeof one) < 0) (void)0;
+}
+
+void gl_comm_check_publish(gl_comm *c, int kind, int dtype, size_t count, int op, int root, const char *what,
+                           gl_site *site) {
+  gl_comm_check *k = c->check;
+  gl_check_call x = {.seq = k->seq++, .count = count, .kind = kind, .dtype = dtype, .op = op, .root = root};
+  gl_check_enqueue(k, &x, what, gl_site_loc(c->rt, site));
 }
 
 int gl_comm_check_enter(gl_comm *c, const char *what) {
@@ -594,5 +563,7 @@ void gl_comm_check_stop(gl_comm *c) {
   free(k->mrec);
   free(k->mhas);
   free(k->ents);
+  free(k->posts);
+  free(k->p2p_seq);
   free(k);
 }

@@ -9,8 +9,12 @@
  * collective others wait in has ended, it sends every rank the verdict.
  * Each rank's thread then aborts its NCCL communicator (its hung calls end)
  * and keeps the text: the communicator, and its device, raise it at the
- * rank's next wait or call. Point to point calls (send, recv) are not
- * numbered: they involve two ranks, not all.
+ * rank's next wait or call. Point to point calls (send, recv) are published
+ * too, numbered apart from the collectives, per ordered pair of ranks: rank
+ * 0 pairs the k-th send from a to b with the k-th recv of b from a
+ * (comm_check_p2p.c); a pair whose dtype or count differ, a send or recv
+ * whose partner does not come within the timeout, or whose partner's rank
+ * is gone, is a verdict as above.
  */
 #ifndef GPULUA_CORE_COMM_CHECK_H
 #define GPULUA_CORE_COMM_CHECK_H
@@ -21,6 +25,8 @@
 
 #define GL_CHECK_ALL_TO_ALL 5 /* kinds past gl_coll_kind's */
 #define GL_CHECK_BARRIER 6
+#define GL_CHECK_SEND 7
+#define GL_CHECK_RECV 8
 
 struct gl_store;
 typedef struct gl_comm_check gl_comm_check;
@@ -31,6 +37,9 @@ int gl_comm_check_start(gl_comm *c, struct gl_store *s, double timeout_s, char *
  * about to be queued; dtype a gl_dtype, op/root -1 where they do not apply. */
 void gl_comm_check_publish(gl_comm *c, int kind, int dtype, size_t count, int op, int root, const char *what,
                            gl_site *site);
+/* The hot path: a send to (is_send) or recv from rank peer of count
+ * elements of dtype, given at loc, is about to be queued. */
+void gl_comm_check_publish_p2p(gl_comm *c, int is_send, int peer, int dtype, size_t count, const char *what, int loc);
 /* Around the calls of c's NCCL communicator: the check's thread does not
  * abort it meanwhile. enter: 0, or -1 with the verdict raised. */
 int gl_comm_check_enter(gl_comm *c, const char *what);

@@ -100,17 +100,19 @@ static int check_pairs(gl_comm *c, const char *what) {
   return 0;
 }
 
-static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site);
+static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site, int publish);
 
-/* Parts[0 .. n) admitted on their streams, queued as one NCCL group, recorded. */
-static int queue_parts(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site) {
+/* Parts[0 .. n) admitted on their streams, queued as one NCCL group,
+ * recorded; publish: each published to a job's check once admitted (sends
+ * and recvs; all_to_all is published as a collective). */
+static int queue_parts(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site, int publish) {
   if (c->check && gl_comm_check_enter(c, what) != 0) return -1;
-  int rc = queue_parts_in(c, what, parts, n, site);
+  int rc = queue_parts_in(c, what, parts, n, site, publish);
   if (c->check) gl_comm_check_leave(c);
   return rc;
 }
 
-static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site) {
+static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int n, gl_site *site, int publish) {
   gl_runtime *rt = c->rt;
   gl_operand *o = calloc((size_t)n + 1, sizeof *o);
   gl_op *ops = calloc((size_t)n + 1, sizeof *ops);
@@ -132,6 +134,9 @@ static int queue_parts_in(gl_comm *c, const char *what, gl_p2p_part *parts, int 
     free(o), free(ops);
     return -1;
   }
+  for (int k = 0; k < n && publish && c->check; k++)
+    gl_comm_check_publish_p2p(c, parts[k].is_send, parts[k].peer, (int)parts[k].x->dtype, parts[k].x->count,
+                              parts[k].call, parts[k].loc);
   gld_ncclResult r = gld_nc.ncclGroupStart();
   int failed = -1;
   for (int k = 0; k < n && r == GL_NCCL_SUCCESS; k++) {
@@ -237,7 +242,7 @@ int gl_comm_p2p(const gl_p2p_req *k) {
     gl_stream_ref(p.s);
     c->p2p[c->np2p++] = p;
   }
-  if (nremote && queue_parts(c, what, remote, nremote, k->site) != 0) return -1;
+  if (nremote && queue_parts(c, what, remote, nremote, k->site, 1) != 0) return -1;
   if (c->np2p == first_new || !all_matched(c)) return 0;
   if (check_pairs(c, what) != 0) {
     gl_comm_p2p_drop(c);
@@ -246,7 +251,7 @@ int gl_comm_p2p(const gl_p2p_req *k) {
   int n = c->np2p;
   gl_p2p_part *parts = c->p2p;
   c->p2p = NULL, c->np2p = c->cap2p = 0;
-  int rc = queue_parts(c, what, parts, n, k->site);
+  int rc = queue_parts(c, what, parts, n, k->site, 1);
   for (int j = 0; j < n; j++) gl_stream_unref(parts[j].s);
   free(parts);
   return rc;
@@ -304,7 +309,7 @@ int gl_comm_all_to_all(gl_comm *c, const char *what, gl_slice **send, gl_slice *
         np++;
       }
   if (c->check) gl_comm_check_publish(c, GL_CHECK_ALL_TO_ALL, (int)dt, n, -1, -1, what, site);
-  int rc = block ? queue_parts(c, what, parts, np, site) : 0;
+  int rc = block ? queue_parts(c, what, parts, np, site, 0) : 0;
   free(parts), free(views);
   return rc;
 }

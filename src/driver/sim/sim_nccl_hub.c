@@ -8,7 +8,9 @@
  * in-process clique does (sim_nccl_compute) and sends each rank its result.
  * A send completes when the hub holds its data (as NCCL's small sends do,
  * so a ring of sends then recvs does not deadlock); its recv (the k-th recv
- * of b from a pairs with the k-th send from a to b) completes with it. When a rank's connection closes without a goodbye (its
+ * of b from a pairs with the k-th send from a to b) completes with it; a
+ * pair whose sizes or types differ fails the communicator (NCCL requires
+ * them equal). When a rank's connection closes without a goodbye (its
  * process ended), or it says it cannot go on, the communicator fails: every
  * rank's waiting and later parts end with a text naming that rank.
  */
@@ -224,10 +226,19 @@ static void on_p2p(sim_net_hub *h, int r, part p) {
   for (hub_post **pp = &h->posts; *pp; pp = &(*pp)->next) {
     hub_post *q = *pp;
     if (q->rank == peer && (int)q->p.m.root == r && q->p.m.seq == p.m.seq && (q->p.m.type == SIM_NET_SEND) != is_send) {
-      *pp = q->next;
       part *s = is_send ? &p : &q->p, *v = is_send ? &q->p : &p;
-      size_t n = s->m.len < v->m.count ? s->m.len : v->m.count;
-      reply(h, is_send ? peer : r, SIM_NET_RESULT, v->m.tag, s->data, n);
+      if (s->m.len != v->m.count || s->m.dtype != v->m.dtype) { /* NCCL requires both the same: no silent cut */
+        char why[SIM_NET_TEXT];
+        snprintf(why, sizeof why, "send %llu from rank %d to rank %d is not the same size and type as its recv "
+                 "(%llu and %llu bytes)", (unsigned long long)p.m.seq + 1, is_send ? r : peer, is_send ? peer : r,
+                 (unsigned long long)s->m.len, (unsigned long long)v->m.count);
+        fail(h, why); /* q among the posts fails */
+        if (!is_send) reply(h, r, SIM_NET_FAIL, p.m.tag, h->failed, strlen(h->failed));
+        free_part(&p);
+        return;
+      }
+      *pp = q->next;
+      reply(h, is_send ? peer : r, SIM_NET_RESULT, v->m.tag, s->data, s->m.len);
       free_part(&q->p);
       free(q);
       free_part(&p);
