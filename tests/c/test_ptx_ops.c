@@ -57,6 +57,18 @@ static uint64_t f64b(double d) {
   } while (0)
 
 static void test_semantics(void) {
+  /* setp with a boolean op: d = (a cmp b) op c, the second d = !(a cmp b) op c */
+#define SETP_BOOL(OP) "setp.ne.u64 %p2, %x3, 0; setp.gt." OP ".u32 %p1|%p3, %x1, %x2, %p2; selp.u64 %x0, 1, 2, %p1; " \
+                      "selp.u64 %x4, 10, 20, %p3; add.u64 %x0, %x0, %x4;"
+  EXPECT(SETP_BOOL("and"), 5, 3, 1, 21);
+  EXPECT(SETP_BOOL("and"), 5, 3, 0, 22);
+  EXPECT(SETP_BOOL("and"), 3, 5, 1, 12);
+  EXPECT(SETP_BOOL("or"), 5, 3, 0, 21);
+  EXPECT(SETP_BOOL("or"), 3, 5, 0, 12);
+  EXPECT(SETP_BOOL("or"), 3, 5, 1, 11);
+  EXPECT(SETP_BOOL("xor"), 5, 3, 1, 12);
+  EXPECT(SETP_BOOL("xor"), 3, 5, 1, 21);
+#undef SETP_BOOL
   EXPECT("add.sat.s32 %x0, %x1, %x2;", 0x7fffffff, 1, 0, 0x7fffffff);
   /* the most negative immediate, as NVRTC writes it (its negation is computed modulo 2^64) */
   EXPECT("add.s64 %x0, %x1, -9223372036854775808;", 1, 0, 0, 0x8000000000000001ull);
@@ -305,7 +317,15 @@ static void test_whole_warp(void) {
       "prmt.b32 %x0, %x1, %x2, 0x5410;", "prmt.b32 %x0, %x1, %x2, 0x8880;", "prmt.b32 %x0, %x1, %x2, 0xba98;",
       "prmt.b32 %x0, %x1, %x2, 0xf9e1;", "prmt.b32 %x0, %x1, %x2, 0x0c4d;", "cvt.u32.u8 %x0, %x1;",
       "cvt.s32.s8 %x0, %x1;", "cvt.s8.s32 %x0, %x1;", "cvt.u16.u32 %x0, %x1;", "cvt.s64.s16 %x0, %x1;",
-      "cvt.u64.u16 %x0, %x1;", "cvt.s16.u8 %x0, %x1;", "cvt.u8.u64 %x0, %x1;"};
+      "cvt.u64.u16 %x0, %x1;", "cvt.s16.u8 %x0, %x1;", "cvt.u8.u64 %x0, %x1;",
+      "setp.gt.u32 %p1, %x3, 9; selp.b32 %x0, %x1, %x2, %p1;", "setp.lt.s64 %p1, %x3, 0; selp.b16 %x0, %x1, %x2, %p1;",
+      "setp.lt.u64 %p2, %x3, 99; setp.gt.and.u32 %p1|%p3, %x1, %x2, %p2; selp.u64 %x0, 1, 2, %p1; "
+      "selp.u64 %x4, 10, 20, %p3; add.u64 %x0, %x0, %x4;",
+      "setp.lt.u64 %p2, %x3, 99; setp.gt.or.s64 %p3|%p1, %x1, %x2, %p2; selp.u64 %x0, 1, 2, %p1; "
+      "selp.u64 %x4, 10, 20, %p3; add.u64 %x0, %x0, %x4;",
+      "setp.lt.u64 %p2, %x3, 99; setp.ne.xor.u16 %p1, %x1, %x2, %p2; selp.u64 %x0, 1, 2, %p1;",
+      "setp.nan.f32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", "setp.num.or.f64 %p1, %x1, %x2, %p1; selp.u64 %x0, 1, 2, %p1;",
+      "setp.equ.f64 %p1, %x1, %x3; selp.u64 %x0, 1, 2, %p1;"};
   uint64_t v[SIM_PTX_WARP][4];
   for (int l = 0; l < SIM_PTX_WARP; l++)
     for (int k = 0; k < 3; k++) {

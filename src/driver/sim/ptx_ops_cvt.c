@@ -185,11 +185,35 @@ int sim_ptx_compare(int cmp, int type, uint64_t a, uint64_t b) {
 }
 
 /* Each lane's comparison of a and b (a bit each, all 32 lanes), as
- * sim_ptx_compare gives it, for 32- and 64-bit integers and f32: 1, or 0
- * for the other types. */
+ * sim_ptx_compare gives it, for 32- and 64-bit integers, f32 and f64: 1,
+ * or 0 for the other types. */
 #define LANES_CMP(T, OP)                                                                                               \
   for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)((T)a[l] OP (T)b[l]) << l;                                      \
   break
+/* The float comparisons over arrays x and y of a warp's values: an ordered
+ * C comparison with a NaN is false; an unordered one is the negated
+ * opposite. 1 with r set, or 0 for a comparison not here. */
+#define FLOAT_CMP(x, y)                                                                                            \
+  switch (cmp) {                                                                                                   \
+  case SIM_CMP_EQ: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] == y[l]) << l; break;               \
+  case SIM_CMP_NE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] < y[l] || x[l] > y[l]) << l; break; \
+  case SIM_CMP_LT: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] < y[l]) << l; break;                \
+  case SIM_CMP_LE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] <= y[l]) << l; break;               \
+  case SIM_CMP_GT: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] > y[l]) << l; break;                \
+  case SIM_CMP_GE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] >= y[l]) << l; break;               \
+  case SIM_CMP_EQU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] < y[l] || x[l] > y[l]) << l; break; \
+  case SIM_CMP_NEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] == y[l]) << l; break;            \
+  case SIM_CMP_LTU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] >= y[l]) << l; break;            \
+  case SIM_CMP_LEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] > y[l]) << l; break;             \
+  case SIM_CMP_GTU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] <= y[l]) << l; break;            \
+  case SIM_CMP_GEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] < y[l]) << l; break;             \
+  case SIM_CMP_NUM: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] == x[l] && y[l] == y[l]) << l; break; \
+  case SIM_CMP_NAN: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] != x[l] || y[l] != y[l]) << l; break; \
+  default: return 0;                                                                                               \
+  }                                                                                                                \
+  *out = r;                                                                                                        \
+  return 1
+
 static int compare_lanes(int cmp, int type, const uint64_t *a, const uint64_t *b, uint32_t *out) {
   uint32_t r = 0;
   if (type == SIM_T_F32) {
@@ -199,21 +223,13 @@ static int compare_lanes(int cmp, int type, const uint64_t *a, const uint64_t *b
       memcpy(&x[l], &u, 4);
       memcpy(&y[l], &v, 4);
     }
-    switch (cmp) { /* an ordered C comparison with a NaN is false; an unordered one is the negated opposite */
-    case SIM_CMP_EQ: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] == y[l]) << l; break;
-    case SIM_CMP_NE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] < y[l] || x[l] > y[l]) << l; break;
-    case SIM_CMP_LT: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] < y[l]) << l; break;
-    case SIM_CMP_LE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] <= y[l]) << l; break;
-    case SIM_CMP_GT: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] > y[l]) << l; break;
-    case SIM_CMP_GE: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)(x[l] >= y[l]) << l; break;
-    case SIM_CMP_LTU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] >= y[l]) << l; break;
-    case SIM_CMP_LEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] > y[l]) << l; break;
-    case SIM_CMP_GTU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] <= y[l]) << l; break;
-    case SIM_CMP_GEU: for (int l = 0; l < SIM_PTX_WARP; l++) r |= (uint32_t)!(x[l] < y[l]) << l; break;
-    default: return 0;
-    }
-    *out = r;
-    return 1;
+    FLOAT_CMP(x, y);
+  }
+  if (type == SIM_T_F64) {
+    double x[SIM_PTX_WARP], y[SIM_PTX_WARP];
+    memcpy(x, a, sizeof x);
+    memcpy(y, b, sizeof y);
+    FLOAT_CMP(x, y);
   }
   int size = sim_ptx_type_size(type), sgn = sim_ptx_type_is_signed(type);
   if (sim_ptx_type_is_float(type) || sim_ptx_type_is_half(type) || (size != 4 && size != 8)) return 0;
@@ -275,6 +291,12 @@ int sim_ptx_op_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
     const uint64_t *x = sim_ptx_src(c, w, &in->o[3], bc);
     uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
     int size = sim_ptx_type_size(in->type);
+    if (in->op == SIM_OP_SELP && m == 0xffffffffu) { /* a whole warp: a select, no branches */
+      uint64_t mask = size >= 8 ? ~0ull : (1ull << (size * 8)) - 1;
+      for (int l = 0; l < SIM_PTX_WARP; l++) bc[l] = ((x[l] & 1) ? a[l] : b[l]) & mask;
+      memcpy(d, bc, sizeof bc);
+      return 0;
+    }
     SIM_LANES(m) {
       int pick;
       if (in->op == SIM_OP_SELP) pick = (int)(x[l] & 1);
@@ -288,8 +310,18 @@ int sim_ptx_op_cmp(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint
   int type = in->op == SIM_OP_SET ? in->type2 : in->type;
   const uint64_t *x = in->aop ? sim_ptx_src(c, w, &in->o[3], bc) : NULL;
   uint32_t t = 0, f = 0;
-  if (!x && compare_lanes(in->cmp, type, a, b, &t)) {
+  if (compare_lanes(in->cmp, type, a, b, &t)) {
     f = ~t;
+    if (x) { /* and, or, xor with a predicate: on the masks */
+      uint32_t cv = 0;
+      for (int l = 0; l < SIM_PTX_WARP; l++) cv |= (uint32_t)(x[l] & 1) << l;
+      switch (in->aop) {
+      case SIM_AOP_AND: t &= cv, f &= cv; break;
+      case SIM_AOP_OR: t |= cv, f |= cv; break;
+      case SIM_AOP_XOR: t ^= cv, f ^= cv; break;
+      default: break;
+      }
+    }
   } else {
     SIM_LANES(m) {
       int r = sim_ptx_compare(in->cmp, type, a[l], b[l]), cv = x ? (int)(x[l] & 1) : 0;
