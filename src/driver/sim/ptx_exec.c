@@ -68,7 +68,7 @@ static uint64_t sreg(const sim_ptx_ctx *c, const sim_ptx_warp *w, int id, int la
   }
 }
 
-const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_operand *o, uint64_t *buf) {
+const uint64_t *sim_ptx_src_other(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_operand *o, uint64_t *buf) {
   switch (o->kind) {
   case SIM_K_REG: return &w->R[(size_t)o->reg * SIM_PTX_WARP];
   case SIM_K_SREG:
@@ -225,7 +225,7 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
     uint32_t m = mask;
     if (in->guard >= 0) m &= in->guard_neg ? ~w->P[in->guard] : w->P[in->guard];
     w->clock++;
-    insns += lanes_in(m);
+    insns += m == 0xffffffffu ? SIM_PTX_WARP : lanes_in(m);
     switch (in->op) {
     case SIM_OP_BRA: r = branch(w, in->target, e->pc + 1, m, mask, in->reconv); break;
     case SIM_OP_RET:

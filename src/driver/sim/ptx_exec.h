@@ -70,15 +70,22 @@ typedef struct {
   sim_ptx_race *race; /* racecheck's shadow, or NULL without racecheck */
 } sim_ptx_ctx;
 
-#define SIM_LANES(m) for (int l = 0; l < SIM_PTX_WARP; l++) if ((m) >> l & 1u)
+/* the lanes l of m; a whole warp is a loop of its own (-O3 unswitches it), plain enough to vectorize */
+#define SIM_LANES(m) for (int l = 0; l < SIM_PTX_WARP; l++) if ((m) == 0xffffffffu || ((m) >> l & 1u))
 
 /* ptx_exec.c: the fault of lane `lane` at `in`: the message (printf
  * format), then the kernel, its source line, the thread and the block. -1. */
 int sim_ptx_fault(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-/* The 32 lanes' values of a source operand: the register's row itself, or
+/* The 32 lanes' values of a source operand: the register's row itself (an
+ * immediate's row, made at load), or
  * `buf` filled. */
-const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_operand *o, uint64_t *buf);
+const uint64_t *sim_ptx_src_other(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_operand *o, uint64_t *buf);
+static inline const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_operand *o, uint64_t *buf) {
+  if (o->kind == SIM_K_REG) return &w->R[(size_t)o->reg * SIM_PTX_WARP];
+  if (o->kind == SIM_K_IMM && w->f->imm_rows) return &w->f->imm_rows[(size_t)o->reg * SIM_PTX_WARP]; /* made at load */
+  return sim_ptx_src_other(c, w, o, buf); /* ptx_exec.c: the rest */
+}
 
 /* ptx_ops_int.c, ptx_ops_float.c, ptx_ops_mem.c, ptx_ops_warp.c: one
  * instruction over the lanes in m: 0, or -1 after a fault. */
