@@ -202,6 +202,14 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
     if (rows[0]) memcpy(rows[0], run, 8 * SIM_PTX_WARP);
     return;
   }
+  if (n == 2 && size == 8 && rows[0] && rows[1]) { /* ld.v2.u64: 16 bytes a lane */
+    uint64_t *r0 = rows[0], *r1 = rows[1];
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      memcpy(&r0[l], run + 16 * l, 8);
+      memcpy(&r1[l], run + 16 * l + 8, 8);
+    }
+    return;
+  }
   if (n == 4 && size == 4 && !sgn && rows[0] && rows[1] && rows[2] && rows[3]) { /* ld.v4.u32: 16 bytes a lane */
     uint64_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
     for (int l = 0; l < SIM_PTX_WARP; l++) {
@@ -234,6 +242,14 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
 static void run_store(unsigned char *run, int size, int n, const uint64_t *const *rows) {
   if (n == 1 && size == 8) {
     memcpy(run, rows[0], 8 * SIM_PTX_WARP);
+    return;
+  }
+  if (n == 2 && size == 8) { /* st.v2.b64: 16 bytes a lane */
+    const uint64_t *r0 = rows[0], *r1 = rows[1];
+    for (int l = 0; l < SIM_PTX_WARP; l++) {
+      memcpy(run + 16 * l, &r0[l], 8);
+      memcpy(run + 16 * l + 8, &r1[l], 8);
+    }
     return;
   }
   if (n == 4 && size == 4) { /* st.v4.b32: 16 bytes a lane */
