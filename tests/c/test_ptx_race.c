@@ -122,22 +122,24 @@ static void test_global(const sim_ptx_module *m) {
 
 /* A whole warp's vector accesses of consecutive memory, which racecheck
  * takes a word at a time (sim_ptx_race_run): warps 0 and 1 of a block each
- * on the 512 bytes at p (lane l's 16 at p + 16 * l), in global or shared
- * memory, by `mode`: 0 both store; 1 warp 0 stores, warp 1 loads; 2 the
+ * on the 512 bytes at p (lane l's 16 at p + 16 * l), in global memory or
+ * 16 KiB into shared memory (more words than a chunk of global memory's
+ * shadow), by `mode`: 0 both store; 1 warp 0 stores, warp 1 loads; 2 the
  * same with a barrier between; 3 and 4 those two in shared memory; 5 each
  * thread loads and stores its own 16 bytes (at p + 16 * tid); 6 and 7 only
- * warp 0, or only warp 1, stores. */
+ * warp 0, or only warp 1, stores; 8 both load from shared memory. */
 static const char *runs_ptx =
     ".version 9.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry runs(.param .u64 po, .param .u32 mode)\n{\n"
     "  .reg .pred %p<8>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n"
-    "  .shared .align 16 .b8 sh[512];\n"
+    "  .shared .align 16 .b8 sh[16896];\n"
     "  ld.param.u64 %rd1, [po];\n  ld.param.u32 %r1, [mode];\n"
     "  mov.u32 %r2, %tid.x;\n  and.b32 %r3, %r2, 31;\n  shr.u32 %r4, %r2, 5;\n"
     "  mul.wide.u32 %rd2, %r3, 16;\n  add.u64 %rd3, %rd1, %rd2;\n"
-    "  mov.u64 %rd4, sh;\n  add.u64 %rd5, %rd4, %rd2;\n"
+    "  mov.u64 %rd4, sh;\n  add.u64 %rd4, %rd4, 16384;\n  add.u64 %rd5, %rd4, %rd2;\n"
     "  setp.eq.u32 %p1, %r4, 0;\n"
     "  setp.eq.u32 %p2, %r1, 5;\n  @%p2 bra OWN;\n"
+    "  setp.eq.u32 %p2, %r1, 8;\n  @%p2 bra READ;\n"
     "  setp.ge.u32 %p2, %r1, 6;\n  @%p2 bra ONE;\n"
     "  setp.ge.u32 %p2, %r1, 3;\n  @%p2 bra SHARED;\n"
     "  setp.eq.u32 %p3, %r1, 0;\n  @%p3 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n  @%p3 ret;\n"
@@ -152,6 +154,8 @@ static const char *runs_ptx =
     "  mul.wide.u32 %rd6, %r2, 16;\n  add.u64 %rd7, %rd1, %rd6;\n"
     "  ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd7];\n  add.u32 %r6, %r6, 1;\n"
     "  st.global.v4.u32 [%rd7], {%r6, %r7, %r8, %r9};\n  ret;\n"
+    "READ:\n"
+    "  ld.shared.v4.u32 {%r6, %r7, %r8, %r9}, [%rd5];\n  ret;\n"
     "ONE:\n"
     "  setp.eq.u32 %p3, %r1, 6;\n  xor.pred %p4, %p3, %p1;\n"
     "  @!%p4 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n  ret;\n}\n";
@@ -168,7 +172,7 @@ static void test_runs(void) {
   void *params[] = {&pb, &mode};
   const char *want[] = {"wrote 16 bytes, which thread (0,0,0) of block (0,0,0) wrote (16 bytes at PTX line",
                         "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (16 bytes at PTX line", NULL,
-                        "data race on __shared__ 'sh' at byte 0: read 4 bytes, which thread (0,0,0) of block (0,0,0) "
+                        "data race on __shared__ 'sh' at byte 16384: read 4 bytes, which thread (0,0,0) of block (0,0,0) "
                         "wrote (16 bytes at PTX line", NULL, NULL};
   for (mode = 0; mode <= 5; mode++) {
     memset(buf, 0, sizeof buf);
@@ -187,6 +191,8 @@ static void test_runs(void) {
   mode = 7;
   CHECK(run(m, "runs", 1, 64, params, &r, err, sizeof err) == 0, "runs, then warp 1 stores: %s", err);
   CHECK(buf[0] == 32 && buf[4 * 31 + 3] == 63, "the second launch's stores: %u %u", buf[0], buf[4 * 31 + 3]);
+  mode = 8;
+  CHECK(run(m, "runs", 1, 64, params, &r, err, sizeof err) == 0, "runs, loads only: %s", err);
   sim_ptx_free(m);
 }
 

@@ -338,7 +338,9 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
   return 0;
 }
 
-static const race_acc no_records[CHUNK_WORDS]; /* a part not made, for sim_ptx_race_run */
+/* a part of a global chunk not made, for sim_ptx_race_run (shared memory
+ * has all its parts, and more words than a chunk) */
+static const race_acc no_records[CHUNK_WORDS];
 
 /* check_word out of line: sim_ptx_race_run's loop keeps its registers */
 static __attribute__((noinline)) int check_word_call(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane,
@@ -370,7 +372,7 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
     size_t end = shared ? nwords : i + (CHUNK_WORDS - off); /* this chunk's words of the run */
     if (end > nwords) end = nwords;
     const race_acc *p0 = ch->part[0] ? ch->part[0] : no_records, *p1 = ch->part[1] ? ch->part[1] : no_records;
-    const race_acc *p2 = ch->part[2] && write ? ch->part[2] : no_records;
+    const race_acc *p2 = !write ? p1 : ch->part[2] ? ch->part[2] : no_records; /* a read: its second read unread */
     race_acc *to = ch->part[mine];
     for (; i < end; i++, off++) {
       int lane = (int)(i >> lane_shift);
@@ -393,7 +395,7 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
       }
       if (ch->part[0]) p0 = ch->part[0]; /* check_word may have made parts */
       if (ch->part[1]) p1 = ch->part[1];
-      if (ch->part[2] && write) p2 = ch->part[2];
+      p2 = !write ? p1 : ch->part[2] ? ch->part[2] : p2;
     }
   }
 #undef QUIET
