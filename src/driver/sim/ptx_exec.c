@@ -205,6 +205,34 @@ static inline uint64_t lanes_in(uint32_t m) {
   return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
+/* An instruction that neither branches nor waits nor ends lanes, run over
+ * the lanes in m (not 0): 0, or -1 after a fault. 1 for one of the others. */
+static inline int run_plain(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m) {
+  switch (in->op) {
+  case SIM_OP_BRA: case SIM_OP_RET: case SIM_OP_EXIT: case SIM_OP_CALL: case SIM_OP_TRAP: case SIM_OP_BAR:
+    return 1;
+  case SIM_OP_BARWARP: case SIM_OP_FENCE:
+    if (c->race) sim_ptx_race_sync(c, w, in, m);
+    return 0;
+  case SIM_OP_NOP: return 0;
+  case SIM_OP_LD: case SIM_OP_ST: case SIM_OP_CVTA: case SIM_OP_ISSPACEP: return sim_ptx_op_mem(c, w, in, m);
+  case SIM_OP_ATOM: case SIM_OP_RED: return sim_ptx_op_atom(c, w, in, m);
+  case SIM_OP_SHFL: case SIM_OP_VOTE: case SIM_OP_ACTIVEMASK: case SIM_OP_REDUX: case SIM_OP_MATCH:
+    return sim_ptx_op_warp(c, w, in, m);
+  case SIM_OP_CVT:
+    return sim_ptx_type_is_half(in->type) || sim_ptx_type_is_half(in->type2) ? sim_ptx_op_half_cvt(c, w, in, m)
+                                                                            : sim_ptx_op_cvt(c, w, in, m);
+  case SIM_OP_SETP: case SIM_OP_SET:
+    return sim_ptx_type_is_half(in->type) || sim_ptx_type_is_half(in->type2) ? sim_ptx_op_half_cmp(c, w, in, m)
+                                                                            : sim_ptx_op_cmp(c, w, in, m);
+  case SIM_OP_SELP: case SIM_OP_SLCT: return sim_ptx_op_cmp(c, w, in, m);
+  default:
+    if (in->op == SIM_OP_MOV || in->op == SIM_OP_DP4A || in->op == SIM_OP_DP2A) return sim_ptx_op_int(c, w, in, m);
+    if (sim_ptx_type_is_half(in->type)) return sim_ptx_op_half(c, w, in, m);
+    return sim_ptx_type_is_float(in->type) ? sim_ptx_op_float(c, w, in, m) : sim_ptx_op_int(c, w, in, m);
+  }
+}
+
 /* Runs warp w until it finishes, waits at a barrier or faults (-1). */
 static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
   uint64_t insns = 0;
@@ -221,11 +249,24 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
       if (e->frame_base && --w->nframes > 0) enter_frame(w);
       continue;
     }
-    const sim_ptx_insn *in = &w->f->code[e->pc];
-    uint32_t m = mask;
-    if (in->guard >= 0) m &= in->guard_neg ? ~w->P[in->guard] : w->P[in->guard];
-    w->clock++;
-    insns += m == 0xffffffffu ? SIM_PTX_WARP : lanes_in(m);
+    const sim_ptx_insn *in = &w->f->code[e->pc], *code = w->f->code;
+    uint32_t m;
+    /* straight-line code: the lanes, the stack and the state stay as they
+     * are until an instruction of control flow (or the entry's end) */
+    for (;;) {
+      m = mask;
+      if (in->guard >= 0) m &= in->guard_neg ? ~w->P[in->guard] : w->P[in->guard];
+      w->clock++;
+      insns += m == 0xffffffffu ? SIM_PTX_WARP : lanes_in(m);
+      r = m ? run_plain(c, w, in, m) : in->op == SIM_OP_BRA || in->op == SIM_OP_RET || in->op == SIM_OP_EXIT ||
+                                               in->op == SIM_OP_CALL || in->op == SIM_OP_TRAP || in->op == SIM_OP_BAR;
+      if (r) break;
+      if (++e->pc == e->rpc) break;
+      in = &code[e->pc];
+    }
+    if (r < 0) break;
+    if (r == 0) continue; /* at the reconvergence point */
+    r = 0;
     switch (in->op) {
     case SIM_OP_BRA: r = branch(w, in->target, e->pc + 1, m, mask, in->reconv); break;
     case SIM_OP_RET:
@@ -246,49 +287,9 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
       if (m) r = sim_ptx_fault(c, w, in, __builtin_ctz(m), "trap");
       e->pc++;
       break;
-    case SIM_OP_BAR:
+    default: /* SIM_OP_BAR */
       if (m) r = barrier(c, w, in, m);
       else e->pc++;
-      break;
-    case SIM_OP_BARWARP: case SIM_OP_FENCE:
-      if (c->race) sim_ptx_race_sync(c, w, in, m);
-      e->pc++;
-      break;
-    case SIM_OP_NOP:
-      e->pc++;
-      break;
-    case SIM_OP_LD: case SIM_OP_ST: case SIM_OP_CVTA: case SIM_OP_ISSPACEP:
-      r = m ? sim_ptx_op_mem(c, w, in, m) : 0;
-      e->pc++;
-      break;
-    case SIM_OP_ATOM: case SIM_OP_RED:
-      r = m ? sim_ptx_op_atom(c, w, in, m) : 0;
-      e->pc++;
-      break;
-    case SIM_OP_SHFL: case SIM_OP_VOTE: case SIM_OP_ACTIVEMASK: case SIM_OP_REDUX: case SIM_OP_MATCH:
-      r = m ? sim_ptx_op_warp(c, w, in, m) : 0;
-      e->pc++;
-      break;
-    case SIM_OP_CVT:
-      if (m) r = sim_ptx_type_is_half(in->type) || sim_ptx_type_is_half(in->type2) ? sim_ptx_op_half_cvt(c, w, in, m)
-                                                                                  : sim_ptx_op_cvt(c, w, in, m);
-      e->pc++;
-      break;
-    case SIM_OP_SETP: case SIM_OP_SET:
-      if (m) r = sim_ptx_type_is_half(in->type) || sim_ptx_type_is_half(in->type2) ? sim_ptx_op_half_cmp(c, w, in, m)
-                                                                                  : sim_ptx_op_cmp(c, w, in, m);
-      e->pc++;
-      break;
-    case SIM_OP_SELP: case SIM_OP_SLCT:
-      r = m ? sim_ptx_op_cmp(c, w, in, m) : 0;
-      e->pc++;
-      break;
-    default:
-      if (!m) r = 0;
-      else if (in->op == SIM_OP_MOV || in->op == SIM_OP_DP4A || in->op == SIM_OP_DP2A) r = sim_ptx_op_int(c, w, in, m);
-      else if (sim_ptx_type_is_half(in->type)) r = sim_ptx_op_half(c, w, in, m);
-      else r = sim_ptx_type_is_float(in->type) ? sim_ptx_op_float(c, w, in, m) : sim_ptx_op_int(c, w, in, m);
-      e->pc++;
       break;
     }
     if (r) break;
