@@ -143,16 +143,20 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
   if (o->flags != SIM_A_REG || (space != SIM_S_GLOBAL && space != SIM_S_GENERIC && space != SIM_S_SHARED)) return 0;
   const uint64_t *r = &w->R[(size_t)o->reg * SIM_PTX_WARP];
   uint64_t imm = (uint64_t)o->imm, lo = UINT64_MAX, hi = 0, any = 0, a[SIM_PTX_WARP];
+  static const uint64_t lane_index[SIM_PTX_WARP] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                                     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
   int contiguous = 0;
-  for (int l = 0; l < SIM_PTX_WARP; l++) a[l] = r[l] + imm;
   if (m == 0xffffffffu) { /* a whole warp: commonly lane l at a[0] + l * bytes */
-    uint64_t off = 0, a0 = a[0];
+    uint64_t off = 0, a0 = r[0] + imm;
     unsigned sh = (unsigned)__builtin_ctzll(bytes); /* bytes is a power of 2 */
     for (int l = 0; l < SIM_PTX_WARP; l++) {
-      off |= (a[l] - a0) ^ ((uint64_t)l << sh);
+      a[l] = r[l] + imm;
+      off |= (a[l] - a0) ^ (lane_index[l] << sh);
       any |= a[l];
     }
     contiguous = !off && a[0] <= UINT64_MAX - SIM_PTX_WARP * bytes;
+  } else {
+    for (int l = 0; l < SIM_PTX_WARP; l++) a[l] = r[l] + imm;
   }
   if (contiguous) {
     lo = a[0];
