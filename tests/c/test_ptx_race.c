@@ -10,6 +10,7 @@
  */
 
 #include "ptx_harness.h"
+#include "sim/ptx_race_shadow.h"
 
 /* Launches kernel k of m with one block of `block` threads per `grid`;
  * 0 or -1 with err. */
@@ -196,6 +197,38 @@ static void test_runs(void) {
   sim_ptx_free(m);
 }
 
+/* The thread's shadow of global memory: launches number their epochs on,
+ * and the records stay for the next launch until they pass the cap. */
+static void test_shadow(void) {
+  uint32_t first = 0, again = 0;
+  sim_ptx_shadow *s = sim_ptx_shadow_begin(&first);
+  CHECK(s && first >= 1, "a shadow, first epoch %u", first);
+  if (!s) return;
+  sim_ptx_race_chunk *ch = sim_ptx_shadow_chunk(s, 0x10000);
+  CHECK(ch && (ch->part[0] = sim_ptx_shadow_part(s)) != NULL, "a chunk and its first part");
+  if (!ch || !ch->part[0]) return;
+  ch->part[0][5].epoch = first + 2;
+  sim_ptx_shadow_end(s, first + 9);
+  CHECK(sim_ptx_shadow_begin(&again) == s && again == first + 10, "the next launch's first epoch: %u, not %u", again,
+        first + 10);
+  ch = sim_ptx_shadow_chunk(s, 0x10004);
+  CHECK(ch && ch->part[0] && ch->part[0][5].epoch == first + 2, "the last launch's records kept");
+  /* past the cap: everything gone at the launch's end, the epochs going on */
+  size_t parts = SIM_PTX_SHADOW_MAX / (SIM_PTX_CHUNK_WORDS * sizeof(sim_ptx_race_acc)) + 1;
+  for (size_t i = 0; i < parts; i++) {
+    sim_ptx_race_chunk *c2 = sim_ptx_shadow_chunk(s, 0x100000000ull + (i << SIM_PTX_CHUNK_SHIFT));
+    if (!c2 || !(c2->part[1] = sim_ptx_shadow_part(s))) {
+      CHECK(0, "part %zu of %zu", i, parts);
+      return;
+    }
+  }
+  sim_ptx_shadow_end(s, again + 3);
+  CHECK(sim_ptx_shadow_begin(&first) == s && first == again + 4, "after the cap, the first epoch %u", first);
+  ch = sim_ptx_shadow_chunk(s, 0x10000);
+  CHECK(ch && !ch->part[0], "past the cap the records are gone");
+  sim_ptx_shadow_end(s, first);
+}
+
 void test_ptx_race(int *nchecks, int *nfailures);
 void test_ptx_race(int *nchecks, int *nfailures) {
   sim_ptx_module *m = load_fixture("race");
@@ -204,6 +237,7 @@ void test_ptx_race(int *nchecks, int *nfailures) {
   test_global(m);
   sim_ptx_free(m);
   test_runs();
+  test_shadow();
   *nchecks += checks;
   *nfailures += failures;
 }

@@ -56,6 +56,6 @@ sim_ptx_race_chunk *sim_ptx_shadow_chunk(sim_ptx_shadow *s, uintptr_t a);
 /* A new part's records, zeroed: NULL when out of memory. */
 sim_ptx_race_acc *sim_ptx_shadow_part(sim_ptx_shadow *s);
 
-#define SIM_PTX_SHADOW_MAX ((size_t)256 << 20)
+#define SIM_PTX_SHADOW_MAX ((size_t)64 << 20)
 
 #endif
