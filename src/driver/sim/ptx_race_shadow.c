@@ -8,6 +8,7 @@
 #include "ptx_race_shadow.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,11 +35,13 @@ struct sim_ptx_shadow {
 
 const sim_ptx_race_acc sim_ptx_race_none;
 
+static atomic_size_t kept; /* the bytes of every thread's shadow */
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /* Every chunk and part gone: the shadow as new (its epochs go on). */
 static void empty(sim_ptx_shadow *s) {
+  atomic_fetch_sub(&kept, s->bytes);
   for (size_t i = 0; i < s->nslabs; i++) munmap(s->slabs[i].base, s->slabs[i].parts * PART_BYTES);
   free(s->slabs);
   free(s->tab);
@@ -76,7 +79,7 @@ sim_ptx_shadow *sim_ptx_shadow_begin(uint32_t *first) {
 
 void sim_ptx_shadow_end(sim_ptx_shadow *s, uint32_t last) {
   s->next = last + 1;
-  if (s->bytes > SIM_PTX_SHADOW_MAX) empty(s);
+  if (atomic_load(&kept) > SIM_PTX_SHADOW_MAX) empty(s);
 }
 
 sim_ptx_race_acc *sim_ptx_shadow_part(sim_ptx_shadow *s) {
@@ -98,6 +101,7 @@ sim_ptx_race_acc *sim_ptx_shadow_part(sim_ptx_shadow *s) {
     b = &s->slabs[s->nslabs++];
     *b = (slab){.base = p, .parts = n};
     s->bytes += n * PART_BYTES;
+    atomic_fetch_add(&kept, n * PART_BYTES);
   }
   return (sim_ptx_race_acc *)(void *)(b->base + b->used++ * PART_BYTES);
 }
@@ -117,6 +121,7 @@ sim_ptx_race_chunk *sim_ptx_shadow_chunk(sim_ptx_shadow *s, uintptr_t a) {
     }
     free(s->tab);
     s->bytes += (nc - s->cap) * sizeof *nt;
+    atomic_fetch_add(&kept, (nc - s->cap) * sizeof *nt);
     s->tab = nt;
     s->cap = nc;
   }

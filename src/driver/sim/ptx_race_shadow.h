@@ -9,7 +9,9 @@
  * so a record whose epoch is below the current launch's first is stale
  * (another launch's, ordered before it by the stream) and reads as no
  * access. Nothing is cleared between launches: the chunks' memory is
- * mapped once and reused while it stays under SIM_PTX_SHADOW_MAX.
+ * mapped once and reused while the shadows of all threads together stay
+ * under SIM_PTX_SHADOW_MAX (a launch that ends above it empties its
+ * thread's).
  */
 #ifndef GPULUA_PTX_RACE_SHADOW_H
 #define GPULUA_PTX_RACE_SHADOW_H
@@ -48,7 +50,8 @@ extern const sim_ptx_race_acc sim_ptx_race_none; /* the record of a part not mad
  * through sim_ptx_shadow_epoch): NULL when out of memory. */
 sim_ptx_shadow *sim_ptx_shadow_begin(uint32_t *first);
 /* A launch on it ended, its last epoch `last`: the shadow is kept for the
- * next, or emptied when it holds more than SIM_PTX_SHADOW_MAX bytes. */
+ * next, or emptied when the threads' shadows hold more than
+ * SIM_PTX_SHADOW_MAX bytes together. */
 void sim_ptx_shadow_end(sim_ptx_shadow *s, uint32_t last);
 /* The chunk of global memory at host address a, made on first use (its
  * parts not yet): NULL when out of memory. */
@@ -56,6 +59,6 @@ sim_ptx_race_chunk *sim_ptx_shadow_chunk(sim_ptx_shadow *s, uintptr_t a);
 /* A new part's records, zeroed: NULL when out of memory. */
 sim_ptx_race_acc *sim_ptx_shadow_part(sim_ptx_shadow *s);
 
-#define SIM_PTX_SHADOW_MAX ((size_t)64 << 20)
+#define SIM_PTX_SHADOW_MAX ((size_t)256 << 20)
 
 #endif
