@@ -305,6 +305,30 @@ static const char *one_warp =
     "  %s\n"
     "  st.u64 [%%rd1+24], %%x0;\n  ret;\n}\n";
 
+static void whole_warp(const char *insn, uint64_t (*v)[4]) {
+  char text[2048], err[512];
+  snprintf(text, sizeof text, one_warp, insn);
+  sim_ptx_module *m = sim_ptx_load(text, err, sizeof err);
+  if (!m) {
+    CHECK(0, "%s: %s", insn, err);
+    return;
+  }
+  uint64_t w[SIM_PTX_WARP][4];
+  memcpy(w, v, sizeof w);
+  if (strstr(insn, "%x2;")) w[3][1] = 64, w[4][1] = 17; /* shift counts past and within the width */
+  registry r = {0};
+  add_buffer(&r, "v", w, sizeof w);
+  void *pw = w, *params[] = {&pw};
+  if (launch(m, "t", 1, 1, SIM_PTX_WARP, 1, 0, params, &r, err, sizeof err, NULL)) CHECK(0, "%s: %s", insn, err);
+  sim_ptx_free(m);
+  for (int l = 0; l < SIM_PTX_WARP; l++) {
+    uint64_t want = run1(insn, w[l][0], w[l][1], w[l][2]);
+    CHECK(w[l][3] == want, "%s in a whole warp, lane %d on 0x%llx 0x%llx 0x%llx: 0x%llx, one thread alone 0x%llx", insn,
+          l, (unsigned long long)w[l][0], (unsigned long long)w[l][1], (unsigned long long)w[l][2],
+          (unsigned long long)w[l][3], (unsigned long long)want);
+  }
+}
+
 static void test_whole_warp(void) {
   static const char *insns[] = {
       "add.u16 %x0, %x1, %x2;", "sub.s16 %x0, %x1, %x2;", "and.b16 %x0, %x1, %x2;", "xor.b32 %x0, %x1, %x2;",
@@ -325,36 +349,36 @@ static void test_whole_warp(void) {
       "selp.u64 %x4, 10, 20, %p3; add.u64 %x0, %x0, %x4;",
       "setp.lt.u64 %p2, %x3, 99; setp.ne.xor.u16 %p1, %x1, %x2, %p2; selp.u64 %x0, 1, 2, %p1;",
       "setp.nan.f32 %p1, %x1, %x2; selp.u64 %x0, 1, 2, %p1;", "setp.num.or.f64 %p1, %x1, %x2, %p1; selp.u64 %x0, 1, 2, %p1;",
-      "setp.equ.f64 %p1, %x1, %x3; selp.u64 %x0, 1, 2, %p1;"};
+      "setp.equ.f64 %p1, %x1, %x3; selp.u64 %x0, 1, 2, %p1;",
+      /* the forms with handlers of their own (ptx_fast.c) */
+      "add.s64 %x0, %x1, %x2;", "add.u32 %x0, %x1, 7;", "sub.u64 %x0, 5, %x2;", "sub.s32 %x0, %x1, %x2;",
+      "and.b64 %x0, %x1, 255;", "or.b32 %x0, %x1, %x2;", "xor.b64 %x0, %x1, %x2;", "mul.lo.u64 %x0, %x1, %x2;",
+      "mul.lo.u32 %x0, %x1, 3;", "mad.lo.s64 %x0, %x1, %x2, %x3;", "mad.lo.u32 %x0, %x1, %x2, %x3;",
+      "mov.u64 %x0, %x2;", "mov.b32 %x0, %x1;", "mov.u64 %x0, 77;", "cvt.s64.s32 %x0, %x1;", "cvt.u64.u32 %x0, %x1;",
+      "cvt.u32.u64 %x0, %x1;", "cvt.s32.s64 %x0, %x1;", "cvt.u32.s32 %x0, %x1;", "cvt.s64.u64 %x0, %x1;",
+      "add.f64 %x0, %x1, %x2;", "sub.rn.f64 %x0, %x1, %x3;", "mul.f64 %x0, %x1, %x2;", "add.f32 %x0, %x1, %x2;",
+      "sub.f32 %x0, %x1, %x3;", "mul.rn.f32 %x0, %x1, %x2;", "shl.b64 %x0, %x1, 13;", "shl.b32 %x0, %x1, 31;",
+      "shr.u64 %x0, %x1, 40;", "shr.u32 %x0, %x1, 1;", "shr.b32 %x0, %x1, 9;",
+      "setp.lt.s32 %p1, %x1, %x2; selp.b64 %x0, %x1, %x2, %p1;", "setp.ge.s64 %p1, %x1, %x2; selp.b32 %x0, %x1, %x2, !%p1;"};
+  static const char *cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"};
+  static const char *ctypes[] = {"u64", "s64", "b64", "u32", "s32", "b32"};
   uint64_t v[SIM_PTX_WARP][4];
   for (int l = 0; l < SIM_PTX_WARP; l++)
     for (int k = 0; k < 3; k++) {
       uint64_t x = (uint64_t)rnd() << 32 | rnd();
       v[l][k] = l % 4 == 0 ? x >> (rnd() % 64) : l % 4 == 1 ? -(x & 0xff) : x; /* small, small negative, any */
     }
-  for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) {
-    char text[2048], err[512];
-    snprintf(text, sizeof text, one_warp, insns[i]);
-    sim_ptx_module *m = sim_ptx_load(text, err, sizeof err);
-    if (!m) {
-      CHECK(0, "%s: %s", insns[i], err);
-      continue;
+  for (int l = 0; l < 8; l++) v[l][1] = v[l][0]; /* equal operands too */
+  for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) whole_warp(insns[i], v);
+  for (size_t t = 0; t < sizeof ctypes / sizeof *ctypes; t++)
+    for (size_t k = 0; k < sizeof cmps / sizeof *cmps; k++) {
+      if (ctypes[t][0] == 'b' && k >= 2 && k < 6) continue; /* .b types: eq, ne and the unsigned ones */
+      char insn[160];
+      snprintf(insn, sizeof insn, "setp.%s.%s %%p1, %%x1, %%x2; selp.u64 %%x0, 1, 2, %%p1;", cmps[k], ctypes[t]);
+      whole_warp(insn, v);
+      snprintf(insn, sizeof insn, "setp.%s.%s %%p1, %%x1, 200; selp.u64 %%x0, 1, 2, %%p1;", cmps[k], ctypes[t]);
+      whole_warp(insn, v);
     }
-    uint64_t w[SIM_PTX_WARP][4];
-    memcpy(w, v, sizeof w);
-    if (strstr(insns[i], "%x2;")) w[3][1] = 64, w[4][1] = 17; /* shift counts past and within the width */
-    registry r = {0};
-    add_buffer(&r, "v", w, sizeof w);
-    void *pw = w, *params[] = {&pw};
-    if (launch(m, "t", 1, 1, SIM_PTX_WARP, 1, 0, params, &r, err, sizeof err, NULL)) CHECK(0, "%s: %s", insns[i], err);
-    sim_ptx_free(m);
-    for (int l = 0; l < SIM_PTX_WARP; l++) {
-      uint64_t want = run1(insns[i], w[l][0], w[l][1], w[l][2]);
-      CHECK(w[l][3] == want, "%s in a whole warp, lane %d on 0x%llx 0x%llx 0x%llx: 0x%llx, one thread alone 0x%llx",
-            insns[i], l, (unsigned long long)w[l][0], (unsigned long long)w[l][1], (unsigned long long)w[l][2],
-            (unsigned long long)w[l][3], (unsigned long long)want);
-    }
-  }
 }
 
 void test_ptx_ops(int *nchecks, int *nfailures);

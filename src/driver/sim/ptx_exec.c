@@ -258,8 +258,11 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
       if (in->guard >= 0) m &= in->guard_neg ? ~w->P[in->guard] : w->P[in->guard];
       w->clock++;
       insns += m == 0xffffffffu ? SIM_PTX_WARP : lanes_in(m);
-      r = m ? run_plain(c, w, in, m) : in->op == SIM_OP_BRA || in->op == SIM_OP_RET || in->op == SIM_OP_EXIT ||
-                                               in->op == SIM_OP_CALL || in->op == SIM_OP_TRAP || in->op == SIM_OP_BAR;
+      if (m == 0xffffffffu && in->fast) /* a whole warp of a common form: its own handler */
+        sim_ptx_fast_handlers[in->fast](w, in), r = 0;
+      else
+        r = m ? run_plain(c, w, in, m) : in->op == SIM_OP_BRA || in->op == SIM_OP_RET || in->op == SIM_OP_EXIT ||
+                                                 in->op == SIM_OP_CALL || in->op == SIM_OP_TRAP || in->op == SIM_OP_BAR;
       if (r) break;
       if (++e->pc == e->rpc) break;
       in = &code[e->pc];

@@ -87,6 +87,9 @@ static inline const uint64_t *sim_ptx_src(sim_ptx_ctx *c, sim_ptx_warp *w, const
   return sim_ptx_src_other(c, w, o, buf); /* ptx_exec.c: the rest */
 }
 
+/* ptx_fast.c: the handler of an instruction's `fast` index, over a whole warp */
+extern void (*const sim_ptx_fast_handlers[])(sim_ptx_warp *w, const sim_ptx_insn *in);
+
 /* ptx_ops_int.c, ptx_ops_float.c, ptx_ops_mem.c, ptx_ops_warp.c: one
  * instruction over the lanes in m: 0, or -1 after a fault. */
 int sim_ptx_op_int(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, uint32_t m);
@@ -138,6 +141,13 @@ static inline int64_t sim_ptx_sext(uint64_t v, int size) {
   case 4: return (int32_t)v;
   default: return (int64_t)v;
   }
+}
+
+/* The bits of an f64 add, sub or mul's result r of operands a and b: where
+ * a is a NaN, a quieted (as the host's x86 gives for a NaN first operand,
+ * whichever order its compiler put two NaN operands in); else r. */
+static inline uint64_t sim_ptx_f64_nan_first(uint64_t r, uint64_t a) {
+  return (a & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? a | 0x0008000000000000ull : r;
 }
 
 /* A float-to-integer conversion of a NaN, as the GPU gives it: for a 64-bit

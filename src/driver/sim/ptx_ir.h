@@ -104,6 +104,7 @@ typedef struct {
   uint8_t rnd, cmp, aop, mode;
   uint16_t flags;
   uint8_t vec, nops, guard_neg;
+  uint8_t fast;     /* its whole-warp handler (ptx_fast.c), or 0 */
   int32_t guard;    /* predicate index, or -1 */
   uint32_t target;  /* bra: instruction index; call: function index */
   uint32_t reconv;  /* bra: where divergent lanes meet again (code length = the end) */
@@ -241,6 +242,8 @@ static inline int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && t
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);
 /* ptx_defs.c: fills f->undef_regs; 0, or -1 out of memory. */
 int sim_ptx_find_undefined(sim_ptx_func *f);
+/* ptx_fast.c: picks each instruction's whole-warp handler (after ptx_imm.c). */
+void sim_ptx_choose_fast(sim_ptx_func *f);
 /* ptx_imm.c: fills f->imm_rows; 0, or -1 out of memory. */
 int sim_ptx_broadcast_imms(sim_ptx_func *f);
 /* ptx_fuse.c: contracts an unrounded f32/f64 mul and the add or sub that
