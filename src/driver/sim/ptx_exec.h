@@ -11,6 +11,7 @@
 #include "ptx_ir.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct {
   uint32_t pc, rpc, mask;
@@ -143,12 +144,11 @@ static inline int64_t sim_ptx_sext(uint64_t v, int size) {
   }
 }
 
-/* The bits of an f64 add, sub or mul's result r of operands a and b: where
- * a is a NaN, a quieted (as the host's x86 gives for a NaN first operand,
- * whichever order its compiler put two NaN operands in); else r. */
-static inline uint64_t sim_ptx_f64_nan_first(uint64_t r, uint64_t a) {
-  return (a & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? a | 0x0008000000000000ull : r;
-}
+/* An f64 add, sub or mul of x and y, where x is a NaN: x quieted (x + x),
+ * as the host's x86 gives for a NaN first operand, whichever order its
+ * compiler put two NaN operands in. In the float domain, so that it
+ * vectorizes. */
+#define SIM_PTX_F64_NAN_FIRST(x, expr) ((x) != (x) ? (x) + (x) : (expr))
 
 /* A float-to-integer conversion of a NaN, as the GPU gives it: for a 64-bit
  * integer 1 << 63; for a narrower one 0 from an f16, bf16 or f32, and

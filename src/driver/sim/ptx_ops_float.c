@@ -203,9 +203,9 @@ static int f64_op(const sim_ptx_insn *in, uint32_t m, const uint64_t *a, const u
   int rnd = in->rnd == SIM_RND_NONE ? SIM_RND_RN : in->rnd;
   if (!sat && rnd == SIM_RND_RN) {
     switch (op) {
-    case SIM_OP_ADD: SIM_LANES(m) d[l] = sim_ptx_f64_nan_first(b64(f64(a[l]) + f64(b[l])), a[l]); return 0;
-    case SIM_OP_SUB: SIM_LANES(m) d[l] = sim_ptx_f64_nan_first(b64(f64(a[l]) - f64(b[l])), a[l]); return 0;
-    case SIM_OP_MUL: SIM_LANES(m) d[l] = sim_ptx_f64_nan_first(b64(f64(a[l]) * f64(b[l])), a[l]); return 0;
+    case SIM_OP_ADD: SIM_LANES(m) d[l] = b64(SIM_PTX_F64_NAN_FIRST(f64(a[l]), f64(a[l]) + f64(b[l]))); return 0;
+    case SIM_OP_SUB: SIM_LANES(m) d[l] = b64(SIM_PTX_F64_NAN_FIRST(f64(a[l]), f64(a[l]) - f64(b[l]))); return 0;
+    case SIM_OP_MUL: SIM_LANES(m) d[l] = b64(SIM_PTX_F64_NAN_FIRST(f64(a[l]), f64(a[l]) * f64(b[l]))); return 0;
     case SIM_OP_FMA: SIM_LANES(m) d[l] = b64(fma(f64(a[l]), f64(b[l]), f64(x[l]))); return 0;
     default: break;
     }
