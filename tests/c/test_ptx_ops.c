@@ -69,6 +69,10 @@ static void test_semantics(void) {
   EXPECT(SETP_BOOL("xor"), 5, 3, 1, 12);
   EXPECT(SETP_BOOL("xor"), 3, 5, 1, 21);
 #undef SETP_BOOL
+  /* an f64 add, sub or mul of a NaN first operand: it, quieted, whatever the second */
+  EXPECT("add.f64 %x0, %x1, %x2;", 0x7ff0000000000001ull, 0x7ff8000000000002ull, 0, 0x7ff8000000000001ull);
+  EXPECT("mul.f64 %x0, %x1, %x2;", 0xfff4000000000003ull, 0x7ff8000000000002ull, 0, 0xfffc000000000003ull);
+  EXPECT("sub.f64 %x0, %x1, %x2;", 0x3ff0000000000000ull, 0x7ff4000000000005ull, 0, 0x7ffc000000000005ull);
   EXPECT("add.sat.s32 %x0, %x1, %x2;", 0x7fffffff, 1, 0, 0x7fffffff);
   /* the most negative immediate, as NVRTC writes it (its negation is computed modulo 2^64) */
   EXPECT("add.s64 %x0, %x1, -9223372036854775808;", 1, 0, 0, 0x8000000000000001ull);
