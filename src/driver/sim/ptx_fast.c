@@ -87,31 +87,18 @@ OP2(fadd32, b32(f32(a[l]) + f32(b[l])))
 OP2(fsub32, b32(f32(a[l]) - f32(b[l])))
 OP2(fmul32, b32(f32(a[l]) * f32(b[l])))
 
-/* shifts by an immediate below the width */
-static void shl64(sim_ptx_warp *w, const sim_ptx_insn *in) {
-  const uint64_t *a = ROW(1);
-  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
-  unsigned k = (unsigned)in->o[2].imm;
-  LANES d[l] = a[l] << k;
-}
-static void shl32(sim_ptx_warp *w, const sim_ptx_insn *in) {
-  const uint64_t *a = ROW(1);
-  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
-  unsigned k = (unsigned)in->o[2].imm;
-  LANES d[l] = (uint32_t)(a[l] << k);
-}
-static void shr_u64(sim_ptx_warp *w, const sim_ptx_insn *in) {
-  const uint64_t *a = ROW(1);
-  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
-  unsigned k = (unsigned)in->o[2].imm;
-  LANES d[l] = a[l] >> k;
-}
-static void shr_u32(sim_ptx_warp *w, const sim_ptx_insn *in) {
-  const uint64_t *a = ROW(1);
-  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
-  unsigned k = (unsigned)in->o[2].imm;
-  LANES d[l] = (uint32_t)a[l] >> k;
-}
+/* shifts by an immediate k below the width */
+#define SHIFT(name, expr)                                                                                          \
+  static void name(sim_ptx_warp *w, const sim_ptx_insn *in) {                                                      \
+    const uint64_t *a = ROW(1);                                                                                    \
+    uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];                                                      \
+    unsigned k = (unsigned)in->o[2].imm;                                                                           \
+    LANES d[l] = (expr);                                                                                           \
+  }
+SHIFT(shl64, a[l] << k)
+SHIFT(shl32, (uint32_t)(a[l] << k))
+SHIFT(shr_u64, a[l] >> k)
+SHIFT(shr_u32, (uint32_t)a[l] >> k)
 
 /* setp of integers into a predicate (no second destination, no boolean op) */
 #define SETP(name, T, OP)                                                                                          \
