@@ -10,9 +10,21 @@ local H = require "helpers"
 
 local PRELUDE = 'local gpu = require "gpulua"\n'
 
--- a port for a store of this spec: random, above the usual services
-math.randomseed(os.time() + math.floor(os.clock() * 1e6))
-local function free_port() return 20000 + math.random(0, 29999) end
+-- a port for a store of this spec: random, above the usual services and
+-- below Linux's ephemeral ports (32768 up), which every connection of the
+-- suite's other jobs takes its local port from: a port drawn there can be
+-- in use. The seed mixes in a name os.tmpname made unique to this process:
+-- two runs of this spec started in the same second (ctest runs it under the
+-- host and under lua5.4 side by side) must not draw the same ports.
+local function seed()
+  local name = os.tmpname()
+  os.remove(name)
+  local h = os.time() + math.floor(os.clock() * 1e6)
+  for i = 1, #name do h = (h * 31 + name:byte(i)) % 2147483647 end
+  return h
+end
+math.randomseed(seed())
+local function free_port() return 20000 + math.random(0, 12767) end
 
 -- Run `script` once per entry of envs, all at once (rank 0 first); `between`
 -- a shell command run after rank 0 started. Returns each rank's output and
