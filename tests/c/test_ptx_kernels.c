@@ -174,6 +174,19 @@ static void test_load_errors(void) {
   CHECK(rc == -2 && strcmp(err, "line 7: add takes 3 operands, not 2") == 0, "operands: %s", err);
   rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<2>;\n ld.global.v4.u32 {%r0, %r1}, [%r1];\n}\n", 32, err, sizeof err);
   CHECK(rc == -2 && strcmp(err, "line 7: a load of 4 values needs 4 registers") == 0, "vector: %s", err);
+  /* '_' sinks what is loaded or unpacked: in what a store writes or a mov packs it is refused */
+  rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
+                " st.global.v2.u32 [%rd1], {%r1, _};\n}\n", 32, err, sizeof err);
+  CHECK(rc == -2 && strcmp(err, "line 8: a store's values cannot include '_' (a sink is for what is loaded)") == 0,
+        "st with a sink: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n mov.b64 %rd1, {_, %r1};\n}\n", 32, err,
+                sizeof err);
+  CHECK(rc == -2 &&
+            strcmp(err, "line 8: the values a mov packs cannot include '_' (a sink is for what is unpacked)") == 0,
+        "mov packing a sink: %s", err);
+  rc = run_text(".visible .entry k()\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n mov.b64 {_, %r1}, %rd1;\n"
+                " ld.global.v2.u32 {_, %r2}, [%rd1];\n ret;\n}\n", 32, err, sizeof err);
+  CHECK(rc != -2, "sinks where a mov unpacks and a load reads are fine: %s", err);
   /* a module cut short just after a directive the parser steps over by a
    * fixed number of tokens: read or refused, never read past its end (the
    * fuzzer found it; this test's ASan and valgrind runs see such a read) */

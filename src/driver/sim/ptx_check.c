@@ -68,6 +68,13 @@ static const char *half_ok(const sim_ptx_insn *in) {
 }
 
 /* A source operand: a register, an immediate or a special register. */
+/* Whether vector operand v lists '_' (a sink). */
+static int has_sink(const sim_ptx_func *f, const sim_ptx_operand *v) {
+  for (int64_t k = 0; k < v->imm; k++)
+    if (f->vec[v->reg + (uint32_t)k] == UINT32_MAX) return 1;
+  return 0;
+}
+
 static int src_ok(const sim_ptx_operand *o) { return o->kind == SIM_K_REG || o->kind == SIM_K_IMM || o->kind == SIM_K_SREG; }
 
 /* An immediate written as a decimal double, in an f32 instruction: its
@@ -167,6 +174,8 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
       return fail(err, errlen, in, "unsupported form of %s", op == SIM_OP_LD ? "ld" : "st");
     if (in->vec > 1 ? (v->kind != SIM_K_VEC || v->imm != in->vec) : (op == SIM_OP_LD ? v->kind != SIM_K_REG : !src_ok(v)))
       return fail(err, errlen, in, "a %s of %d values needs %d registers", op == SIM_OP_LD ? "load" : "store", in->vec, in->vec);
+    if (op == SIM_OP_ST && in->vec > 1 && has_sink(f, v))
+      return fail(err, errlen, in, "a store's values cannot include '_' (a sink is for what is loaded)");
     if (a->flags == SIM_A_KPARAM && (in->space != SIM_S_PARAM || op == SIM_OP_ST))
       return fail(err, errlen, in, "a kernel parameter is read with ld.param");
     if ((a->flags == SIM_A_ARG || a->flags == SIM_A_FRAME) && in->space != SIM_S_PARAM && in->space != SIM_S_LOCAL)
@@ -253,6 +262,8 @@ static int operands(const sim_ptx_module *m, const sim_ptx_func *f, sim_ptx_insn
       return fail(err, errlen, in, "operand %d of %s is of the wrong kind", k + 1, opname(op));
   }
   if (op == SIM_OP_MOV && d->kind == SIM_K_VEC && in->o[1].kind != SIM_K_REG) return fail(err, errlen, in, "bad unpacking mov");
+  if (op == SIM_OP_MOV && in->o[1].kind == SIM_K_VEC && has_sink(f, &in->o[1]))
+    return fail(err, errlen, in, "the values a mov packs cannot include '_' (a sink is for what is unpacked)");
   if (op == SIM_OP_MOV && (d->kind == SIM_K_VEC || in->o[1].kind == SIM_K_VEC)) {
     const sim_ptx_operand *v = d->kind == SIM_K_VEC ? d : &in->o[1];
     if (v->imm < 2 || (size_t)v->imm * 2 > (size_t)size || size % v->imm)
