@@ -197,6 +197,64 @@ static void test_runs(void) {
   sim_ptx_free(m);
 }
 
+/* Summaries: a whole warp's run over 128 aligned bytes (a segment) keeps
+ * one record for the segment, which stands for each word's (its thread by
+ * the word's lane). By mode: 0 warp 0 stores a word a lane, then thread 39
+ * (lane 7 of warp 1) reads word 7; 1 warp 0 stores 16 bytes a lane (four
+ * segments), then thread 33 reads word 38 (lane 9's); 2 warp 0 stores a
+ * word a lane, lane 5 stores its word again (the segment's records
+ * unfolded), then warp 1 loads the words; 3 the same with a barrier before
+ * the loads; 4 warp 0 stores a word a lane, then warp 1 loads the words. */
+static const char *sums_ptx =
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry sums(.param .u64 po, .param .u32 mode)\n{\n"
+    "  .reg .pred %p<8>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [po];\n  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n  and.b32 %r3, %r2, 31;\n  shr.u32 %r4, %r2, 5;\n"
+    "  setp.eq.u32 %p1, %r4, 0;\n"
+    "  setp.eq.u32 %p2, %r1, 1;\n  @%p2 bra VEC;\n"
+    "  mul.wide.u32 %rd2, %r3, 4;\n  add.u64 %rd3, %rd1, %rd2;\n"
+    "  @%p1 st.global.u32 [%rd3], %r2;\n"
+    "  setp.eq.u32 %p2, %r1, 0;\n  @%p2 bra WORDS;\n"
+    "  setp.eq.u32 %p3, %r2, 5;\n  setp.lt.u32 %p5, %r1, 4;\n  and.pred %p3, %p3, %p5;\n"
+    "  @%p3 st.global.u32 [%rd3], %r2;\n"
+    "  setp.eq.u32 %p4, %r1, 3;\n  @%p4 bar.sync 0;\n"
+    "  @!%p1 ld.global.u32 %r5, [%rd3];\n  ret;\n"
+    "WORDS:\n"
+    "  setp.eq.u32 %p3, %r2, 39;\n  @%p3 ld.global.u32 %r5, [%rd3];\n  ret;\n"
+    "VEC:\n"
+    "  mul.wide.u32 %rd2, %r3, 16;\n  add.u64 %rd3, %rd1, %rd2;\n"
+    "  @%p1 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n"
+    "  setp.eq.u32 %p3, %r2, 33;\n  @%p3 ld.global.u32 %r5, [%rd1+152];\n  ret;\n}\n";
+
+static void test_summaries(void) {
+  char err[512];
+  sim_ptx_module *m = sim_ptx_load(sums_ptx, err, sizeof err);
+  CHECK(m != NULL, "sums: %s", err);
+  if (!m) return;
+  static _Alignas(128) uint32_t buf[4 * 64];
+  registry r = {0};
+  add_buffer(&r, "buf", buf, sizeof buf);
+  uint32_t *pb = buf, mode = 0;
+  void *params[] = {&pb, &mode};
+  /* each twice: aligned (summaries) and 16 bytes on (no whole segment) */
+  const char *want[] = {"read 4 bytes, which thread (7,0,0) of block (0,0,0) wrote (4 bytes",
+                        "read 4 bytes, which thread (9,0,0) of block (0,0,0) wrote (16 bytes",
+                        "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (4 bytes", NULL,
+                        "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (4 bytes"};
+  for (int shift = 0; shift < 2; shift++)
+    for (mode = 0; mode <= 4; mode++) {
+      pb = buf + 4 * shift;
+      int rc = run(m, "sums", 1, 64, params, &r, err, sizeof err);
+      if (want[mode])
+        CHECK(rc == -1 && strstr(err, want[mode]), "sums, mode %u, %d bytes on: %s", mode, 16 * shift,
+              rc ? err : "no race");
+      else
+        CHECK(rc == 0, "sums, mode %u, %d bytes on: %s", mode, 16 * shift, err);
+    }
+  sim_ptx_free(m);
+}
+
 /* The thread's shadow of global memory: launches number their epochs on,
  * and the records stay for the next launch until they pass the cap. */
 static void test_shadow(void) {
@@ -237,6 +295,7 @@ void test_ptx_race(int *nchecks, int *nfailures) {
   test_global(m);
   sim_ptx_free(m);
   test_runs();
+  test_summaries();
   test_shadow();
   *nchecks += checks;
   *nfailures += failures;

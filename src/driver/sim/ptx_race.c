@@ -49,6 +49,7 @@
 typedef sim_ptx_race_acc race_acc;
 typedef sim_ptx_race_chunk race_chunk;
 enum { RACE_ATOMIC = SIM_PTX_RACE_ATOMIC, CHUNK_WORDS = SIM_PTX_CHUNK_WORDS };
+enum { SEG_SHIFT = SIM_PTX_SEG_SHIFT, SEG_WORDS = SIM_PTX_SEG_WORDS };
 #define race_none sim_ptx_race_none
 
 typedef struct {
@@ -76,12 +77,15 @@ int sim_ptx_race_start(sim_ptx_ctx *c) {
     return -1;
   }
   r->epoch = r->launch_first - 1; /* the first block's is launch_first */
-  for (int i = 0; c->shared_size && i < 3; i++)
-    if (!(r->shared.part[i] = calloc((c->shared_size + 3) / 4, sizeof(race_acc)))) {
+  size_t segs = ((c->shared_size + 3) / 4 + SEG_WORDS - 1) / SEG_WORDS; /* whole segments, for summaries */
+  for (int i = 0; c->shared_size && i < 4; i++) {
+    race_acc **p = i < 3 ? &r->shared.part[i] : &r->shared.sum;
+    if (!(*p = calloc(segs * (i < 3 ? SEG_WORDS : 3), sizeof(race_acc)))) {
       for (int k = 0; k < i; k++) free(r->shared.part[k]);
       free(r);
       return -1;
     }
+  }
   c->race = r;
   return 0;
 }
@@ -91,6 +95,7 @@ void sim_ptx_race_end(sim_ptx_ctx *c) {
   if (!r) return;
   sim_ptx_shadow_end(r->global, r->epoch);
   for (int i = 0; i < 3; i++) free(r->shared.part[i]);
+  free(r->shared.sum);
   free(r->blocks);
   free(r);
   c->race = NULL;
@@ -145,16 +150,6 @@ static inline int concurrent(const sim_ptx_race *r, const race_acc *p, const rac
   }
   if (p->tid == cur->tid || p->epoch != cur->epoch) return 0;
   return p->tid / SIM_PTX_WARP != cur->tid / SIM_PTX_WARP || p->sync == cur->sync;
-}
-
-/* Record i (0: the write, 1 and 2: the reads) of word `off` of ch, to read. */
-static inline const race_acc *rec(const race_chunk *ch, int i, size_t off) {
-  return ch->part[i] ? &ch->part[i][off] : &race_none;
-}
-/* The same, to store: its part made first (NULL when out of memory). */
-static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
-  if (!ch->part[i] && !(ch->part[i] = sim_ptx_shadow_part(r->global))) return NULL;
-  return &ch->part[i][off];
 }
 
 /* "file.cu:LINE" of instruction `code` (function << 20 | index), or its PTX line. */
@@ -220,6 +215,43 @@ static inline void put_acc(race_acc *d, const race_acc *a, uint8_t mask) {
   d->flags = a->flags;
 }
 
+/* Part i's summary of the segment of word `off` of ch, or NULL when the
+ * part's words hold their own records. */
+static inline const race_acc *summary(const race_chunk *ch, int i, size_t off) {
+  if (!ch->sum) return NULL;
+  const race_acc *s = &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i];
+  return s->mask ? s : NULL;
+}
+
+/* The record summary s stands for at word `off`. */
+static inline void unfold(const race_acc *s, size_t off, race_acc *d) {
+  put_acc(d, s, 0xf);
+  d->tid = (uint16_t)(s->tid + ((off & (SEG_WORDS - 1)) >> ((s->mask >> 4) - 1)));
+}
+
+/* Record i (0: the write, 1 and 2: the reads) of word `off` of ch, to
+ * read (a summary's made in *tmp). */
+static inline const race_acc *rec(const race_chunk *ch, int i, size_t off, race_acc *tmp) {
+  const race_acc *s = summary(ch, i, off);
+  if (s) {
+    unfold(s, off, tmp);
+    return tmp;
+  }
+  return ch->part[i] ? &ch->part[i][off] : &race_none;
+}
+/* The same, to store: its part made first, and a summary of its segment
+ * unfolded into the part's words (NULL when out of memory). */
+static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
+  if (!ch->part[i] && !(ch->part[i] = sim_ptx_shadow_part(r->global))) return NULL;
+  race_acc *s = ch->sum ? &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i] : NULL;
+  if (s && s->mask) {
+    size_t b = off & ~(size_t)(SEG_WORDS - 1);
+    for (size_t j = 0; j < SEG_WORDS; j++) unfold(s, b + j, &ch->part[i][b + j]);
+    s->mask = 0;
+  }
+  return &ch->part[i][off];
+}
+
 static const char *verb(const race_acc *a, int write) {
   return !write ? "read" : a->flags & RACE_ATOMIC ? "atomically wrote" : "wrote";
 }
@@ -270,13 +302,14 @@ static inline __attribute__((always_inline)) int check_word(sim_ptx_ctx *c, sim_
                                                             race_acc *cur, int write, int atomic, int shared,
                                                             uintptr_t a, size_t bytes, const void *data) {
   sim_ptx_race *r = c->race;
-  const race_acc *pw = rec(ch, 0, off);
+  race_acc t0, t1, t2;
+  const race_acc *pw = rec(ch, 0, off, &t0);
   if (pw->mask & cur->mask && concurrent(r, pw, cur, shared) &&
       !(write && (atomic ? pw->flags & RACE_ATOMIC : same_value(pw, cur, wa, a, data))))
     return report(c, w, in, lane, cur, write, pw, 1, shared, a, bytes);
   if (write) {
     for (int i = 1; i <= 2; i++) {
-      const race_acc *pr = rec(ch, i, off);
+      const race_acc *pr = rec(ch, i, off, i == 1 ? &t1 : &t2);
       if (pr->mask & cur->mask && concurrent(r, pr, cur, shared))
         return report(c, w, in, lane, cur, write, pr, 0, shared, a, bytes);
     }
@@ -291,11 +324,11 @@ static inline __attribute__((always_inline)) int check_word(sim_ptx_ctx *c, sim_
    * thread's), else over the second, keeping an earlier reader */
   int i = 2;
   for (int k = 1; k <= 2; k++)
-    if (!concurrent(r, rec(ch, k, off), cur, shared)) {
+    if (!concurrent(r, rec(ch, k, off, &t1), cur, shared)) {
       i = k;
       break;
     }
-  const race_acc *slot = rec(ch, i, off);
+  const race_acc *slot = rec(ch, i, off, &t2);
   uint8_t mask = cur->mask;
   if (slot->epoch == cur->epoch && slot->tid == cur->tid && slot->insn == cur->insn && slot->sync == cur->sync)
     mask |= slot->mask;
@@ -338,15 +371,26 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
   return 0;
 }
 
-/* a part of a global chunk not made, for sim_ptx_race_run (shared memory
- * has all its parts, and more words than a chunk) */
-static const race_acc no_records[CHUNK_WORDS];
-
 /* check_word out of line: sim_ptx_race_run's loop keeps its registers */
 static __attribute__((noinline)) int check_word_call(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane,
                                                      race_chunk *ch, size_t off, uintptr_t wa, race_acc *cur, int write,
                                                      int shared, uintptr_t a, size_t bytes, const void *data) {
   return check_word(c, w, in, lane, ch, off, wa, cur, write, 0, shared, a, bytes, data);
+}
+
+/* Whether part i of the whole segment at word `off` of ch holds only
+ * records that are stale (below `stale`) or, in this block (from bf), the
+ * thread's that accesses the word now: the run's threads from tid0, a lane
+ * to 1 << lane_shift words, its summary's mask `code`. */
+static inline int segment_quiet(const race_chunk *ch, int i, size_t off, uint32_t stale, uint32_t bf, unsigned tid0,
+                                int lane_shift, uint8_t code) {
+  const race_acc *s = summary(ch, i, off);
+  if (s) return s->epoch < stale || (s->epoch >= bf && s->tid == tid0 && s->mask == code);
+  if (!ch->part[i]) return 1;
+  const race_acc *p = &ch->part[i][off];
+  for (size_t j = 0; j < SEG_WORDS; j++)
+    if (p[j].epoch >= stale && (p[j].epoch < bf || p[j].tid != tid0 + (j >> lane_shift))) return 0;
+  return 1;
 }
 
 int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
@@ -357,48 +401,49 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
   int write = data != NULL, shared = a - sh < c->shared_size;
   size_t bytes = write ? lane_bytes : elem; /* as the lanes' checks: a store whole, a load by element */
   int lane_shift = log2_bytes(lane_bytes) - 2, elem_lg = log2_bytes(elem);
-  uint32_t first = r->launch_first;
+  uint8_t code = (uint8_t)(SIM_PTX_SUMMARY | (lane_shift + 1) << 4);
   race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .mask = 0xf,
                   .flags = (uint8_t)(log2_bytes(bytes) << 1)};
   int mine = write ? 0 : 1; /* the part this access's records go to, where nothing earlier is live */
-  uint32_t stale = shared ? r->block_first : first, bf = r->block_first;
-#define QUIET(p) ((p).epoch < stale || ((p).epoch >= bf && (p).tid == tid))
+  int parts = write ? 3 : 2; /* a read's second read is not looked at */
+  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
   for (size_t i = 0; i < nwords;) {
     uintptr_t wa = a + 4 * i;
     race_chunk *ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
-    if (!ch || (!ch->part[mine] && !own(r, ch, mine, 0)))
-      return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
+    if (!ch) return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
     size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
     size_t end = shared ? nwords : i + (CHUNK_WORDS - off); /* this chunk's words of the run */
     if (end > nwords) end = nwords;
-    const race_acc *p0 = ch->part[0] ? ch->part[0] : no_records, *p1 = ch->part[1] ? ch->part[1] : no_records;
-    const race_acc *p2 = !write ? p1 : ch->part[2] ? ch->part[2] : no_records; /* a read: its second read unread */
-    race_acc *to = ch->part[mine];
-    for (; i < end; i++, off++) {
-      int lane = (int)(i >> lane_shift);
-      uint16_t tid = (uint16_t)(ri->first + (unsigned)lane);
-      /* the common case: each record on the word is stale (none of this
-       * launch; for shared memory, of this block) or this thread's own in
-       * this block: nothing can race, and the access's record is cur */
-      if ((p0[off].epoch < stale && p1[off].epoch < stale && p2[off].epoch < stale) ||
-          (QUIET(p0[off]) && QUIET(p1[off]) && QUIET(p2[off]))) {
-        cur.tid = tid;
-        to[off] = cur;
-        continue;
+    while (i < end) {
+      size_t seg_end = i + SEG_WORDS - (off & (SEG_WORDS - 1));
+      if (seg_end > end) seg_end = end;
+      if (seg_end - i == SEG_WORDS) { /* a whole segment: where nothing can race, its summary */
+        unsigned tid0 = ri->first + (unsigned)(i >> lane_shift);
+        int quiet = 1;
+        for (int k = 0; k < parts && quiet; k++) quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
+        if (quiet) {
+          if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global)))
+            return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
+          race_acc *d = &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)mine];
+          put_acc(d, &cur, code);
+          d->tid = (uint16_t)tid0;
+          i += SEG_WORDS;
+          off += SEG_WORDS;
+          continue;
+        }
       }
-      cur.tid = tid;
-      uintptr_t wa2 = a + 4 * i;
-      uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg; /* the store, or element */
-      if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
-        if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
-        return -1;
+      for (; i < seg_end; i++, off++) { /* word by word, as the lanes' checks */
+        int lane = (int)(i >> lane_shift);
+        cur.tid = (uint16_t)(ri->first + (unsigned)lane);
+        uintptr_t wa2 = a + 4 * i;
+        uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg; /* the store, or element */
+        if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
+          if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
+          return -1;
+        }
       }
-      if (ch->part[0]) p0 = ch->part[0]; /* check_word may have made parts */
-      if (ch->part[1]) p1 = ch->part[1];
-      p2 = !write ? p1 : ch->part[2] ? ch->part[2] : p2;
     }
   }
-#undef QUIET
   if (write) memcpy(run, data, nwords * 4);
   return 0;
 }

@@ -29,6 +29,8 @@ struct sim_ptx_shadow {
   sim_ptx_race_chunk *tab;
   size_t cap, used;
   sim_ptx_race_chunk *last; /* the chunk found last (in tab) */
+  sim_ptx_race_acc *sums;   /* a part cut into chunks' summaries */
+  size_t sums_left;         /* how many are left in it */
   slab *slabs;
   size_t nslabs, capslabs, bytes;
 };
@@ -104,6 +106,17 @@ sim_ptx_race_acc *sim_ptx_shadow_part(sim_ptx_shadow *s) {
     atomic_fetch_add(&kept, n * PART_BYTES);
   }
   return (sim_ptx_race_acc *)(void *)(b->base + b->used++ * PART_BYTES);
+}
+
+sim_ptx_race_acc *sim_ptx_shadow_sums(sim_ptx_shadow *s) {
+  if (!s->sums_left) {
+    if (!(s->sums = sim_ptx_shadow_part(s))) return NULL;
+    s->sums_left = SIM_PTX_CHUNK_WORDS / SIM_PTX_CHUNK_SUMS;
+  }
+  s->sums_left--;
+  sim_ptx_race_acc *r = s->sums;
+  s->sums += SIM_PTX_CHUNK_SUMS;
+  return r;
 }
 
 sim_ptx_race_chunk *sim_ptx_shadow_chunk(sim_ptx_shadow *s, uintptr_t a) {

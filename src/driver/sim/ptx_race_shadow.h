@@ -33,12 +33,23 @@ typedef struct {
 /* A word's records: its last write (part 0) and two reads (parts 1 and 2).
  * A chunk keeps each part of its 1,024 words in an array of its own, made
  * when the first record of that part is stored: memory only read needs no
- * writes. A part not made reads as records of no access. */
+ * writes. A part not made reads as records of no access.
+ *
+ * A segment (32 words, 128 bytes aligned) that a whole warp accessed as
+ * one run may instead hold, for each part, one summary record standing for
+ * its 32 words' records (sum[segment * 3 + part]; ptx_race.c): a summary's
+ * mask is 0 when the part's words hold their own records, else
+ * SIM_PTX_SUMMARY | (words a lane log2, plus 1) << 4, and its tid the
+ * thread of the segment's first word (word j's: tid + (j >> words a lane
+ * log2)). */
 enum { SIM_PTX_CHUNK_SHIFT = 12, SIM_PTX_CHUNK_WORDS = 1 << (SIM_PTX_CHUNK_SHIFT - 2) };
+enum { SIM_PTX_SEG_SHIFT = 5, SIM_PTX_SEG_WORDS = 1 << SIM_PTX_SEG_SHIFT, SIM_PTX_SUMMARY = 0xf };
+enum { SIM_PTX_CHUNK_SUMS = 3 * (SIM_PTX_CHUNK_WORDS / SIM_PTX_SEG_WORDS) };
 
 typedef struct {
   uint64_t key1; /* address >> SIM_PTX_CHUNK_SHIFT, plus 1 (0: a free slot) */
   sim_ptx_race_acc *part[3];
+  sim_ptx_race_acc *sum; /* SIM_PTX_CHUNK_SUMS summaries, or NULL: none */
 } sim_ptx_race_chunk;
 
 typedef struct sim_ptx_shadow sim_ptx_shadow;
@@ -58,6 +69,8 @@ void sim_ptx_shadow_end(sim_ptx_shadow *s, uint32_t last);
 sim_ptx_race_chunk *sim_ptx_shadow_chunk(sim_ptx_shadow *s, uintptr_t a);
 /* A new part's records, zeroed: NULL when out of memory. */
 sim_ptx_race_acc *sim_ptx_shadow_part(sim_ptx_shadow *s);
+/* A chunk's SIM_PTX_CHUNK_SUMS summaries, zeroed: NULL when out of memory. */
+sim_ptx_race_acc *sim_ptx_shadow_sums(sim_ptx_shadow *s);
 
 #define SIM_PTX_SHADOW_MAX ((size_t)256 << 20)
 
