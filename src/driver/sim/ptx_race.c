@@ -239,9 +239,23 @@ static inline const race_acc *rec(const race_chunk *ch, int i, size_t off, race_
   }
   return ch->part[i] ? &ch->part[i][off] : &race_none;
 }
+/* Whether the segment of word `off` of ch, in global memory, has no
+ * records of this launch yet (all stale); it has from now on. */
+static inline int fresh(const sim_ptx_race *r, race_chunk *ch, size_t off) {
+  if (ch->launch != r->launch_first) {
+    ch->launch = r->launch_first;
+    ch->segs = 0;
+  }
+  uint32_t bit = 1u << (off >> SEG_SHIFT);
+  int f = !(ch->segs & bit);
+  ch->segs |= bit;
+  return f;
+}
+
 /* The same, to store: its part made first, and a summary of its segment
  * unfolded into the part's words (NULL when out of memory). */
 static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
+  if (ch != &r->shared) fresh(r, ch, off);
   if (!ch->part[i] && !(ch->part[i] = sim_ptx_shadow_part(r->global))) return NULL;
   race_acc *s = ch->sum ? &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i] : NULL;
   if (s && s->mask) {
@@ -420,7 +434,8 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
       if (seg_end - i == SEG_WORDS) { /* a whole segment: where nothing can race, its summary */
         unsigned tid0 = ri->first + (unsigned)(i >> lane_shift);
         int quiet = 1;
-        for (int k = 0; k < parts && quiet; k++) quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
+        if (shared || !fresh(r, ch, off)) /* else every record is another launch's */
+          for (int k = 0; k < parts && quiet; k++) quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
         if (quiet) {
           if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global)))
             return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");

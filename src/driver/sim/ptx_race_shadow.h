@@ -50,6 +50,8 @@ typedef struct {
   uint64_t key1; /* address >> SIM_PTX_CHUNK_SHIFT, plus 1 (0: a free slot) */
   sim_ptx_race_acc *part[3];
   sim_ptx_race_acc *sum; /* SIM_PTX_CHUNK_SUMS summaries, or NULL: none */
+  uint32_t launch;       /* the first epoch of the launch that `segs` is of */
+  uint32_t segs;         /* bit k: segment k has records of that launch (any not set: stale) */
 } sim_ptx_race_chunk;
 
 typedef struct sim_ptx_shadow sim_ptx_shadow;
