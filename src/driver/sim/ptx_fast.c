@@ -76,6 +76,16 @@ OP3(mad64, a[l] * b[l] + x[l])
 OP3(mad32, (uint32_t)(a[l] * b[l] + x[l]))
 OP3(madwide_u32, (uint64_t)(uint32_t)a[l] * (uint32_t)b[l] + x[l])
 OP3(madwide_s32, (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) + x[l])
+OP2(min_u64, a[l] < b[l] ? a[l] : b[l])
+OP2(max_u64, a[l] < b[l] ? b[l] : a[l])
+OP2(min_s64, (int64_t)a[l] < (int64_t)b[l] ? a[l] : b[l])
+OP2(max_s64, (int64_t)a[l] < (int64_t)b[l] ? b[l] : a[l])
+OP2(min_u32, (uint32_t)a[l] < (uint32_t)b[l] ? (uint32_t)a[l] : (uint32_t)b[l])
+OP2(max_u32, (uint32_t)a[l] < (uint32_t)b[l] ? (uint32_t)b[l] : (uint32_t)a[l])
+OP2(min_s32, (int32_t)a[l] < (int32_t)b[l] ? (uint32_t)a[l] : (uint32_t)b[l])
+OP2(max_s32, (int32_t)a[l] < (int32_t)b[l] ? (uint32_t)b[l] : (uint32_t)a[l])
+OP1(neg64, -a[l])
+OP1(neg32, (uint32_t)-a[l])
 OP1(mov64, a[l])
 OP1(mov32, (uint32_t)a[l])
 OP1(cvt_s64_s32, (uint64_t)(int64_t)(int32_t)a[l])
@@ -148,7 +158,8 @@ enum {
   F_MULWIDE_U32, F_MULWIDE_S32, F_MAD64, F_MAD32, F_MADWIDE_U32, F_MADWIDE_S32, F_MOV64, F_MOV32, F_CVT_S64_S32, F_CVT_TO32,
   F_FADD64, F_FSUB64, F_FMUL64, F_FADD32, F_FSUB32, F_FMUL32, F_SHL64, F_SHL32, F_SHR_U64, F_SHR_U32,
   F_EQ64, F_NE64, F_LO64, F_LS64, F_HI64, F_HS64, F_LT_S64, F_LE_S64, F_GT_S64, F_GE_S64,
-  F_EQ32, F_NE32, F_LO32, F_LS32, F_HI32, F_HS32, F_LT_S32, F_LE_S32, F_GT_S32, F_GE_S32, F_SELP64, F_SELP32, F_COUNT
+  F_EQ32, F_NE32, F_LO32, F_LS32, F_HI32, F_HS32, F_LT_S32, F_LE_S32, F_GT_S32, F_GE_S32, F_SELP64, F_SELP32,
+  F_MIN_U64, F_MAX_U64, F_MIN_S64, F_MAX_S64, F_MIN_U32, F_MAX_U32, F_MIN_S32, F_MAX_S32, F_NEG64, F_NEG32, F_COUNT
 };
 
 void (*const sim_ptx_fast_handlers[F_COUNT])(sim_ptx_warp *, const sim_ptx_insn *) = {
@@ -162,7 +173,9 @@ void (*const sim_ptx_fast_handlers[F_COUNT])(sim_ptx_warp *, const sim_ptx_insn 
     [F_LS64] = ls64, [F_HI64] = hi64, [F_HS64] = hs64, [F_LT_S64] = lt_s64, [F_LE_S64] = le_s64, [F_GT_S64] = gt_s64,
     [F_GE_S64] = ge_s64, [F_EQ32] = eq32, [F_NE32] = ne32, [F_LO32] = lo32, [F_LS32] = ls32, [F_HI32] = hi32,
     [F_HS32] = hs32, [F_LT_S32] = lt_s32, [F_LE_S32] = le_s32, [F_GT_S32] = gt_s32, [F_GE_S32] = ge_s32,
-    [F_SELP64] = selp64, [F_SELP32] = selp32,
+    [F_SELP64] = selp64, [F_SELP32] = selp32, [F_MIN_U64] = min_u64, [F_MAX_U64] = max_u64, [F_MIN_S64] = min_s64,
+    [F_MAX_S64] = max_s64, [F_MIN_U32] = min_u32, [F_MAX_U32] = max_u32, [F_MIN_S32] = min_s32, [F_MAX_S32] = max_s32,
+    [F_NEG64] = neg64, [F_NEG32] = neg32,
 };
 
 /* Whether operand k is a register or an immediate with its row. */
@@ -219,6 +232,14 @@ static int choose(const sim_ptx_func *f, const sim_ptx_insn *in) {
         (uint64_t)in->o[2].imm >= (uint64_t)size * 8 || (in->op == SIM_OP_SHR && sgn))
       return F_NONE;
     return in->op == SIM_OP_SHL ? (w64 ? F_SHL64 : F_SHL32) : (w64 ? F_SHR_U64 : F_SHR_U32);
+  case SIM_OP_MIN: case SIM_OP_MAX: {
+    if (!is_int || (size != 4 && size != 8) || in->nops != 3 || !row_ok(f, in, 1) || !row_ok(f, in, 2)) return F_NONE;
+    int k = (in->op == SIM_OP_MAX) + 2 * sgn; /* min, max; then signed */
+    return (w64 ? F_MIN_U64 : F_MIN_U32) + k;
+  }
+  case SIM_OP_NEG:
+    if (!is_int || (size != 4 && size != 8) || in->nops != 2 || !row_ok(f, in, 1)) return F_NONE;
+    return w64 ? F_NEG64 : F_NEG32;
   case SIM_OP_MOV:
     if (!is_int || (size != 4 && size != 8) || in->nops != 2 || !row_ok(f, in, 1)) return F_NONE;
     return w64 ? F_MOV64 : F_MOV32;
