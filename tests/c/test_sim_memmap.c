@@ -134,18 +134,29 @@ void test_memmap_cache(void) {
   CHECK(sim_mem_add(FAKE + 0x200000, 0x100, 0, SIM_MEM_DEVICE) == 0);
   CHECK(sim_mem_add(FAKE + 0x300000, 0x100, 1, SIM_MEM_DEVICE) == 0);
   CHECK(sim_mem_lookup_cached(&c, FAKE + 0x200010, 4, &h) == SIM_MEM_INSIDE);
-  CHECK(c.base == FAKE + 0x200000 && c.end == FAKE + 0x200100);
+  CHECK(c.way[0].base == FAKE + 0x200000 && c.way[0].end == FAKE + 0x200100);
   CHECK(sim_mem_lookup_cached(&c, FAKE + 0x2000fc, 4, &h) == SIM_MEM_INSIDE && h.offset == 0xfc && h.size == 0x100);
   /* the cache does not answer for what lies outside its range */
   CHECK(sim_mem_lookup_cached(&c, FAKE + 0x2000fe, 4, &h) == SIM_MEM_PAST_END && h.over == 2);
   CHECK(sim_mem_lookup_cached(&c, FAKE + 0x300000, 4, &h) == SIM_MEM_INSIDE && h.ordinal == 1);
-  CHECK(c.base == FAKE + 0x300000); /* the newest hit */
+  CHECK(c.way[1].base == FAKE + 0x300000 && c.next == 2); /* the newest hit, beside the first */
+  /* the ranges a kernel alternates between stay cached: no lookup under the lock */
+  uint64_t gen = c.way[0].gen;
+  CHECK(sim_mem_lookup_cached(&c, FAKE + 0x200020, 4, &h) == SIM_MEM_INSIDE && h.ordinal == 0 && c.next == 2);
   /* adding keeps a cached hit valid; forgetting its range invalidates it */
-  uint64_t gen = c.gen;
   CHECK(sim_mem_add(FAKE + 0x400000, 0x100, 0, SIM_MEM_DEVICE) == 0);
-  CHECK(sim_mem_lookup_cached(&c, FAKE + 0x300004, 4, &h) == SIM_MEM_INSIDE && c.gen == gen);
+  CHECK(sim_mem_lookup_cached(&c, FAKE + 0x300004, 4, &h) == SIM_MEM_INSIDE && c.way[1].gen == gen && c.next == 2);
   CHECK(sim_mem_forget(FAKE + 0x300000) == 0);
   CHECK(sim_mem_lookup_cached(&c, FAKE + 0x300004, 4, &h) == SIM_MEM_FREED);
+  CHECK(sim_mem_lookup_cached(&c, FAKE + 0x200004, 4, &h) == SIM_MEM_INSIDE && c.next == 3); /* looked up again */
+  /* a fifth range takes the oldest way */
+  for (int i = 0; i < SIM_MEM_CACHE_WAYS; i++) {
+    uint64_t b = FAKE + 0x500000 + (uint64_t)i * 0x1000;
+    CHECK(sim_mem_add(b, 0x100, 0, SIM_MEM_DEVICE) == 0);
+    CHECK(sim_mem_lookup_cached(&c, b, 4, &h) == SIM_MEM_INSIDE);
+  }
+  CHECK(c.way[3].base == FAKE + 0x500000 && c.way[2].base == FAKE + 0x503000);
+  for (int i = 0; i < SIM_MEM_CACHE_WAYS; i++) CHECK(sim_mem_forget(FAKE + 0x500000 + (uint64_t)i * 0x1000) == 0);
   CHECK(sim_mem_forget(FAKE + 0x200000) == 0);
   CHECK(sim_mem_forget(FAKE + 0x400000) == 0);
 }

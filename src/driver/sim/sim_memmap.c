@@ -135,22 +135,26 @@ sim_mem_where sim_mem_lookup(uint64_t addr, size_t bytes, sim_mem_hit *hit) {
 
 sim_mem_where sim_mem_lookup_cached(sim_mem_cache *c, uint64_t addr, size_t bytes, sim_mem_hit *hit) {
   uint64_t gen = atomic_load_explicit(&generation, memory_order_acquire);
-  if (c->gen == gen && addr >= c->base && bytes <= c->end - c->base && addr - c->base <= c->end - c->base - bytes) {
-    hit->base = c->base;
-    hit->size = (size_t)(c->end - c->base);
-    hit->ordinal = c->ordinal;
-    hit->kind = c->kind;
-    hit->offset = addr - c->base;
-    hit->over = 0;
-    return SIM_MEM_INSIDE;
+  for (int i = 0; i < SIM_MEM_CACHE_WAYS; i++) {
+    uint64_t base = c->way[i].base, span = c->way[i].end - base;
+    if (c->way[i].gen == gen && addr >= base && bytes <= span && addr - base <= span - bytes) {
+      *hit = (sim_mem_hit){.base = base, .size = (size_t)span, .ordinal = c->way[i].ordinal, .kind = c->way[i].kind,
+                           .offset = addr - base};
+      return SIM_MEM_INSIDE;
+    }
   }
   pthread_rwlock_rdlock(&map_lock);
   gen = atomic_load_explicit(&generation, memory_order_relaxed); /* forgets take the write lock: stable here */
   sim_mem_where w = lookup_locked(addr, bytes, hit);
   pthread_rwlock_unlock(&map_lock);
-  if (w == SIM_MEM_INSIDE)
-    *c = (sim_mem_cache){.gen = gen, .base = hit->base, .end = hit->base + hit->size, .ordinal = hit->ordinal,
-                         .kind = hit->kind};
+  if (w == SIM_MEM_INSIDE) {
+    unsigned i = c->next++ % SIM_MEM_CACHE_WAYS;
+    c->way[i].gen = gen;
+    c->way[i].base = hit->base;
+    c->way[i].end = hit->base + hit->size;
+    c->way[i].ordinal = hit->ordinal;
+    c->way[i].kind = hit->kind;
+  }
   return w;
 }
 

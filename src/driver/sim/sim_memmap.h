@@ -9,7 +9,8 @@
  * Thread-safe: workers look up while the host thread adds and forgets. A
  * lookup is a binary search under a read lock and allocates nothing; a
  * caller that looks up often (a kernel, per access) keeps a sim_mem_cache,
- * whose last hit answers without the lock until a range is forgotten.
+ * whose last hits (a kernel's few arrays) answer without the lock until a
+ * range is forgotten.
  * Sizes are as requested (not rounded), so an access past a slice's last
  * byte is past the end even where the sim's block has room.
  */
@@ -44,12 +45,16 @@ typedef struct sim_mem_hit {
   uint64_t over;   /* past the end: the access's bytes beyond the range's end */
 } sim_mem_hit;
 
-/* A caller's last hit (zero it before first use; one per thread). */
+/* A caller's last hits (zero it before first use; one per thread). */
+enum { SIM_MEM_CACHE_WAYS = 4 };
 typedef struct sim_mem_cache {
-  uint64_t gen;   /* the map's generation it was taken at (0: empty) */
-  uint64_t base, end;
-  int ordinal;
-  sim_mem_kind kind;
+  struct {
+    uint64_t gen; /* the map's generation it was taken at (0: empty) */
+    uint64_t base, end;
+    int ordinal;
+    sim_mem_kind kind;
+  } way[SIM_MEM_CACHE_WAYS];
+  unsigned next; /* the way the next miss fills */
 } sim_mem_cache;
 
 /* Record the live range [base, base + size) on device ordinal (-1: host):
@@ -61,8 +66,9 @@ int sim_mem_forget(uint64_t base);
 /* Where [addr, addr + bytes) falls (bytes >= 1); fills *hit (but for
  * unknown). */
 sim_mem_where sim_mem_lookup(uint64_t addr, size_t bytes, sim_mem_hit *hit);
-/* The same, answered from *c when the access lies in its last hit and no
- * range was forgotten since; a hit inside a range becomes c's. */
+/* The same, answered from *c when the access lies in one of its last hits
+ * and no range was forgotten since; a hit inside a range becomes one of c's
+ * (in place of its oldest). */
 sim_mem_where sim_mem_lookup_cached(sim_mem_cache *c, uint64_t addr, size_t bytes, sim_mem_hit *hit);
 /* The number of live ranges (for tests). */
 size_t sim_mem_live(void);
