@@ -313,6 +313,13 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
       else run_load(run, size, n, sgn, rows);
       return 0;
     }
+    int q = total % 4 == 0 && (st || all) ? sim_ptx_race_quiet(c, w, in, &ri, run, total, (size_t)size, st) : 0;
+    if (q < 0) return -1;
+    if (q) { /* nothing to race with: the run as without racecheck */
+      if (st) run_store(run, size, n, (const uint64_t *const *)rows);
+      else run_load(run, size, n, sgn, rows);
+      return 0;
+    }
     if (total % 4 == 0 && st) { /* racecheck a word at a time, then the stores */
       unsigned char data[SIM_PTX_WARP * 8 * 8];
       run_store(data, size, n, (const uint64_t *const *)rows);

@@ -353,6 +353,7 @@ static inline __attribute__((always_inline)) int check_word(sim_ptx_ctx *c, sim_
 }
 
 static inline int log2_bytes(size_t bytes) {
+  if (!(bytes & (bytes - 1))) return __builtin_ctzll(bytes); /* a power of two: every access but a .v3's */
   int lg = 0;
   while ((1u << lg) < bytes) lg++;
   return lg;
@@ -407,6 +408,48 @@ static inline int segment_quiet(const race_chunk *ch, int i, size_t off, uint32_
   return 1;
 }
 
+/* The summary of the whole segment at word `off` of ch for cur, a run's
+ * read or write by the threads from tid0 (a lane to 1 << lane_shift
+ * words): stored where nothing recorded there can race with it (1), else
+ * nothing stored (0); -1 when out of memory. */
+static inline int summarize(sim_ptx_race *r, race_chunk *ch, size_t off, int shared, int write, const race_acc *cur,
+                            unsigned tid0, int lane_shift) {
+  uint8_t code = (uint8_t)(SIM_PTX_SUMMARY | (lane_shift + 1) << 4);
+  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
+  int quiet = 1;
+  if (shared || !fresh(r, ch, off)) /* else every record is another launch's */
+    for (int k = 0; k < (write ? 3 : 2) && quiet; k++) /* a read's second read is not looked at */
+      quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
+  if (!quiet) return 0;
+  if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global))) return -1;
+  race_acc *d = &ch->sum[(off >> SEG_SHIFT) * 3 + (write ? 0 : 1)];
+  put_acc(d, cur, code);
+  d->tid = (uint16_t)tid0;
+  return 1;
+}
+
+int sim_ptx_race_quiet(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
+                       const unsigned char *run, size_t lane_bytes, size_t elem, int write) {
+  sim_ptx_race *r = c->race;
+  uintptr_t a = (uintptr_t)run, sh = (uintptr_t)c->shared;
+  size_t nwords = SIM_PTX_WARP * lane_bytes / 4;
+  int shared = a - sh < c->shared_size;
+  if ((shared ? a - sh : a) % (4 * SEG_WORDS) || nwords % SEG_WORDS) return 0;
+  int lane_shift = log2_bytes(lane_bytes) - 2;
+  race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .mask = 0xf,
+                  .flags = (uint8_t)(log2_bytes(write ? lane_bytes : elem) << 1)};
+  race_chunk *ch = NULL;
+  for (size_t i = 0; i < nwords; i += SEG_WORDS) {
+    uintptr_t wa = a + 4 * i;
+    size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
+    if (!ch || (!shared && off == 0)) ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
+    int q = ch ? summarize(r, ch, off, shared, write, &cur, ri->first + (unsigned)(i >> lane_shift), lane_shift) : -1;
+    if (q < 0) return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
+    if (!q) return 0;
+  }
+  return 1;
+}
+
 int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
                      unsigned char *run, size_t lane_bytes, size_t elem, const unsigned char *data) {
   sim_ptx_race *r = c->race;
@@ -415,12 +458,8 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
   int write = data != NULL, shared = a - sh < c->shared_size;
   size_t bytes = write ? lane_bytes : elem; /* as the lanes' checks: a store whole, a load by element */
   int lane_shift = log2_bytes(lane_bytes) - 2, elem_lg = log2_bytes(elem);
-  uint8_t code = (uint8_t)(SIM_PTX_SUMMARY | (lane_shift + 1) << 4);
   race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .mask = 0xf,
                   .flags = (uint8_t)(log2_bytes(bytes) << 1)};
-  int mine = write ? 0 : 1; /* the part this access's records go to, where nothing earlier is live */
-  int parts = write ? 3 : 2; /* a read's second read is not looked at */
-  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
   for (size_t i = 0; i < nwords;) {
     uintptr_t wa = a + 4 * i;
     race_chunk *ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
@@ -432,16 +471,9 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
       size_t seg_end = i + SEG_WORDS - (off & (SEG_WORDS - 1));
       if (seg_end > end) seg_end = end;
       if (seg_end - i == SEG_WORDS) { /* a whole segment: where nothing can race, its summary */
-        unsigned tid0 = ri->first + (unsigned)(i >> lane_shift);
-        int quiet = 1;
-        if (shared || !fresh(r, ch, off)) /* else every record is another launch's */
-          for (int k = 0; k < parts && quiet; k++) quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
-        if (quiet) {
-          if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global)))
-            return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
-          race_acc *d = &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)mine];
-          put_acc(d, &cur, code);
-          d->tid = (uint16_t)tid0;
+        int q = summarize(r, ch, off, shared, write, &cur, ri->first + (unsigned)(i >> lane_shift), lane_shift);
+        if (q < 0) return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
+        if (q) {
           i += SEG_WORDS;
           off += SEG_WORDS;
           continue;

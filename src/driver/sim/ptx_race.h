@@ -48,6 +48,14 @@ int sim_ptx_race_lanes(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, 
  * first racing lane (the lanes before it have stored). */
 int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
                      unsigned char *run, size_t lane_bytes, size_t elem, const unsigned char *data);
+/* The common case of sim_ptx_race_run, without the stored bytes: a run of
+ * whole 128-byte segments where nothing recorded can race with the
+ * access, whose records it notes (1: the caller then loads or stores the
+ * run as it is). 0: not that case (the caller calls sim_ptx_race_run,
+ * which may find some segments noted already, as this access's); -1 after
+ * a fault (out of memory). */
+int sim_ptx_race_quiet(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
+                       const unsigned char *run, size_t lane_bytes, size_t elem, int write);
 /* Lane `lane` of w is about to access `bytes` at host address p (as
  * sim_ptx_access returned it) for `in`: a read, a write of `data`, or an
  * atomic (in->op atom or red; data NULL). 0, or -1 after the fault naming
