@@ -204,7 +204,10 @@ static void test_runs(void) {
  * segments), then thread 33 reads word 38 (lane 9's); 2 warp 0 stores a
  * word a lane, lane 5 stores its word again (the segment's records
  * unfolded), then warp 1 loads the words; 3 the same with a barrier before
- * the loads; 4 warp 0 stores a word a lane, then warp 1 loads the words. */
+ * the loads; 4 warp 0 stores a word a lane, then warp 1 loads the words;
+ * 5 thread 20 stores word 80 (in the third segment), then warp 1 stores 16
+ * bytes a lane over it (its first two segments noted before the third
+ * races). */
 static const char *sums_ptx =
     ".version 9.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry sums(.param .u64 po, .param .u32 mode)\n{\n"
@@ -213,6 +216,7 @@ static const char *sums_ptx =
     "  mov.u32 %r2, %tid.x;\n  and.b32 %r3, %r2, 31;\n  shr.u32 %r4, %r2, 5;\n"
     "  setp.eq.u32 %p1, %r4, 0;\n"
     "  setp.eq.u32 %p2, %r1, 1;\n  @%p2 bra VEC;\n"
+    "  setp.eq.u32 %p2, %r1, 5;\n  @%p2 bra PART;\n"
     "  mul.wide.u32 %rd2, %r3, 4;\n  add.u64 %rd3, %rd1, %rd2;\n"
     "  @%p1 st.global.u32 [%rd3], %r2;\n"
     "  setp.eq.u32 %p2, %r1, 0;\n  @%p2 bra WORDS;\n"
@@ -225,7 +229,11 @@ static const char *sums_ptx =
     "VEC:\n"
     "  mul.wide.u32 %rd2, %r3, 16;\n  add.u64 %rd3, %rd1, %rd2;\n"
     "  @%p1 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n"
-    "  setp.eq.u32 %p3, %r2, 33;\n  @%p3 ld.global.u32 %r5, [%rd1+152];\n  ret;\n}\n";
+    "  setp.eq.u32 %p3, %r2, 33;\n  @%p3 ld.global.u32 %r5, [%rd1+152];\n  ret;\n"
+    "PART:\n"
+    "  mul.wide.u32 %rd2, %r3, 16;\n  add.u64 %rd3, %rd1, %rd2;\n"
+    "  setp.eq.u32 %p3, %r2, 20;\n  @%p3 st.global.u32 [%rd1+320], %r2;\n"
+    "  @!%p1 st.global.v4.u32 [%rd3], {%r2, %r2, %r2, %r2};\n  ret;\n}\n";
 
 static void test_summaries(void) {
   char err[512];
@@ -241,9 +249,11 @@ static void test_summaries(void) {
   const char *want[] = {"read 4 bytes, which thread (7,0,0) of block (0,0,0) wrote (4 bytes",
                         "read 4 bytes, which thread (9,0,0) of block (0,0,0) wrote (16 bytes",
                         "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (4 bytes", NULL,
-                        "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (4 bytes"};
+                        "read 4 bytes, which thread (0,0,0) of block (0,0,0) wrote (4 bytes",
+                        "wrote 16 bytes, which thread (20,0,0) of block (0,0,0) wrote (4 bytes"};
   for (int shift = 0; shift < 2; shift++)
-    for (mode = 0; mode <= 4; mode++) {
+    for (mode = 0; mode <= 5; mode++) {
+      memset(buf, 0, sizeof buf);
       pb = buf + 4 * shift;
       int rc = run(m, "sums", 1, 64, params, &r, err, sizeof err);
       if (want[mode])
@@ -251,6 +261,9 @@ static void test_summaries(void) {
               rc ? err : "no race");
       else
         CHECK(rc == 0, "sums, mode %u, %d bytes on: %s", mode, 16 * shift, err);
+      if (mode == 5) /* the lanes before the racing one stored, as lane by lane */
+        CHECK(pb[0] == 32 && pb[4 * 19 + 3] == 51 && pb[4 * 20] == 20 && pb[4 * 21] == 0,
+              "sums, mode 5: %u %u %u %u", pb[0], pb[4 * 19 + 3], pb[4 * 20], pb[4 * 21]);
     }
   sim_ptx_free(m);
 }
