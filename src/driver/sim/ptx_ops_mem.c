@@ -14,6 +14,9 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static const char *verb(int write) { return write ? "wrote" : "read"; }
 
@@ -134,8 +137,10 @@ static inline void put(unsigned char *p, uint64_t v, int size) {
  * (shared, or generic in its window) or, for global and generic addresses
  * outside both windows, within one span that the module's variables hold
  * or the launch's check accepts whole (a check accepts a span only where it
- * would accept each access in it). 1 with p filled; 0 when it cannot tell,
- * and address() then checks the lanes one by one (the first refused faults). */
+ * would accept each access in it). 1 with *run set where the lanes'
+ * addresses are consecutive (lane l's at *run + l * bytes; p not filled),
+ * else with p filled; 0 when it cannot tell, and address() then checks the
+ * lanes one by one (the first refused faults). */
 static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_operand *o,
                           uint32_t m, size_t bytes, int write, unsigned char **p, unsigned char **run) {
   int space = in->space;
@@ -146,23 +151,18 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
   static const uint64_t lane_index[SIM_PTX_WARP] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
                                                      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
   int contiguous = 0;
-  if (m == 0xffffffffu) { /* a whole warp: commonly lane l at a[0] + l * bytes */
-    uint64_t off = 0, a0 = r[0] + imm;
+  if (m == 0xffffffffu) { /* a whole warp: commonly lane l at a0 + l * bytes (a[] not needed then) */
+    uint64_t off = 0, r0 = r[0], a0 = r0 + imm;
     unsigned sh = (unsigned)__builtin_ctzll(bytes); /* bytes is a power of 2 */
-    for (int l = 0; l < SIM_PTX_WARP; l++) {
-      a[l] = r[l] + imm;
-      off |= (a[l] - a0) ^ (lane_index[l] << sh);
-      any |= a[l];
+    for (int l = 0; l < SIM_PTX_WARP; l++) off |= (r[l] - r0) ^ (lane_index[l] << sh);
+    if (!off && a0 <= UINT64_MAX - SIM_PTX_WARP * bytes) {
+      contiguous = 1;
+      lo = any = a0; /* every lane as aligned as the first */
+      hi = a0 + (SIM_PTX_WARP - 1) * bytes;
     }
-    contiguous = !off && a[0] <= UINT64_MAX - SIM_PTX_WARP * bytes;
-  } else {
-    for (int l = 0; l < SIM_PTX_WARP; l++) a[l] = r[l] + imm;
   }
-  if (contiguous) {
-    lo = a[0];
-    hi = a[SIM_PTX_WARP - 1];
-  } else {
-    any = 0;
+  if (!contiguous) {
+    for (int l = 0; l < SIM_PTX_WARP; l++) a[l] = r[l] + imm;
     SIM_LANES(m) {
       any |= a[l];
       lo = a[l] < lo ? a[l] : lo;
@@ -175,7 +175,8 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
       space = SIM_S_SHARED;
       lo -= SIM_PTX_SHARED_WINDOW;
       hi -= SIM_PTX_SHARED_WINDOW;
-      for (int l = 0; l < SIM_PTX_WARP; l++) a[l] -= SIM_PTX_SHARED_WINDOW;
+      if (!contiguous)
+        for (int l = 0; l < SIM_PTX_WARP; l++) a[l] -= SIM_PTX_SHARED_WINDOW;
     } else if (!(hi >= SIM_PTX_SHARED_WINDOW && lo < SIM_PTX_LOCAL_WINDOW + 0x100000000ull)) {
       space = SIM_S_GLOBAL; /* below the shared window or above the local one */
     } else {
@@ -184,8 +185,8 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
   }
   if (space == SIM_S_SHARED) {
     if (bytes > c->shared_size || hi > c->shared_size - bytes) return 0;
-    if (contiguous) *run = c->shared + a[0];
-    if (!contiguous || c->race) SIM_LANES(m) p[l] = c->shared + a[l];
+    if (contiguous) *run = c->shared + lo;
+    else SIM_LANES(m) p[l] = c->shared + a[l];
     return 1;
   }
   uint64_t d = (uint64_t)(uintptr_t)c->m->data;
@@ -193,8 +194,8 @@ static int fast_addresses(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *i
     char why[400];
     if (c->l->check && c->l->check(c->l->user, lo, (size_t)(hi - lo) + bytes, write, why, sizeof why)) return 0;
   }
-  if (contiguous) *run = (unsigned char *)(uintptr_t)a[0];
-  if (!contiguous || c->race) SIM_LANES(m) p[l] = (unsigned char *)(uintptr_t)a[l];
+  if (contiguous) *run = (unsigned char *)(uintptr_t)lo;
+  else SIM_LANES(m) p[l] = (unsigned char *)(uintptr_t)a[l];
   return 1;
 }
 
@@ -208,6 +209,15 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
   }
   if (n == 2 && size == 8 && rows[0] && rows[1]) { /* ld.v2.u64: 16 bytes a lane */
     uint64_t *r0 = rows[0], *r1 = rows[1];
+#ifdef __SSE2__ /* two lanes at a time: their first halves, then their second */
+    for (int l = 0; l < SIM_PTX_WARP; l += 2) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(run + 16 * l));
+      __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(run + 16 * l + 16));
+      _mm_storeu_si128((__m128i *)(void *)&r0[l], _mm_unpacklo_epi64(x, y));
+      _mm_storeu_si128((__m128i *)(void *)&r1[l], _mm_unpackhi_epi64(x, y));
+    }
+    return;
+#endif
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       memcpy(&r0[l], run + 16 * l, 8);
       memcpy(&r1[l], run + 16 * l + 8, 8);
@@ -216,6 +226,19 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
   }
   if (n == 4 && size == 4 && !sgn && rows[0] && rows[1] && rows[2] && rows[3]) { /* ld.v4.u32: 16 bytes a lane */
     uint64_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+#ifdef __SSE2__ /* two lanes at a time: each element's words interleaved, then widened */
+    const __m128i z = _mm_setzero_si128();
+    for (int l = 0; l < SIM_PTX_WARP; l += 2) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(run + 16 * l));
+      __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(run + 16 * l + 16));
+      __m128i ab = _mm_unpacklo_epi32(x, y), cd = _mm_unpackhi_epi32(x, y);
+      _mm_storeu_si128((__m128i *)(void *)&r0[l], _mm_unpacklo_epi32(ab, z));
+      _mm_storeu_si128((__m128i *)(void *)&r1[l], _mm_unpackhi_epi32(ab, z));
+      _mm_storeu_si128((__m128i *)(void *)&r2[l], _mm_unpacklo_epi32(cd, z));
+      _mm_storeu_si128((__m128i *)(void *)&r3[l], _mm_unpackhi_epi32(cd, z));
+    }
+    return;
+#endif
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       uint64_t lo, hi;
       memcpy(&lo, run + 16 * l, 8);
@@ -250,6 +273,15 @@ static void run_store(unsigned char *run, int size, int n, const uint64_t *const
   }
   if (n == 2 && size == 8) { /* st.v2.b64: 16 bytes a lane */
     const uint64_t *r0 = rows[0], *r1 = rows[1];
+#ifdef __SSE2__
+    for (int l = 0; l < SIM_PTX_WARP; l += 2) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)&r0[l]);
+      __m128i y = _mm_loadu_si128((const __m128i *)(const void *)&r1[l]);
+      _mm_storeu_si128((__m128i *)(void *)(run + 16 * l), _mm_unpacklo_epi64(x, y));
+      _mm_storeu_si128((__m128i *)(void *)(run + 16 * l + 16), _mm_unpackhi_epi64(x, y));
+    }
+    return;
+#endif
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       memcpy(run + 16 * l, &r0[l], 8);
       memcpy(run + 16 * l + 8, &r1[l], 8);
@@ -258,6 +290,19 @@ static void run_store(unsigned char *run, int size, int n, const uint64_t *const
   }
   if (n == 4 && size == 4) { /* st.v4.b32: 16 bytes a lane */
     const uint64_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+#ifdef __SSE2__ /* two lanes at a time: the low words of each pair of elements, then the pairs */
+    for (int l = 0; l < SIM_PTX_WARP; l += 2) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)&r0[l]);
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)&r1[l]);
+      __m128i c2 = _mm_loadu_si128((const __m128i *)(const void *)&r2[l]);
+      __m128i d = _mm_loadu_si128((const __m128i *)(const void *)&r3[l]);
+      __m128i ab = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* lane l's words, lane l + 1's */
+      __m128i cd = _mm_unpacklo_epi32(c2, d), cd1 = _mm_unpackhi_epi32(c2, d);
+      _mm_storeu_si128((__m128i *)(void *)(run + 16 * l), _mm_unpacklo_epi64(ab, cd));
+      _mm_storeu_si128((__m128i *)(void *)(run + 16 * l + 16), _mm_unpacklo_epi64(ab1, cd1));
+    }
+    return;
+#endif
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       uint64_t lo = (r0[l] & 0xffffffffu) | r1[l] << 32, hi = (r2[l] & 0xffffffffu) | r3[l] << 32;
       memcpy(run + 16 * l, &lo, 8);
@@ -331,6 +376,8 @@ static int load_store(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, u
       return 0;
     }
   }
+  if (run) /* a run the cases above did not take: lane by lane */
+    for (int l = 0; l < SIM_PTX_WARP; l++) ptr[l] = run + (size_t)l * total;
   if (fast && n == 1 && (!st || src)) { /* a scalar access at checked addresses: racecheck's loop over the lanes */
     if (st) {
       if (c->race) return sim_ptx_race_lanes(c, w, in, &ri, m, ptr, size, src);
