@@ -366,7 +366,7 @@ static void test_whole_warp(void) {
       "setp.lt.s32 %p1, %x1, %x2; selp.b64 %x0, %x1, %x2, %p1;", "setp.ge.s64 %p1, %x1, %x2; selp.b32 %x0, %x1, %x2, !%p1;",
       "min.u64 %x0, %x1, %x2;", "max.u64 %x0, %x1, 1000;", "min.s64 %x0, %x1, %x2;", "max.s64 %x0, %x1, %x2;",
       "min.u32 %x0, %x1, %x2;", "max.u32 %x0, %x1, %x2;", "min.s32 %x0, %x1, -3;", "max.s32 %x0, %x1, %x2;",
-      "neg.s64 %x0, %x1;", "neg.s32 %x0, %x1;"};
+      "neg.s64 %x0, %x1;", "neg.s32 %x0, %x1;", "cvta.to.global.u64 %x0, %x1;", "cvta.global.u64 %x0, %x2;"};
   static const char *cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"};
   static const char *ctypes[] = {"u64", "s64", "b64", "u32", "s32", "b32"};
   uint64_t v[SIM_PTX_WARP][4];

@@ -240,6 +240,11 @@ static int choose(const sim_ptx_func *f, const sim_ptx_insn *in) {
   case SIM_OP_NEG:
     if (!is_int || (size != 4 && size != 8) || in->nops != 2 || !row_ok(f, in, 1)) return F_NONE;
     return w64 ? F_NEG64 : F_NEG32;
+  case SIM_OP_CVTA: /* global and const addresses are host addresses either way (ptx_ops_mem.c) */
+    if (!is_int || size != 8 || in->nops != 2 || !row_ok(f, in, 1) ||
+        (in->space != SIM_S_GLOBAL && in->space != SIM_S_CONST))
+      return F_NONE;
+    return F_MOV64;
   case SIM_OP_MOV:
     if (!is_int || (size != 4 && size != 8) || in->nops != 2 || !row_ok(f, in, 1)) return F_NONE;
     return w64 ? F_MOV64 : F_MOV32;
