@@ -250,23 +250,31 @@ static int run_warp(sim_ptx_ctx *c, sim_ptx_warp *w) {
       continue;
     }
     const sim_ptx_insn *in = &w->f->code[e->pc], *code = w->f->code;
-    uint32_t m;
+    uint32_t m, pc = e->pc, rpc = e->rpc;
     /* straight-line code: the lanes, the stack and the state stay as they
-     * are until an instruction of control flow (or the entry's end) */
+     * are until an instruction of control flow (or the entry's end); the pc
+     * is kept here meanwhile, and the clock counted for the general paths
+     * (which read it) */
+    uint64_t clock = w->clock;
     for (;;) {
       m = mask;
       if (in->guard >= 0) m &= in->guard_neg ? ~w->P[in->guard] : w->P[in->guard];
-      w->clock++;
+      clock++;
       insns += m == 0xffffffffu ? SIM_PTX_WARP : lanes_in(m);
-      if (m == 0xffffffffu && in->fast) /* a whole warp of a common form: its own handler */
-        sim_ptx_fast_handlers[in->fast](w, in), r = 0;
-      else
+      if (m == 0xffffffffu && in->fast) { /* a whole warp of a common form: its own handler */
+        sim_ptx_fast_handlers[in->fast](w, in);
+        r = 0;
+      } else {
+        w->clock = clock;
         r = m ? run_plain(c, w, in, m) : in->op == SIM_OP_BRA || in->op == SIM_OP_RET || in->op == SIM_OP_EXIT ||
                                                  in->op == SIM_OP_CALL || in->op == SIM_OP_TRAP || in->op == SIM_OP_BAR;
+      }
       if (r) break;
-      if (++e->pc == e->rpc) break;
-      in = &code[e->pc];
+      if (++pc == rpc) break;
+      in = &code[pc];
     }
+    w->clock = clock;
+    e->pc = pc;
     if (r < 0) break;
     if (r == 0) continue; /* at the reconvergence point */
     r = 0;
@@ -306,6 +314,11 @@ static int start_warp(sim_ptx_ctx *c, sim_ptx_warp *w, unsigned index) {
   unsigned bx = c->l->block[0], by = c->l->block[1];
   w->index = index;
   w->first = index * SIM_PTX_WARP;
+  for (int d = 0; d < 3; d++) {
+    w->ntid[d] = c->l->block[d];
+    w->ctaid[d] = c->ctaid[d];
+    w->nctaid[d] = c->l->grid[d];
+  }
   w->live = 0;
   for (int l = 0; l < SIM_PTX_WARP; l++) {
     unsigned t = w->first + (unsigned)l;

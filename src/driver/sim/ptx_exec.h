@@ -44,6 +44,7 @@ typedef struct {
   uint32_t bar_count;
   unsigned index, first;
   uint32_t tid[3][SIM_PTX_WARP];
+  uint32_t ntid[3], ctaid[3], nctaid[3]; /* the block's, for ptx_fast.c's reads of them */
   uint64_t clock;
 } sim_ptx_warp;
 

@@ -153,13 +153,25 @@ static void selp32(sim_ptx_warp *w, const sim_ptx_insn *in) {
   LANES d[l] = (uint32_t)((p >> l & 1) ? a[l] : b[l]);
 }
 
+/* mov of %tid, %ntid, %ctaid or %nctaid (.x, .y or .z) */
+static void mov_sreg(sim_ptx_warp *w, const sim_ptx_insn *in) {
+  unsigned id = (unsigned)in->o[1].imm, k = id & 3;
+  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
+  if ((id & ~3u) == SIM_SR_TID) {
+    LANES d[l] = w->tid[k][l];
+    return;
+  }
+  uint32_t v = (id & ~3u) == SIM_SR_NTID ? w->ntid[k] : (id & ~3u) == SIM_SR_CTAID ? w->ctaid[k] : w->nctaid[k];
+  LANES d[l] = v;
+}
+
 enum {
   F_NONE, F_ADD64, F_ADD32, F_SUB64, F_SUB32, F_AND64, F_AND32, F_OR64, F_OR32, F_XOR64, F_XOR32, F_MUL64, F_MUL32,
   F_MULWIDE_U32, F_MULWIDE_S32, F_MAD64, F_MAD32, F_MADWIDE_U32, F_MADWIDE_S32, F_MOV64, F_MOV32, F_CVT_S64_S32, F_CVT_TO32,
   F_FADD64, F_FSUB64, F_FMUL64, F_FADD32, F_FSUB32, F_FMUL32, F_SHL64, F_SHL32, F_SHR_U64, F_SHR_U32,
   F_EQ64, F_NE64, F_LO64, F_LS64, F_HI64, F_HS64, F_LT_S64, F_LE_S64, F_GT_S64, F_GE_S64,
   F_EQ32, F_NE32, F_LO32, F_LS32, F_HI32, F_HS32, F_LT_S32, F_LE_S32, F_GT_S32, F_GE_S32, F_SELP64, F_SELP32,
-  F_MIN_U64, F_MAX_U64, F_MIN_S64, F_MAX_S64, F_MIN_U32, F_MAX_U32, F_MIN_S32, F_MAX_S32, F_NEG64, F_NEG32, F_COUNT
+  F_MIN_U64, F_MAX_U64, F_MIN_S64, F_MAX_S64, F_MIN_U32, F_MAX_U32, F_MIN_S32, F_MAX_S32, F_NEG64, F_NEG32, F_MOV_SREG, F_COUNT
 };
 
 void (*const sim_ptx_fast_handlers[F_COUNT])(sim_ptx_warp *, const sim_ptx_insn *) = {
@@ -175,7 +187,7 @@ void (*const sim_ptx_fast_handlers[F_COUNT])(sim_ptx_warp *, const sim_ptx_insn 
     [F_HS32] = hs32, [F_LT_S32] = lt_s32, [F_LE_S32] = le_s32, [F_GT_S32] = gt_s32, [F_GE_S32] = ge_s32,
     [F_SELP64] = selp64, [F_SELP32] = selp32, [F_MIN_U64] = min_u64, [F_MAX_U64] = max_u64, [F_MIN_S64] = min_s64,
     [F_MAX_S64] = max_s64, [F_MIN_U32] = min_u32, [F_MAX_U32] = max_u32, [F_MIN_S32] = min_s32, [F_MAX_S32] = max_s32,
-    [F_NEG64] = neg64, [F_NEG32] = neg32,
+    [F_NEG64] = neg64, [F_NEG32] = neg32, [F_MOV_SREG] = mov_sreg,
 };
 
 /* Whether operand k is a register or an immediate with its row. */
@@ -246,6 +258,9 @@ static int choose(const sim_ptx_func *f, const sim_ptx_insn *in) {
       return F_NONE;
     return F_MOV64;
   case SIM_OP_MOV:
+    if (is_int && (size == 4 || size == 8) && in->nops == 2 && in->o[1].kind == SIM_K_SREG &&
+        in->o[1].imm >= 0 && in->o[1].imm < SIM_SR_LANEID && (in->o[1].imm & 3) < 3)
+      return F_MOV_SREG;
     if (!is_int || (size != 4 && size != 8) || in->nops != 2 || !row_ok(f, in, 1)) return F_NONE;
     return w64 ? F_MOV64 : F_MOV32;
   case SIM_OP_CVT: { /* between 32- and 64-bit integers */
