@@ -215,7 +215,9 @@ static int setp_handler(const sim_ptx_insn *in, int size, int sgn) {
 static int choose(const sim_ptx_func *f, const sim_ptx_insn *in) {
   int t = in->type, size = sim_ptx_type_size(t), sgn = sim_ptx_type_is_signed(t), w64 = size == 8;
   int is_int = t >= SIM_T_B8 && t <= SIM_T_S64;
-  if (in->flags || (in->o[0].kind != SIM_K_REG && in->op != SIM_OP_SETP)) return F_NONE;
+  if ((in->flags && !(in->op == SIM_OP_CVTA && in->flags == SIM_F_TO)) ||
+      (in->o[0].kind != SIM_K_REG && in->op != SIM_OP_SETP))
+    return F_NONE;
   switch (in->op) {
   case SIM_OP_ADD: case SIM_OP_SUB: case SIM_OP_MUL:
     if (in->nops != 3 || !row_ok(f, in, 1) || !row_ok(f, in, 2)) return F_NONE;
