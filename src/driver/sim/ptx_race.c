@@ -386,6 +386,10 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
   return 0;
 }
 
+/* a part of a global chunk not made, for sim_ptx_race_run (shared memory
+ * has all its parts, and more words than a chunk) */
+static const race_acc no_records[CHUNK_WORDS];
+
 /* check_word out of line: sim_ptx_race_run's loop keeps its registers */
 static __attribute__((noinline)) int check_word_call(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane,
                                                      race_chunk *ch, size_t off, uintptr_t wa, race_acc *cur, int write,
@@ -405,6 +409,30 @@ static inline int segment_quiet(const race_chunk *ch, int i, size_t off, uint32_
   const race_acc *p = &ch->part[i][off];
   for (size_t j = 0; j < SEG_WORDS; j++)
     if (p[j].epoch >= stale && (p[j].epoch < bf || p[j].tid != tid0 + (j >> lane_shift))) return 0;
+  return 1;
+}
+
+/* Whether every record on word `off` of ch that a read (or write) looks
+ * at is stale or thread tid's own in this block: nothing can race, and the
+ * access's record simply replaces the part's (check_word, made short). */
+static inline int word_quiet(const sim_ptx_race *r, const race_chunk *ch, size_t off, int shared, int write,
+                             unsigned tid) {
+  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
+  for (int k = 0; k < (write ? 3 : 2); k++) {
+    const race_acc *s = summary(ch, k, off);
+    uint32_t e;
+    unsigned t;
+    if (s) {
+      e = s->epoch;
+      t = s->tid + (unsigned)((off & (SEG_WORDS - 1)) >> ((s->mask >> 4) - 1));
+    } else if (ch->part[k]) {
+      e = ch->part[k][off].epoch;
+      t = ch->part[k][off].tid;
+    } else {
+      continue;
+    }
+    if (e >= stale && (e < bf || t != tid)) return 0;
+  }
   return 1;
 }
 
@@ -479,9 +507,44 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
           continue;
         }
       }
+      if (!summary(ch, 0, off) && !summary(ch, 1, off) && !(write && summary(ch, 2, off))) {
+        /* the words' own records: their arrays looked at directly (a part
+         * not made as no records), the common case stored in place */
+        int mine = write ? 0 : 1;
+        if (!shared) fresh(r, ch, off);
+        if (!ch->part[mine] && !(ch->part[mine] = sim_ptx_shadow_part(r->global)))
+          return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
+        uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
+        for (; i < seg_end; i++, off++) {
+          const race_acc *p0 = ch->part[0] ? ch->part[0] : no_records, *p1 = ch->part[1] ? ch->part[1] : no_records;
+          const race_acc *p2 = !write ? p1 : ch->part[2] ? ch->part[2] : no_records;
+          int lane = (int)(i >> lane_shift);
+          uint16_t tid = (uint16_t)(ri->first + (unsigned)lane);
+#define QUIET(p) ((p).epoch < stale || ((p).epoch >= bf && (p).tid == tid))
+          cur.tid = tid;
+          if (QUIET(p0[off]) && QUIET(p1[off]) && QUIET(p2[off])) {
+            ch->part[mine][off] = cur;
+            continue;
+          }
+#undef QUIET
+          uintptr_t wa2 = a + 4 * i;
+          uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg;
+          if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
+            if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
+            return -1;
+          }
+        }
+        continue;
+      }
       for (; i < seg_end; i++, off++) { /* word by word, as the lanes' checks */
         int lane = (int)(i >> lane_shift);
         cur.tid = (uint16_t)(ri->first + (unsigned)lane);
+        if (word_quiet(r, ch, off, shared, write, cur.tid)) { /* the common case: the record is cur */
+          race_acc *dst = own(r, ch, write ? 0 : 1, off);
+          if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
+          put_acc(dst, &cur, 0xf);
+          continue;
+        }
         uintptr_t wa2 = a + 4 * i;
         uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg; /* the store, or element */
         if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
