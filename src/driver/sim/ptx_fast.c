@@ -111,12 +111,23 @@ SHIFT(shr_u64, a[l] >> k)
 SHIFT(shr_u32, (uint32_t)a[l] >> k)
 
 /* setp of integers into a predicate (no second destination, no boolean op) */
+/* each lane's result a byte, then eight bytes of 0 or 1 to eight bits at once (the multiply gathers
+ * byte k's bit to bit 56 + k) */
+static inline uint32_t pack_bools(const uint8_t *v) {
+  uint32_t t = 0;
+  for (int k = 0; k < SIM_PTX_WARP; k += 8) {
+    uint64_t q;
+    memcpy(&q, v + k, 8);
+    t |= (uint32_t)((q * 0x0102040810204080ull) >> 56) << k;
+  }
+  return t;
+}
 #define SETP(name, T, OP)                                                                                          \
   static void name(sim_ptx_warp *w, const sim_ptx_insn *in) {                                                      \
     const uint64_t *a = ROW(1), *b = ROW(2);                                                                       \
-    uint32_t t = 0;                                                                                                \
-    LANES t |= (uint32_t)((T)a[l] OP (T)b[l]) << l;                                                                \
-    w->P[in->o[0].reg] = t;                                                                                        \
+    uint8_t v[SIM_PTX_WARP];                                                                                       \
+    LANES v[l] = (uint8_t)((T)a[l] OP (T)b[l]);                                                                    \
+    w->P[in->o[0].reg] = pack_bools(v);                                                                            \
   }
 SETP(eq64, uint64_t, ==)
 SETP(ne64, uint64_t, !=)
