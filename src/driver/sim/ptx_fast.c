@@ -10,6 +10,9 @@
 #include "ptx_exec.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define ROW(k)                                                                                                     \
   (in->o[k].kind == SIM_K_REG ? &w->R[(size_t)in->o[k].reg * SIM_PTX_WARP]                                        \
@@ -70,7 +73,19 @@ OP2(xor64, a[l] ^ b[l])
 OP2(xor32, (uint32_t)(a[l] ^ b[l]))
 OP2(mul64, a[l] * b[l])
 OP2(mul32, (uint32_t)(a[l] * b[l]))
+#ifdef __SSE2__ /* pmuludq is this instruction, two lanes at a time */
+static void mulwide_u32(sim_ptx_warp *w, const sim_ptx_insn *in) {
+  const uint64_t *a = ROW(1), *b = ROW(2);
+  uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];
+  for (int l = 0; l < SIM_PTX_WARP; l += 2) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)&a[l]);
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)&b[l]);
+    _mm_storeu_si128((__m128i *)(void *)&d[l], _mm_mul_epu32(x, y));
+  }
+}
+#else
 OP2(mulwide_u32, (uint64_t)(uint32_t)a[l] * (uint32_t)b[l])
+#endif
 OP2(mulwide_s32, (uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]))
 OP3(mad64, a[l] * b[l] + x[l])
 OP3(mad32, (uint32_t)(a[l] * b[l] + x[l]))
