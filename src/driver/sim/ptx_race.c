@@ -40,33 +40,11 @@
  * unreported. A report is always a real race of this model.
  */
 
-#include "ptx_race.h"
-#include "ptx_race_shadow.h"
+
+#include "ptx_race_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-typedef sim_ptx_race_acc race_acc;
-typedef sim_ptx_race_chunk race_chunk;
-enum { RACE_ATOMIC = SIM_PTX_RACE_ATOMIC, CHUNK_WORDS = SIM_PTX_CHUNK_WORDS };
-enum { SEG_SHIFT = SIM_PTX_SEG_SHIFT, SEG_WORDS = SIM_PTX_SEG_WORDS };
-#define race_none sim_ptx_race_none
-
-typedef struct {
-  uint32_t first, rel; /* its first epoch; the epoch of its last release (0: none) */
-  unsigned ctaid[3];
-} race_block;
-
-struct sim_ptx_race {
-  uint32_t epoch, block_first, launch_first; /* records of epochs below launch_first are stale */
-  int acquired; /* the block ran an atomic: earlier releases order before it */
-  race_chunk shared; /* parts of (shared_size + 3) / 4 words */
-  sim_ptx_shadow *global;
-  race_block *blocks;
-  size_t nblocks, capblocks;
-  uint32_t wsync[1024 / SIM_PTX_WARP];
-  uint32_t fenced[1024 / SIM_PTX_WARP]; /* lanes that ran a fence */
-};
 
 int sim_ptx_race_start(sim_ptx_ctx *c) {
   if (c->l->no_racecheck) return 0;
@@ -204,68 +182,6 @@ static void describe(const sim_ptx_ctx *c, uintptr_t a, int shared, char *buf, s
   else snprintf(buf, len, "global memory at 0x%llx", (unsigned long long)a);
 }
 
-/* *d = a, with the bytes of `mask`: field by field (cur is built on the
- * stack a field at a time, and copied whole it would be read back whole). */
-static inline void put_acc(race_acc *d, const race_acc *a, uint8_t mask) {
-  d->epoch = a->epoch;
-  d->sync = a->sync;
-  d->insn = a->insn;
-  d->tid = a->tid;
-  d->mask = mask;
-  d->flags = a->flags;
-}
-
-/* Part i's summary of the segment of word `off` of ch, or NULL when the
- * part's words hold their own records. */
-static inline const race_acc *summary(const race_chunk *ch, int i, size_t off) {
-  if (!ch->sum) return NULL;
-  const race_acc *s = &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i];
-  return s->mask ? s : NULL;
-}
-
-/* The record summary s stands for at word `off`. */
-static inline void unfold(const race_acc *s, size_t off, race_acc *d) {
-  put_acc(d, s, 0xf);
-  d->tid = (uint16_t)(s->tid + ((off & (SEG_WORDS - 1)) >> ((s->mask >> 4) - 1)));
-}
-
-/* Record i (0: the write, 1 and 2: the reads) of word `off` of ch, to
- * read (a summary's made in *tmp). */
-static inline const race_acc *rec(const race_chunk *ch, int i, size_t off, race_acc *tmp) {
-  const race_acc *s = summary(ch, i, off);
-  if (s) {
-    unfold(s, off, tmp);
-    return tmp;
-  }
-  return ch->part[i] ? &ch->part[i][off] : &race_none;
-}
-/* Whether the segment of word `off` of ch, in global memory, has no
- * records of this launch yet (all stale); it has from now on. */
-static inline int fresh(const sim_ptx_race *r, race_chunk *ch, size_t off) {
-  if (ch->launch != r->launch_first) {
-    ch->launch = r->launch_first;
-    ch->segs = 0;
-  }
-  uint32_t bit = 1u << (off >> SEG_SHIFT);
-  int f = !(ch->segs & bit);
-  ch->segs |= bit;
-  return f;
-}
-
-/* The same, to store: its part made first, and a summary of its segment
- * unfolded into the part's words (NULL when out of memory). */
-static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
-  if (ch != &r->shared) fresh(r, ch, off);
-  if (!ch->part[i] && !(ch->part[i] = sim_ptx_shadow_part(r->global))) return NULL;
-  race_acc *s = ch->sum ? &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i] : NULL;
-  if (s && s->mask) {
-    size_t b = off & ~(size_t)(SEG_WORDS - 1);
-    for (size_t j = 0; j < SEG_WORDS; j++) unfold(s, b + j, &ch->part[i][b + j]);
-    s->mask = 0;
-  }
-  return &ch->part[i][off];
-}
-
 static const char *verb(const race_acc *a, int write) {
   return !write ? "read" : a->flags & RACE_ATOMIC ? "atomically wrote" : "wrote";
 }
@@ -352,12 +268,6 @@ static inline __attribute__((always_inline)) int check_word(sim_ptx_ctx *c, sim_
   return 0;
 }
 
-static inline int log2_bytes(size_t bytes) {
-  if (!(bytes & (bytes - 1))) return __builtin_ctzll(bytes); /* a power of two: every access but a .v3's */
-  int lg = 0;
-  while ((1u << lg) < bytes) lg++;
-  return lg;
-}
 
 /* The check of one lane's access (sim_ptx_race_lane), inlined in the loop
  * over a warp's lanes too. */
@@ -386,176 +296,9 @@ static inline __attribute__((always_inline)) int check_lane(sim_ptx_ctx *c, sim_
   return 0;
 }
 
-/* a part of a global chunk not made, for sim_ptx_race_run (shared memory
- * has all its parts, and more words than a chunk) */
-static const race_acc no_records[CHUNK_WORDS];
-
-/* check_word out of line: sim_ptx_race_run's loop keeps its registers */
-static __attribute__((noinline)) int check_word_call(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane,
-                                                     race_chunk *ch, size_t off, uintptr_t wa, race_acc *cur, int write,
-                                                     int shared, uintptr_t a, size_t bytes, const void *data) {
+int sim_ptx_race_word(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, int lane, race_chunk *ch, size_t off,
+                      uintptr_t wa, race_acc *cur, int write, int shared, uintptr_t a, size_t bytes, const void *data) {
   return check_word(c, w, in, lane, ch, off, wa, cur, write, 0, shared, a, bytes, data);
-}
-
-/* Whether part i of the whole segment at word `off` of ch holds only
- * records that are stale (below `stale`) or, in this block (from bf), the
- * thread's that accesses the word now: the run's threads from tid0, a lane
- * to 1 << lane_shift words, its summary's mask `code`. */
-static inline int segment_quiet(const race_chunk *ch, int i, size_t off, uint32_t stale, uint32_t bf, unsigned tid0,
-                                int lane_shift, uint8_t code) {
-  const race_acc *s = summary(ch, i, off);
-  if (s) return s->epoch < stale || (s->epoch >= bf && s->tid == tid0 && s->mask == code);
-  if (!ch->part[i]) return 1;
-  const race_acc *p = &ch->part[i][off];
-  for (size_t j = 0; j < SEG_WORDS; j++)
-    if (p[j].epoch >= stale && (p[j].epoch < bf || p[j].tid != tid0 + (j >> lane_shift))) return 0;
-  return 1;
-}
-
-/* Whether every record on word `off` of ch that a read (or write) looks
- * at is stale or thread tid's own in this block: nothing can race, and the
- * access's record simply replaces the part's (check_word, made short). */
-static inline int word_quiet(const sim_ptx_race *r, const race_chunk *ch, size_t off, int shared, int write,
-                             unsigned tid) {
-  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
-  for (int k = 0; k < (write ? 3 : 2); k++) {
-    const race_acc *s = summary(ch, k, off);
-    uint32_t e;
-    unsigned t;
-    if (s) {
-      e = s->epoch;
-      t = s->tid + (unsigned)((off & (SEG_WORDS - 1)) >> ((s->mask >> 4) - 1));
-    } else if (ch->part[k]) {
-      e = ch->part[k][off].epoch;
-      t = ch->part[k][off].tid;
-    } else {
-      continue;
-    }
-    if (e >= stale && (e < bf || t != tid)) return 0;
-  }
-  return 1;
-}
-
-/* The summary of the whole segment at word `off` of ch for cur, a run's
- * read or write by the threads from tid0 (a lane to 1 << lane_shift
- * words): stored where nothing recorded there can race with it (1), else
- * nothing stored (0); -1 when out of memory. */
-static inline int summarize(sim_ptx_race *r, race_chunk *ch, size_t off, int shared, int write, const race_acc *cur,
-                            unsigned tid0, int lane_shift) {
-  uint8_t code = (uint8_t)(SIM_PTX_SUMMARY | (lane_shift + 1) << 4);
-  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
-  int quiet = 1;
-  if (shared || !fresh(r, ch, off)) /* else every record is another launch's */
-    for (int k = 0; k < (write ? 3 : 2) && quiet; k++) /* a read's second read is not looked at */
-      quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
-  if (!quiet) return 0;
-  if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global))) return -1;
-  race_acc *d = &ch->sum[(off >> SEG_SHIFT) * 3 + (write ? 0 : 1)];
-  put_acc(d, cur, code);
-  d->tid = (uint16_t)tid0;
-  return 1;
-}
-
-int sim_ptx_race_quiet(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
-                       const unsigned char *run, size_t lane_bytes, size_t elem, int write) {
-  sim_ptx_race *r = c->race;
-  uintptr_t a = (uintptr_t)run, sh = (uintptr_t)c->shared;
-  size_t nwords = SIM_PTX_WARP * lane_bytes / 4;
-  int shared = a - sh < c->shared_size;
-  if ((shared ? a - sh : a) % (4 * SEG_WORDS) || nwords % SEG_WORDS) return 0;
-  int lane_shift = log2_bytes(lane_bytes) - 2;
-  race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .mask = 0xf,
-                  .flags = (uint8_t)(log2_bytes(write ? lane_bytes : elem) << 1)};
-  race_chunk *ch = NULL;
-  for (size_t i = 0; i < nwords; i += SEG_WORDS) {
-    uintptr_t wa = a + 4 * i;
-    size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
-    if (!ch || (!shared && off == 0)) ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
-    int q = ch ? summarize(r, ch, off, shared, write, &cur, ri->first + (unsigned)(i >> lane_shift), lane_shift) : -1;
-    if (q < 0) return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
-    if (!q) return 0;
-  }
-  return 1;
-}
-
-int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
-                     unsigned char *run, size_t lane_bytes, size_t elem, const unsigned char *data) {
-  sim_ptx_race *r = c->race;
-  uintptr_t a = (uintptr_t)run, sh = (uintptr_t)c->shared;
-  size_t nwords = SIM_PTX_WARP * lane_bytes / 4;
-  int write = data != NULL, shared = a - sh < c->shared_size;
-  size_t bytes = write ? lane_bytes : elem; /* as the lanes' checks: a store whole, a load by element */
-  int lane_shift = log2_bytes(lane_bytes) - 2, elem_lg = log2_bytes(elem);
-  race_acc cur = {.epoch = ri->epoch, .sync = ri->sync, .insn = ri->insn, .mask = 0xf,
-                  .flags = (uint8_t)(log2_bytes(bytes) << 1)};
-  for (size_t i = 0; i < nwords;) {
-    uintptr_t wa = a + 4 * i;
-    race_chunk *ch = shared ? &r->shared : sim_ptx_shadow_chunk(r->global, wa);
-    if (!ch) return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
-    size_t off = shared ? (wa - sh) >> 2 : (wa >> 2) & (CHUNK_WORDS - 1);
-    size_t end = shared ? nwords : i + (CHUNK_WORDS - off); /* this chunk's words of the run */
-    if (end > nwords) end = nwords;
-    while (i < end) {
-      size_t seg_end = i + SEG_WORDS - (off & (SEG_WORDS - 1));
-      if (seg_end > end) seg_end = end;
-      if (seg_end - i == SEG_WORDS) { /* a whole segment: where nothing can race, its summary */
-        int q = summarize(r, ch, off, shared, write, &cur, ri->first + (unsigned)(i >> lane_shift), lane_shift);
-        if (q < 0) return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
-        if (q) {
-          i += SEG_WORDS;
-          off += SEG_WORDS;
-          continue;
-        }
-      }
-      if (!summary(ch, 0, off) && !summary(ch, 1, off) && !(write && summary(ch, 2, off))) {
-        /* the words' own records: their arrays looked at directly (a part
-         * not made as no records), the common case stored in place */
-        int mine = write ? 0 : 1;
-        if (!shared) fresh(r, ch, off);
-        if (!ch->part[mine] && !(ch->part[mine] = sim_ptx_shadow_part(r->global)))
-          return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
-        uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
-        for (; i < seg_end; i++, off++) {
-          const race_acc *p0 = ch->part[0] ? ch->part[0] : no_records, *p1 = ch->part[1] ? ch->part[1] : no_records;
-          const race_acc *p2 = !write ? p1 : ch->part[2] ? ch->part[2] : no_records;
-          int lane = (int)(i >> lane_shift);
-          uint16_t tid = (uint16_t)(ri->first + (unsigned)lane);
-#define QUIET(p) ((p).epoch < stale || ((p).epoch >= bf && (p).tid == tid))
-          cur.tid = tid;
-          if (QUIET(p0[off]) && QUIET(p1[off]) && QUIET(p2[off])) {
-            ch->part[mine][off] = cur;
-            continue;
-          }
-#undef QUIET
-          uintptr_t wa2 = a + 4 * i;
-          uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg;
-          if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
-            if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
-            return -1;
-          }
-        }
-        continue;
-      }
-      for (; i < seg_end; i++, off++) { /* word by word, as the lanes' checks */
-        int lane = (int)(i >> lane_shift);
-        cur.tid = (uint16_t)(ri->first + (unsigned)lane);
-        if (word_quiet(r, ch, off, shared, write, cur.tid)) { /* the common case: the record is cur */
-          race_acc *dst = own(r, ch, write ? 0 : 1, off);
-          if (!dst) return sim_ptx_fault(c, w, in, lane, "out of memory checking for races");
-          put_acc(dst, &cur, 0xf);
-          continue;
-        }
-        uintptr_t wa2 = a + 4 * i;
-        uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg; /* the store, or element */
-        if (check_word_call(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
-          if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
-          return -1;
-        }
-      }
-    }
-  }
-  if (write) memcpy(run, data, nwords * 4);
-  return 0;
 }
 
 int sim_ptx_race_lane(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri, int lane,
