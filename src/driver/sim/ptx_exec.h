@@ -145,6 +145,30 @@ static inline int64_t sim_ptx_sext(uint64_t v, int size) {
   }
 }
 
+/* A register row's bits as a float or a double, and a result back to bits
+ * (a float NaN as the canonical one, 0x7fffffff, as the GPU gives). */
+static inline float sim_ptx_f32(uint64_t v) {
+  uint32_t u = (uint32_t)v;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static inline uint64_t sim_ptx_b32(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (u & 0x7fffffffu) > 0x7f800000u ? 0x7fffffffu : u;
+}
+static inline double sim_ptx_f64(uint64_t v) {
+  double d;
+  memcpy(&d, &v, 8);
+  return d;
+}
+static inline uint64_t sim_ptx_b64(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
 /* An f64 add, sub or mul of x and y, where x is a NaN: x quieted (x + x),
  * as the host's x86 gives for a NaN first operand, whichever order its
  * compiler put two NaN operands in. In the float domain, so that it

@@ -24,27 +24,11 @@
 #include <math.h>
 #include <string.h>
 
-static float f32(uint64_t v) {
-  uint32_t u = (uint32_t)v;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static uint64_t b32(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (u & 0x7fffffffu) > 0x7f800000u ? 0x7fffffffu : u; /* a NaN: the canonical one */
-}
-static double f64(uint64_t v) {
-  double d;
-  memcpy(&d, &v, 8);
-  return d;
-}
-static uint64_t b64(double d) {
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  return u;
-}
+/* a register row's bits as a float or double, and back (ptx_exec.h) */
+#define f32 sim_ptx_f32
+#define b32 sim_ptx_b32
+#define f64 sim_ptx_f64
+#define b64 sim_ptx_b64
 
 static float ftz(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
 
