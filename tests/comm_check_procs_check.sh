@@ -43,6 +43,25 @@ expect() {
   else bad "$name: rank $r (exit $(cat "$tmp/$name.$r.rc")), expected /$pat/:"; cat "$tmp/$name.$r"; fi
 }
 
+# run_job NAME N SCRIPT: start_job, then wait for every rank
+run_job() { start_job "$@"; wait "${pids[@]}"; }
+# expect_all NAME PATTERN RANK...: expect, for each rank
+expect_all() {
+  local name=$1 pat=$2 r
+  shift 2
+  for r in "$@"; do expect "$name" "$r" "$pat"; done
+}
+# unchecked NAME TEXT RANK...: under policy off, each rank exited non-zero
+# with the sim's own failure TEXT and no checker's "does not match"
+unchecked() {
+  local name=$1 text=$2 r
+  shift 2
+  for r in "$@"; do
+    if [ "$(cat "$tmp/$name.$r.rc")" != 0 ] && ! grep -q 'does not match' "$tmp/$name.$r" && grep -q "$text" "$tmp/$name.$r"; then ok
+    else bad "$name: rank $r (exit $(cat "$tmp/$name.$r.rc")):"; cat "$tmp/$name.$r"; fi
+  done
+}
+
 # 1. Rank 1 calls broadcast where ranks 0 and 2 call all_reduce (their second collective).
 cat >"$tmp/kinds.lua" <<'EOF'
 local gpu = require "gpulua"
@@ -56,11 +75,8 @@ else
 end
 print("result", x:read()[1])
 EOF
-start_job kinds 3 "$tmp/kinds.lua"
-wait "${pids[@]}"
-for r in 0 1 2; do
-  expect kinds $r 'comm:broadcast \(4 f32, root 0\) at [^ ]*kinds.lua:6 on rank 1 does not match comm:all_reduce \(4 f32, sum\) at [^ ]*kinds.lua:8 on ranks 0 and 2 \(collective 2 of this communicator\)'
-done
+run_job kinds 3 "$tmp/kinds.lua"
+expect_all kinds 'comm:broadcast \(4 f32, root 0\) at [^ ]*kinds.lua:6 on rank 1 does not match comm:all_reduce \(4 f32, sum\) at [^ ]*kinds.lua:8 on ranks 0 and 2 \(collective 2 of this communicator\)' 0 1 2
 
 # 2. The same collective with different counts.
 cat >"$tmp/counts.lua" <<'EOF'
@@ -70,11 +86,8 @@ local x = c.device:alloc("f32", c.rank == 0 and 4 or 8)
 c:all_reduce(x)
 print("result", x:read()[1])
 EOF
-start_job counts 2 "$tmp/counts.lua"
-wait "${pids[@]}"
-for r in 0 1; do
-  expect counts $r 'comm:all_reduce \((4|8) f32, sum\) at [^ ]*counts.lua:4 on rank (0|1) does not match comm:all_reduce \((8|4) f32, sum\) at [^ ]*counts.lua:4 on rank (1|0) \(collective 1 of this communicator\)'
-done
+run_job counts 2 "$tmp/counts.lua"
+expect_all counts 'comm:all_reduce \((4|8) f32, sum\) at [^ ]*counts.lua:4 on rank (0|1) does not match comm:all_reduce \((8|4) f32, sum\) at [^ ]*counts.lua:4 on rank (1|0) \(collective 1 of this communicator\)' 0 1
 
 # 3. Rank 2 never reaches the second collective: it waits for a file that
 # is made only once ranks 0 and 1 have ended (after their timeout of 3 s).
@@ -110,19 +123,12 @@ if c.rank == 2 then os.execute("kill -9 $PPID") end
 c:all_reduce(x)
 print("result", x:read()[1])
 EOF
-start_job killed 4 "$tmp/killed.lua"
-wait "${pids[@]}"
-for r in 0 1 3; do
-  expect killed $r "rank 2 ended: its process's connection to the job's store closed \(its last collective: comm:all_reduce \(4 f32, sum\) at [^ ]*killed.lua:4, collective 1\), but ranks? .* for it in comm:all_reduce \(4 f32, sum\) at [^ ]*killed.lua:7 \(collective 2 of this communicator\)"
-done
+run_job killed 4 "$tmp/killed.lua"
+expect_all killed "rank 2 ended: its process's connection to the job's store closed \(its last collective: comm:all_reduce \(4 f32, sum\) at [^ ]*killed.lua:4, collective 1\), but ranks? .* for it in comm:all_reduce \(4 f32, sum\) at [^ ]*killed.lua:7 \(collective 2 of this communicator\)" 0 1 3
 
 # 5. Policy off: nothing is checked (the sim's hub fails the communicator by itself).
-GPULUA_POLICY=off start_job off 3 "$tmp/kinds.lua"
-wait "${pids[@]}"
-for r in 0 1 2; do
-  if [ "$(cat "$tmp/off.$r.rc")" != 0 ] && ! grep -q 'does not match' "$tmp/off.$r" && grep -q 'not the same call' "$tmp/off.$r"; then ok
-  else bad "off: rank $r (exit $(cat "$tmp/off.$r.rc")):"; cat "$tmp/off.$r"; fi
-done
+GPULUA_POLICY=off run_job off 3 "$tmp/kinds.lua"
+unchecked off 'not the same call' 0 1 2
 
 # Sends and recvs: the k-th send from a to b is paired with the k-th recv
 # of b from a. 6. Different counts; 7. different dtypes (both then call a
@@ -139,17 +145,11 @@ end
 c:barrier()
 print("result", x:read()[1])
 EOF
-start_job p2pcount 2 "$tmp/p2pcount.lua"
-wait "${pids[@]}"
-for r in 0 1; do
-  expect p2pcount $r 'comm:send \(4 f32 to rank 1\) at [^ ]*p2pcount.lua:5 on rank 0 does not match comm:recv \(8 f32 from rank 0\) at [^ ]*p2pcount.lua:7 on rank 1 \(send 1 from rank 0 to rank 1\)'
-done
+run_job p2pcount 2 "$tmp/p2pcount.lua"
+expect_all p2pcount 'comm:send \(4 f32 to rank 1\) at [^ ]*p2pcount.lua:5 on rank 0 does not match comm:recv \(8 f32 from rank 0\) at [^ ]*p2pcount.lua:7 on rank 1 \(send 1 from rank 0 to rank 1\)' 0 1
 sed '2a DTYPE, COUNT = c.rank == 1 and "i32" or "f32", 4' "$tmp/p2pcount.lua" >"$tmp/p2pdtype.lua"
-start_job p2pdtype 2 "$tmp/p2pdtype.lua"
-wait "${pids[@]}"
-for r in 0 1; do
-  expect p2pdtype $r 'comm:send \(4 f32 to rank 1\) at [^ ]*p2pdtype.lua:6 on rank 0 does not match comm:recv \(4 i32 from rank 0\) at [^ ]*p2pdtype.lua:8 on rank 1 \(send 1 from rank 0 to rank 1\)'
-done
+run_job p2pdtype 2 "$tmp/p2pdtype.lua"
+expect_all p2pdtype 'comm:send \(4 f32 to rank 1\) at [^ ]*p2pdtype.lua:6 on rank 0 does not match comm:recv \(4 i32 from rank 0\) at [^ ]*p2pdtype.lua:8 on rank 1 \(send 1 from rank 0 to rank 1\)' 0 1
 
 # 8. A send whose recv never comes: both ranks go on with barriers (which
 # complete) until the verdict ends them, 2 s after the send (at most 60 s:
@@ -163,11 +163,8 @@ local t0 = os.time()
 while os.time() - t0 < 60 do c:barrier() end
 print("result", x:read()[1])
 EOF
-start_job nosend 2 "$tmp/nosend.lua"
-wait "${pids[@]}"
-for r in 0 1; do
-  expect nosend $r 'comm:send \(4 f32 to rank 1\) at [^ ]*nosend.lua:4 on rank 0 \(send 1 from rank 0 to rank 1\) did not complete within 2 seconds: rank 1 has not made its matching comm:recv \(its last call: comm:barrier at [^ ]*nosend.lua:6\)'
-done
+run_job nosend 2 "$tmp/nosend.lua"
+expect_all nosend 'comm:send \(4 f32 to rank 1\) at [^ ]*nosend.lua:4 on rank 0 \(send 1 from rank 0 to rank 1\) did not complete within 2 seconds: rank 1 has not made its matching comm:recv \(its last call: comm:barrier at [^ ]*nosend.lua:6\)' 0 1
 
 # 9. A recv whose send never comes: rank 0 waits for a file made once rank 1
 # has ended, then calls a barrier (where it learns the verdict).
@@ -256,12 +253,8 @@ done
 
 # 12. Policy off: sends and recvs are not checked either (the sim's hub
 # fails the pair of different sizes by itself).
-GPULUA_POLICY=off start_job p2poff 2 "$tmp/p2pcount.lua"
-wait "${pids[@]}"
-for r in 0 1; do
-  if [ "$(cat "$tmp/p2poff.$r.rc")" != 0 ] && ! grep -q 'does not match' "$tmp/p2poff.$r" && grep -q 'not the same size and type as its recv' "$tmp/p2poff.$r"; then ok
-  else bad "p2poff: rank $r (exit $(cat "$tmp/p2poff.$r.rc")):"; cat "$tmp/p2poff.$r"; fi
-done
+GPULUA_POLICY=off run_job p2poff 2 "$tmp/p2pcount.lua"
+unchecked p2poff 'not the same size and type as its recv' 0 1
 
 echo "comm.check_procs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
