@@ -358,15 +358,35 @@ static int start_warp(sim_ptx_ctx *c, sim_ptx_warp *w, unsigned index) {
   return push(w, 0, k->ncode, w->live, 1);
 }
 
+/* Warp w takes the registers of warp d, which has ended, and d takes w's:
+ * a block whose warps run to their end one after another (no barrier)
+ * keeps its registers in one set, warm in the cache, not one a warp. */
+static void take_registers(sim_ptx_warp *w, sim_ptx_warp *d) {
+  uint64_t *regs = w->regs;
+  uint32_t *preds = w->preds;
+  size_t capregs = w->capregs, cappreds = w->cappreds;
+  int zeroed = w->regs_zeroed;
+  w->regs = d->regs, w->preds = d->preds, w->capregs = d->capregs, w->cappreds = d->cappreds;
+  w->regs_zeroed = d->regs_zeroed;
+  d->regs = regs, d->preds = preds, d->capregs = capregs, d->cappreds = cappreds, d->regs_zeroed = zeroed;
+}
+
 static int run_block(sim_ptx_ctx *c) {
   if (sim_ptx_race_block(c)) return sim_ptx_fault(c, NULL, NULL, -1, "out of memory");
-  for (unsigned i = 0; i < c->nwarps; i++)
-    if (start_warp(c, &c->warps[i], i)) return sim_ptx_fault(c, NULL, NULL, -1, "out of memory");
-  unsigned order[1024 / SIM_PTX_WARP];
+  for (unsigned i = 0; i < c->nwarps; i++) c->warps[i].state = SIM_W_NEW;
+  unsigned order[1024 / SIM_PTX_WARP], ended[1024 / SIM_PTX_WARP], nended = 0;
   for (;;) {
     sim_ptx_sched_warps(c, order, c->nwarps);
-    for (unsigned i = 0; i < c->nwarps; i++)
-      if (c->warps[order[i]].state == SIM_W_RUN && run_warp(c, &c->warps[order[i]])) return -1;
+    for (unsigned i = 0; i < c->nwarps; i++) {
+      sim_ptx_warp *w = &c->warps[order[i]];
+      if (w->state == SIM_W_NEW) { /* started when it first runs (every warp does in the first round) */
+        if (nended) take_registers(w, &c->warps[ended[--nended]]);
+        if (start_warp(c, w, order[i])) return sim_ptx_fault(c, NULL, NULL, -1, "out of memory");
+      }
+      if (w->state != SIM_W_RUN) continue;
+      if (run_warp(c, w)) return -1;
+      if (w->state == SIM_W_DONE) ended[nended++] = order[i];
+    }
     unsigned live = 0, waiting = 0;
     for (unsigned i = 0; i < c->nwarps; i++) {
       const sim_ptx_warp *w = &c->warps[i];

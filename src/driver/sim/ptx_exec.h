@@ -26,7 +26,7 @@ typedef struct {
   const uint32_t *rets, *args; /* the caller's frame offsets bound to the callee's .param */
 } sim_ptx_frame;
 
-enum { SIM_W_RUN, SIM_W_WAIT, SIM_W_DONE };
+enum { SIM_W_RUN, SIM_W_WAIT, SIM_W_DONE, SIM_W_NEW /* not started in this block */ };
 
 typedef struct {
   uint64_t *regs, *R; /* R: the current frame's */
