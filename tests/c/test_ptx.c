@@ -25,6 +25,7 @@ void test_ptx_half(int *nchecks, int *nfailures);
 void test_ptx_printf(int *nchecks, int *nfailures);
 void test_ptx_sched(int *nchecks, int *nfailures);
 void test_ptx_race(int *nchecks, int *nfailures);
+void test_ptx_regs(int *nchecks, int *nfailures);
 
 static void test_saxpy(void) {
   sim_ptx_module *m = load_fixture("saxpy");
@@ -375,6 +376,7 @@ int main(int argc, char **argv) {
   test_ptx_printf(&checks, &failures);
   test_ptx_sched(&checks, &failures);
   test_ptx_race(&checks, &failures);
+  test_ptx_regs(&checks, &failures);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

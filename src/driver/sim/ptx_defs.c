@@ -17,9 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the instruction surely writes its first operand. */
-static int writes_o0(const sim_ptx_insn *in) {
+int sim_ptx_writes_o0(const sim_ptx_insn *in) {
   if (in->guard >= 0) return 0;
+  return sim_ptx_may_write_o0(in);
+}
+
+int sim_ptx_may_write_o0(const sim_ptx_insn *in) {
   switch (in->op) {
   case SIM_OP_ST: case SIM_OP_RED: case SIM_OP_BRA: case SIM_OP_CALL: case SIM_OP_RET: case SIM_OP_EXIT:
   case SIM_OP_TRAP: case SIM_OP_BAR: case SIM_OP_BARWARP: case SIM_OP_FENCE: case SIM_OP_NOP:
@@ -32,12 +35,10 @@ static int writes_o0(const sim_ptx_insn *in) {
 #define HAS(set, r) ((set)[(r) >> 6] >> ((r) & 63) & 1u)
 #define ADD(set, r) ((set)[(r) >> 6] |= 1ull << ((r) & 63))
 
-/* Calls fn(f, r, arg) for each register operand of `in` read (write: 0) or
- * surely written (write: 1). A call's lists name .param offsets, not
- * registers. */
-static void each_reg(const sim_ptx_func *f, const sim_ptx_insn *in, int write, void (*fn)(uint32_t, void *), void *arg) {
+void sim_ptx_each_reg(const sim_ptx_func *f, const sim_ptx_insn *in, int write, void (*fn)(uint32_t, void *),
+                      void *arg) {
   if (in->op == SIM_OP_CALL) return;
-  int w0 = writes_o0(in);
+  int w0 = sim_ptx_writes_o0(in);
   for (int k = 0; k < 6; k++) {
     if (k >= in->nops && k != 5) continue;
     const sim_ptx_operand *o = &in->o[k];
@@ -82,7 +83,7 @@ int sim_ptx_find_undefined(sim_ptx_func *f) {
     for (uint32_t i = 0; i < f->ncode; i++) {
       const sim_ptx_insn *x = &f->code[i];
       memcpy(out, in + (size_t)i * words, words * sizeof *out);
-      each_reg(f, x, 1, add_reg, out);
+      sim_ptx_each_reg(f, x, 1, add_reg, out);
       uint32_t succ[2];
       int ns = 0, ends = x->op == SIM_OP_BRA || x->op == SIM_OP_RET || x->op == SIM_OP_EXIT;
       if (x->op == SIM_OP_BRA && x->target < f->ncode) succ[ns++] = x->target;
@@ -99,7 +100,7 @@ int sim_ptx_find_undefined(sim_ptx_func *f) {
   }
   for (uint32_t i = 0; i < f->ncode; i++) {
     read_check c = {in + (size_t)i * words, undef};
-    each_reg(f, &f->code[i], 0, check_read, &c);
+    sim_ptx_each_reg(f, &f->code[i], 0, check_read, &c);
   }
   uint32_t n = 0;
   for (uint32_t r = 0; r < f->nregs; r++) n += (uint32_t)HAS(undef, r);

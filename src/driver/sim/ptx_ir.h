@@ -242,6 +242,20 @@ static inline int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && t
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);
 /* ptx_defs.c: fills f->undef_regs; 0, or -1 out of memory. */
 int sim_ptx_find_undefined(sim_ptx_func *f);
+/* ptx_defs.c: whether the instruction writes its first operand's
+ * register(s) (a register, or a vector load's or unpacking mov's list):
+ * may, guarded or not; surely, unguarded. */
+int sim_ptx_may_write_o0(const sim_ptx_insn *in);
+int sim_ptx_writes_o0(const sim_ptx_insn *in);
+/* ptx_defs.c: calls fn(r, arg) for each register operand of `in` read
+ * (write: 0; a guarded destination counts as read) or surely written
+ * (write: 1). A call's lists name .param offsets, not registers. */
+void sim_ptx_each_reg(const sim_ptx_func *f, const sim_ptx_insn *in, int write, void (*fn)(uint32_t, void *),
+                      void *arg);
+/* ptx_regs.c: gives registers whose values are never live at once one row
+ * (liveness over the function's instructions), so a warp's registers take
+ * less memory: 0, or -1 out of memory (nothing changed). */
+int sim_ptx_pack_regs(sim_ptx_func *f);
 /* ptx_fast.c: picks each instruction's whole-warp handler (after ptx_imm.c). */
 void sim_ptx_choose_fast(sim_ptx_func *f);
 /* ptx_imm.c: fills f->imm_rows; 0, or -1 out of memory. */

@@ -471,7 +471,8 @@ sim_ptx_module *sim_ptx_load(const char *text, char *err, size_t errlen) {
   for (int i = 0; r == 0 && i < m->nfuncs; i++)
     if (!m->funcs[i].is_extern && sim_ptx_check_func(m, &m->funcs[i], err, errlen)) r = -1;
   for (int i = 0; r == 0 && i < m->nfuncs; i++)
-    if (!m->funcs[i].is_extern && (sim_ptx_find_undefined(&m->funcs[i]) || sim_ptx_broadcast_imms(&m->funcs[i])))
+    if (!m->funcs[i].is_extern && (sim_ptx_pack_regs(&m->funcs[i]) || sim_ptx_find_undefined(&m->funcs[i]) ||
+                                   sim_ptx_broadcast_imms(&m->funcs[i])))
       r = sim_ptx_fail(&p, 0, "out of memory");
     else if (!m->funcs[i].is_extern)
       sim_ptx_choose_fast(&m->funcs[i]);
