@@ -89,9 +89,27 @@ OP1(mov64, a[l])
 OP1(mov32, (uint32_t)a[l])
 OP1(cvt_s64_s32, (uint64_t)(int64_t)(int32_t)a[l])
 OP1(cvt_to32, (uint32_t)a[l])
+#ifdef __SSE2__ /* two lanes at a time, a NaN first operand given back quieted (SIM_PTX_F64_NAN_FIRST) */
+#define FOP64(name, vop)                                                                                           \
+  static void name(sim_ptx_warp *w, const sim_ptx_insn *in) {                                                      \
+    const uint64_t *a = ROW(1), *b = ROW(2);                                                                       \
+    uint64_t *d = &w->R[(size_t)in->o[0].reg * SIM_PTX_WARP];                                                      \
+    for (int l = 0; l < SIM_PTX_WARP; l += 2) {                                                                    \
+      __m128d x = _mm_loadu_pd((const double *)(const void *)&a[l]);                                               \
+      __m128d y = _mm_loadu_pd((const double *)(const void *)&b[l]);                                               \
+      __m128d nan = _mm_cmpunord_pd(x, x), r = vop(x, y);                                                          \
+      r = _mm_or_pd(_mm_and_pd(nan, _mm_add_pd(x, x)), _mm_andnot_pd(nan, r));                                     \
+      _mm_storeu_pd((double *)(void *)&d[l], r);                                                                   \
+    }                                                                                                              \
+  }
+FOP64(fadd64, _mm_add_pd)
+FOP64(fsub64, _mm_sub_pd)
+FOP64(fmul64, _mm_mul_pd)
+#else
 OP2(fadd64, b64(SIM_PTX_F64_NAN_FIRST(f64(a[l]), f64(a[l]) + f64(b[l]))))
 OP2(fsub64, b64(SIM_PTX_F64_NAN_FIRST(f64(a[l]), f64(a[l]) - f64(b[l]))))
 OP2(fmul64, b64(SIM_PTX_F64_NAN_FIRST(f64(a[l]), f64(a[l]) * f64(b[l]))))
+#endif
 OP2(fadd32, b32(f32(a[l]) + f32(b[l])))
 OP2(fsub32, b32(f32(a[l]) - f32(b[l])))
 OP2(fmul32, b32(f32(a[l]) * f32(b[l])))
