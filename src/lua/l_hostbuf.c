@@ -1,11 +1,14 @@
 /*
  * l_hostbuf.c -- host buffer userdata: gpu.host(dtype, n or table,
  * {pinned = true}), 1-based indexing with bounds and range checks, totable,
- * fill, view, free. The core handle (core/hostmem.h) lives in the userdata;
- * every Lua read or write of the memory is checked against queued copies.
+ * fill, view, read_from and write_to (a Lua file handle), free. The core
+ * handle (core/hostmem.h) lives in the userdata; every Lua read or write of
+ * the memory is checked against queued copies.
  */
 #include "bindings.h"
 
+#include <errno.h>
+#include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -144,6 +147,52 @@ int gll_hostbuf_fill(lua_State *L) {
   size_t sz = gl_dtypes[h->dtype].size;
   for (size_t i = 0; i < h->count; i++) memcpy(p + i * sz, v, sz);
   lua_settop(L, 1);
+  return 1;
+}
+
+/* The open file of a Lua file handle at idx, for `call` (h:read_from or
+ * h:write_to): an error naming what was given otherwise. */
+static FILE *check_file(lua_State *L, int idx, const char *call) {
+  luaL_Stream *p = luaL_testudata(L, idx, LUA_FILEHANDLE);
+  if (!p)
+    luaL_error(L, "%s: expected a file handle (from io.open), got %s", call, gll_given(L, idx));
+  if (!p->closef || !p->f) luaL_error(L, "%s: the file is closed", call);
+  return p->f;
+}
+
+/* h:read_from(file): one fread of the buffer's bytes; the number of whole
+ * elements read (fewer at the file's end, 0 there) */
+int gll_hostbuf_read_from(lua_State *L) {
+  gl_hostbuf *h = gll_check_hostbuf(L, 1);
+  FILE *f = check_file(L, 2, "h:read_from");
+  size_t sz = gl_dtypes[h->dtype].size, bytes = h->count * sz;
+  host_access(L, h, 0, h->count, 1);
+  clearerr(f);
+  errno = 0;
+  size_t got = fread(gl_hostbuf_ptr(h), 1, bytes, f);
+  if (got < bytes && ferror(f)) {
+    int e = errno;
+    return luaL_error(L, "h:read_from: %s", e == EBADF ? "the file is not open for reading (io.open(path, \"rb\"))"
+                                                       : e ? strerror(e) : "the read failed");
+  }
+  lua_pushinteger(L, (lua_Integer)(got / sz));
+  return 1;
+}
+
+/* h:write_to(file): one fwrite of the buffer's bytes; its element count */
+int gll_hostbuf_write_to(lua_State *L) {
+  gl_hostbuf *h = gll_check_hostbuf(L, 1);
+  FILE *f = check_file(L, 2, "h:write_to");
+  size_t bytes = h->count * gl_dtypes[h->dtype].size;
+  host_access(L, h, 0, h->count, 0);
+  clearerr(f);
+  errno = 0;
+  if (fwrite(gl_hostbuf_ptr(h), 1, bytes, f) < bytes) {
+    int e = errno;
+    return luaL_error(L, "h:write_to: %s", e == EBADF ? "the file is not open for writing (io.open(path, \"wb\"))"
+                                                      : e ? strerror(e) : "the write failed");
+  }
+  lua_pushinteger(L, (lua_Integer)h->count);
   return 1;
 }
 

@@ -128,6 +128,8 @@ static const luaL_Reg host_methods[] = {
   {"totable", gll_hostbuf_totable},
   {"fill", gll_hostbuf_fill},
   {"view", gll_hostbuf_view},
+  {"read_from", gll_hostbuf_read_from},
+  {"write_to", gll_hostbuf_write_to},
   {NULL, NULL}};
 static const char *const host_fields[] = {"dtype", "bytes", "pinned", NULL};
 static const luaL_Reg host_meta[] = {

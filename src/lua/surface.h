@@ -119,6 +119,8 @@ int gll_slice_release(lua_State *L);
 int gll_hostbuf_totable(lua_State *L);
 int gll_hostbuf_fill(lua_State *L);
 int gll_hostbuf_view(lua_State *L);
+int gll_hostbuf_read_from(lua_State *L);
+int gll_hostbuf_write_to(lua_State *L);
 int gll_hostbuf_field(lua_State *L);
 int gll_hostbuf_newindex(lua_State *L);
 int gll_hostbuf_len(lua_State *L);
