@@ -40,7 +40,7 @@
 /* ---- types (l_types.c) ------------------------------------------------- */
 
 /* Inside a type's `field` function: the names of its methods, sorted, as a
- * string pushed onto the stack ("fill, free, totable, view"), for messages. */
+ * string pushed onto the stack ("fill, free, read_from, totable, ..."), for messages. */
 const char *gll_push_methods(lua_State *L);
 /* The names of t's fields (gll_type.fields), in order, as a string pushed
  * onto the stack ("dtype, bytes, pinned"; "none"), for messages. */

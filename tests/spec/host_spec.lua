@@ -129,7 +129,8 @@ describe("host buffers", function()
       H.fails(range(H.lit(tostring(2.0 ^ 64 + 2.0 ^ 12))), function() h[2.0 ^ 64 + 2.0 ^ 12] = 1 end)
       assert.are.equal(h[1], h[1.0])
       H.fails(H.lit("host buffer f32[4]: no element or field string x (elements are h[1] to h[4] with integer indices; "
-                    .. "fields: dtype, bytes, pinned; methods: fill, free, totable, view)"), function() return h.x end)
+                    .. "fields: dtype, bytes, pinned; methods: fill, free, read_from, totable, view, write_to)"),
+              function() return h.x end)
       H.fails("host buffer f32%[4%]: no element or field string 1 ", function() return h["1"] end)
       H.fails("no element or field boolean true", function() return h[true] end)
       H.fails("host buffer: cannot set field 'x'", function() h.x = 1 end)
