@@ -95,7 +95,11 @@ function npy.load(path)
     f:close()
     error(("npy.load: %s: %s"):format(path, fail), 2)
   end
-  local h = gpu.host(dtype, count)
+  local made, h = pcall(gpu.host, dtype, count) -- a count too large for memory: that error, with the file's name
+  if not made then
+    f:close()
+    error(("npy.load: %s: %s"):format(path, tostring(h):gsub("^[^:]*:%d+: ", "")), 2)
+  end
   local got = h:read_from(f)
   f:close()
   if got < count then

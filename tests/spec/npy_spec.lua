@@ -110,6 +110,8 @@ describe("gpulua.npy", function()
             with("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"))
     H.fails("npy.load: .*: an empty array cannot be a host buffer",
             with("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 2), }"))
+    H.fails("npy.load: [^:]*: gpu.host: out of pinned host memory: requested f32%[1099511627776%]",
+            with("{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }"))
     spit(p, "PK\3\4 not an array")
     H.fails("npy.load: .* is not a .npy file", function() npy.load(p) end)
     H.fails("npy.load: .*No such file", function() npy.load(p .. ".missing") end)
