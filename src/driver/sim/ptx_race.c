@@ -40,7 +40,6 @@
  * unreported. A report is always a real race of this model.
  */
 
-
 #include "ptx_race_internal.h"
 
 #include <stdlib.h>
@@ -267,7 +266,6 @@ static inline __attribute__((always_inline)) int check_word(sim_ptx_ctx *c, sim_
   put_acc(dst, cur, mask);
   return 0;
 }
-
 
 /* The check of one lane's access (sim_ptx_race_lane), inlined in the loop
  * over a warp's lanes too. */

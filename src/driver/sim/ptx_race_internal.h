@@ -31,7 +31,6 @@ struct sim_ptx_race {
   uint32_t fenced[1024 / SIM_PTX_WARP]; /* lanes that ran a fence */
 };
 
-
 /* *d = a, with the bytes of `mask`: field by field (cur is built on the
  * stack a field at a time, and copied whole it would be read back whole). */
 static inline void put_acc(race_acc *d, const race_acc *a, uint8_t mask) {
@@ -43,12 +42,23 @@ static inline void put_acc(race_acc *d, const race_acc *a, uint8_t mask) {
   d->flags = a->flags;
 }
 
+/* Where part i's summary of the segment of word `off` of ch is (ch->sum made). */
+static inline race_acc *sum_at(const race_chunk *ch, int i, size_t off) {
+  return &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i];
+}
+
 /* Part i's summary of the segment of word `off` of ch, or NULL when the
  * part's words hold their own records. */
 static inline const race_acc *summary(const race_chunk *ch, int i, size_t off) {
   if (!ch->sum) return NULL;
-  const race_acc *s = &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i];
+  const race_acc *s = sum_at(ch, i, off);
   return s->mask ? s : NULL;
+}
+
+/* The epoch below which a record is stale: none of this launch (global
+ * memory), or of this block (shared memory). */
+static inline uint32_t stale_below(const sim_ptx_race *r, int shared) {
+  return shared ? r->block_first : r->launch_first;
 }
 
 /* The record summary s stands for at word `off`. */
@@ -67,16 +77,22 @@ static inline const race_acc *rec(const race_chunk *ch, int i, size_t off, race_
   }
   return ch->part[i] ? &ch->part[i][off] : &race_none;
 }
-/* Whether the segment of word `off` of ch, in global memory, has no
- * records of this launch yet (all stale); it has from now on. */
-static inline int fresh(const sim_ptx_race *r, race_chunk *ch, size_t off) {
+/* The bits of the segments of ch (global memory) that hold records of
+ * this launch: none yet when its last records are another launch's. */
+static inline uint32_t *launch_segs(const sim_ptx_race *r, race_chunk *ch) {
   if (ch->launch != r->launch_first) {
     ch->launch = r->launch_first;
     ch->segs = 0;
   }
-  uint32_t bit = 1u << (off >> SEG_SHIFT);
-  int f = !(ch->segs & bit);
-  ch->segs |= bit;
+  return &ch->segs;
+}
+
+/* Whether the segment of word `off` of ch, in global memory, has no
+ * records of this launch yet (all stale); it has from now on. */
+static inline int fresh(const sim_ptx_race *r, race_chunk *ch, size_t off) {
+  uint32_t *segs = launch_segs(r, ch), bit = 1u << (off >> SEG_SHIFT);
+  int f = !(*segs & bit);
+  *segs |= bit;
   return f;
 }
 
@@ -85,7 +101,7 @@ static inline int fresh(const sim_ptx_race *r, race_chunk *ch, size_t off) {
 static inline race_acc *own(sim_ptx_race *r, race_chunk *ch, int i, size_t off) {
   if (ch != &r->shared) fresh(r, ch, off);
   if (!ch->part[i] && !(ch->part[i] = sim_ptx_shadow_part(r->global))) return NULL;
-  race_acc *s = ch->sum ? &ch->sum[(off >> SEG_SHIFT) * 3 + (size_t)i] : NULL;
+  race_acc *s = ch->sum ? sum_at(ch, i, off) : NULL;
   if (s && s->mask) {
     size_t b = off & ~(size_t)(SEG_WORDS - 1);
     for (size_t j = 0; j < SEG_WORDS; j++) unfold(s, b + j, &ch->part[i][b + j]);

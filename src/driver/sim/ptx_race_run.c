@@ -34,7 +34,7 @@ static inline int segment_quiet(const race_chunk *ch, int i, size_t off, uint32_
  * access's record simply replaces the part's (check_word, made short). */
 static inline int word_quiet(const sim_ptx_race *r, const race_chunk *ch, size_t off, int shared, int write,
                              unsigned tid) {
-  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
+  uint32_t stale = stale_below(r, shared), bf = r->block_first;
   for (int k = 0; k < (write ? 3 : 2); k++) {
     const race_acc *s = summary(ch, k, off);
     uint32_t e;
@@ -60,14 +60,14 @@ static inline int word_quiet(const sim_ptx_race *r, const race_chunk *ch, size_t
 static inline int summarize(sim_ptx_race *r, race_chunk *ch, size_t off, int shared, int write, const race_acc *cur,
                             unsigned tid0, int lane_shift) {
   uint8_t code = (uint8_t)(SIM_PTX_SUMMARY | (lane_shift + 1) << 4);
-  uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
+  uint32_t stale = stale_below(r, shared), bf = r->block_first;
   int quiet = 1;
   if (shared || !fresh(r, ch, off)) /* else every record is another launch's */
     for (int k = 0; k < (write ? 3 : 2) && quiet; k++) /* a read's second read is not looked at */
       quiet = segment_quiet(ch, k, off, stale, bf, tid0, lane_shift, code);
   if (!quiet) return 0;
   if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global))) return -1;
-  race_acc *d = &ch->sum[(off >> SEG_SHIFT) * 3 + (write ? 0 : 1)];
+  race_acc *d = sum_at(ch, write ? 0 : 1, off);
   put_acc(d, cur, code);
   d->tid = (uint16_t)tid0;
   return 1;
@@ -87,19 +87,15 @@ int sim_ptx_race_quiet(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, 
   if (!shared && off0 + nwords <= CHUNK_WORDS) { /* one chunk's: fresh segments all at once */
     race_chunk *ch = sim_ptx_shadow_chunk(r->global, a);
     if (!ch) return sim_ptx_fault(c, w, in, 0, "out of memory checking for races");
-    if (ch->launch != r->launch_first) {
-      ch->launch = r->launch_first;
-      ch->segs = 0;
-    }
-    size_t seg0 = off0 >> SEG_SHIFT, nseg = nwords >> SEG_SHIFT;
-    uint32_t bits = (uint32_t)((1ull << nseg) - 1) << seg0;
-    if (!(ch->segs & bits)) { /* no record of this launch in any of them */
+    uint32_t *segs = launch_segs(r, ch), nseg = (uint32_t)(nwords >> SEG_SHIFT);
+    uint32_t bits = (uint32_t)((1ull << nseg) - 1) << (off0 >> SEG_SHIFT);
+    if (!(*segs & bits)) { /* no record of this launch in any of them */
       if (!ch->sum && !(ch->sum = sim_ptx_shadow_sums(r->global)))
         return sim_ptx_fault(c, w, in, 0, "out of memory checking for races");
-      ch->segs |= bits;
+      *segs |= bits;
       uint8_t code = (uint8_t)(SIM_PTX_SUMMARY | (lane_shift + 1) << 4);
-      race_acc *d = &ch->sum[seg0 * 3 + (write ? 0 : 1)];
-      for (size_t k = 0; k < nseg; k++, d += 3) {
+      race_acc *d = sum_at(ch, write ? 0 : 1, off0);
+      for (uint32_t k = 0; k < nseg; k++, d += 3) { /* a part's summaries are 3 apart */
         put_acc(d, &cur, code);
         d->tid = (uint16_t)(ri->first + (unsigned)((k << SEG_SHIFT) >> lane_shift));
       }
@@ -116,6 +112,23 @@ int sim_ptx_race_quiet(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, 
     if (!q) return 0;
   }
   return 1;
+}
+
+/* Word i of a run (word `off` of ch) through the full check, for cur's
+ * thread (its lane's): the access is the lane's store of lane_bytes, or
+ * its load of the element holding the word. 0, or -1 after the fault of a
+ * race, the run's lanes before this one stored (as lane by lane). */
+static int check_word_of_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, race_chunk *ch, size_t off,
+                             size_t i, int lane_shift, int elem_lg, race_acc *cur, int shared, unsigned char *run,
+                             size_t lane_bytes, size_t bytes, const unsigned char *data) {
+  int lane = (int)(i >> lane_shift);
+  uintptr_t a = (uintptr_t)run, wa = a + 4 * i;
+  uintptr_t at = data ? a + ((size_t)lane << (lane_shift + 2)) : wa >> elem_lg << elem_lg; /* the store, or element */
+  if (!sim_ptx_race_word(c, w, in, lane, ch, off, wa, cur, data != NULL, shared, at, bytes,
+                         data ? data + (at - a) : NULL))
+    return 0;
+  if (data) memcpy(run, data, (size_t)lane * lane_bytes);
+  return -1;
 }
 
 int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, const sim_ptx_race_insn *ri,
@@ -154,7 +167,7 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
         if (!shared) fresh(r, ch, off);
         if (!ch->part[mine] && !(ch->part[mine] = sim_ptx_shadow_part(r->global)))
           return sim_ptx_fault(c, w, in, (int)(i >> lane_shift), "out of memory checking for races");
-        uint32_t stale = shared ? r->block_first : r->launch_first, bf = r->block_first;
+        uint32_t stale = stale_below(r, shared), bf = r->block_first;
         for (; i < seg_end; i++, off++) {
           const race_acc *p0 = ch->part[0] ? ch->part[0] : no_records, *p1 = ch->part[1] ? ch->part[1] : no_records;
           const race_acc *p2 = !write ? p1 : ch->part[2] ? ch->part[2] : no_records;
@@ -167,12 +180,8 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
             continue;
           }
 #undef QUIET
-          uintptr_t wa2 = a + 4 * i;
-          uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg;
-          if (sim_ptx_race_word(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
-            if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
+          if (check_word_of_run(c, w, in, ch, off, i, lane_shift, elem_lg, &cur, shared, run, lane_bytes, bytes, data))
             return -1;
-          }
         }
         continue;
       }
@@ -185,12 +194,8 @@ int sim_ptx_race_run(sim_ptx_ctx *c, sim_ptx_warp *w, const sim_ptx_insn *in, co
           put_acc(dst, &cur, 0xf);
           continue;
         }
-        uintptr_t wa2 = a + 4 * i;
-        uintptr_t at = write ? a + ((size_t)lane << (lane_shift + 2)) : wa2 >> elem_lg << elem_lg; /* the store, or element */
-        if (sim_ptx_race_word(c, w, in, lane, ch, off, wa2, &cur, write, shared, at, bytes, write ? data + (at - a) : NULL)) {
-          if (write) memcpy(run, data, (size_t)lane * lane_bytes); /* the lanes before it stored, as lane by lane */
+        if (check_word_of_run(c, w, in, ch, off, i, lane_shift, elem_lg, &cur, shared, run, lane_bytes, bytes, data))
           return -1;
-        }
       }
     }
   }
