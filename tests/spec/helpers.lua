@@ -160,6 +160,22 @@ function H.run_child(script, env, secs)
   return out, tonumber(out:match("exit status (%d+)%s*$"))
 end
 
+-- Temporary files for a describe block: path() names a new one; each is
+-- removed after each test (H.temp_paths(after_each): Busted's, which the
+-- spec file sees).
+function H.temp_paths(after_each)
+  local paths = {}
+  after_each(function()
+    for _, p in ipairs(paths) do os.remove(p) end
+    paths = {}
+  end)
+  return function()
+    local p = os.tmpname()
+    paths[#paths + 1] = p
+    return p
+  end
+end
+
 -- What a compiled kernel runs on sim (GPULUA_SIM_KERNELS, docs/KERNELS.md):
 -- "ptx" (the default: its own code), "host" (its k:host function) or
 -- "compare"; nil on cuda.

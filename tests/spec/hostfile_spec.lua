@@ -5,16 +5,7 @@ local H = require "helpers"
 -- a Lua file handle, one fread or fwrite, under the checker's rules for host
 -- memory.
 describe("host buffers and files", function()
-  local paths = {}
-  local function path()
-    local p = os.tmpname()
-    paths[#paths + 1] = p
-    return p
-  end
-  after_each(function()
-    for _, p in ipairs(paths) do os.remove(p) end
-    paths = {}
-  end)
+  local path = H.temp_paths(after_each)
 
   it("write_to then read_from gives the bytes back, a dtype at a time", function()
     for _, dt in ipairs(H.dtypes) do

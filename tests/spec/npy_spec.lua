@@ -6,16 +6,7 @@ local npy = require "gpulua.npy"
 -- the header dictionary padded with spaces to a multiple of 64 bytes with
 -- its newline, then the data in C order)
 describe("gpulua.npy", function()
-  local paths = {}
-  local function path()
-    local p = os.tmpname()
-    paths[#paths + 1] = p
-    return p
-  end
-  after_each(function()
-    for _, p in ipairs(paths) do os.remove(p) end
-    paths = {}
-  end)
+  local path = H.temp_paths(after_each)
   local function slurp(p)
     local f = assert(io.open(p, "rb"))
     local s = f:read("a")
