@@ -216,12 +216,12 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
       _mm_storeu_si128((__m128i *)(void *)&r0[l], _mm_unpacklo_epi64(x, y));
       _mm_storeu_si128((__m128i *)(void *)&r1[l], _mm_unpackhi_epi64(x, y));
     }
-    return;
-#endif
+#else
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       memcpy(&r0[l], run + 16 * l, 8);
       memcpy(&r1[l], run + 16 * l + 8, 8);
     }
+#endif
     return;
   }
   if (n == 4 && size == 4 && !sgn && rows[0] && rows[1] && rows[2] && rows[3]) { /* ld.v4.u32: 16 bytes a lane */
@@ -237,8 +237,7 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
       _mm_storeu_si128((__m128i *)(void *)&r2[l], _mm_unpacklo_epi32(cd, z));
       _mm_storeu_si128((__m128i *)(void *)&r3[l], _mm_unpackhi_epi32(cd, z));
     }
-    return;
-#endif
+#else
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       uint64_t lo, hi;
       memcpy(&lo, run + 16 * l, 8);
@@ -248,6 +247,7 @@ static void run_load(const unsigned char *run, int size, int n, int sgn, uint64_
       r2[l] = hi & 0xffffffffu;
       r3[l] = hi >> 32;
     }
+#endif
     return;
   }
   for (int k = 0; k < n; k++) {
@@ -280,12 +280,12 @@ static void run_store(unsigned char *run, int size, int n, const uint64_t *const
       _mm_storeu_si128((__m128i *)(void *)(run + 16 * l), _mm_unpacklo_epi64(x, y));
       _mm_storeu_si128((__m128i *)(void *)(run + 16 * l + 16), _mm_unpackhi_epi64(x, y));
     }
-    return;
-#endif
+#else
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       memcpy(run + 16 * l, &r0[l], 8);
       memcpy(run + 16 * l + 8, &r1[l], 8);
     }
+#endif
     return;
   }
   if (n == 4 && size == 4) { /* st.v4.b32: 16 bytes a lane */
@@ -301,13 +301,13 @@ static void run_store(unsigned char *run, int size, int n, const uint64_t *const
       _mm_storeu_si128((__m128i *)(void *)(run + 16 * l), _mm_unpacklo_epi64(ab, cd));
       _mm_storeu_si128((__m128i *)(void *)(run + 16 * l + 16), _mm_unpacklo_epi64(ab1, cd1));
     }
-    return;
-#endif
+#else
     for (int l = 0; l < SIM_PTX_WARP; l++) {
       uint64_t lo = (r0[l] & 0xffffffffu) | r1[l] << 32, hi = (r2[l] & 0xffffffffu) | r3[l] << 32;
       memcpy(run + 16 * l, &lo, 8);
       memcpy(run + 16 * l + 8, &hi, 8);
     }
+#endif
     return;
   }
   size_t step = (size_t)n * (size_t)size;
