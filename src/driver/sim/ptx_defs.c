@@ -17,6 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+int sim_ptx_successors(const sim_ptx_func *f, uint32_t i, uint32_t succ[2]) {
+  const sim_ptx_insn *x = &f->code[i];
+  int ns = 0, ends = x->op == SIM_OP_BRA || x->op == SIM_OP_RET || x->op == SIM_OP_EXIT;
+  if (x->op == SIM_OP_BRA && x->target < f->ncode) succ[ns++] = x->target;
+  if ((!ends || x->guard >= 0) && i + 1 < f->ncode) succ[ns++] = i + 1;
+  return ns;
+}
+
 int sim_ptx_writes_o0(const sim_ptx_insn *in) {
   if (in->guard >= 0) return 0;
   return sim_ptx_may_write_o0(in);
@@ -85,9 +93,7 @@ int sim_ptx_find_undefined(sim_ptx_func *f) {
       memcpy(out, in + (size_t)i * words, words * sizeof *out);
       sim_ptx_each_reg(f, x, 1, add_reg, out);
       uint32_t succ[2];
-      int ns = 0, ends = x->op == SIM_OP_BRA || x->op == SIM_OP_RET || x->op == SIM_OP_EXIT;
-      if (x->op == SIM_OP_BRA && x->target < f->ncode) succ[ns++] = x->target;
-      if ((!ends || x->guard >= 0) && i + 1 < f->ncode) succ[ns++] = i + 1;
+      int ns = sim_ptx_successors(f, i, succ);
       for (int s = 0; s < ns; s++) {
         uint64_t *t = in + (size_t)succ[s] * words;
         for (size_t k = 0; k < words; k++) {

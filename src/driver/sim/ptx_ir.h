@@ -242,6 +242,10 @@ static inline int sim_ptx_type_is_half(int type) { return type >= SIM_T_F16 && t
 int sim_ptx_check_func(const sim_ptx_module *m, sim_ptx_func *f, char *err, size_t errlen);
 /* ptx_defs.c: fills f->undef_regs; 0, or -1 out of memory. */
 int sim_ptx_find_undefined(sim_ptx_func *f);
+/* ptx_defs.c: the instructions that may run after instruction i of f, in
+ * succ (a branch's target, the next one unless i ends the path): their
+ * count. */
+int sim_ptx_successors(const sim_ptx_func *f, uint32_t i, uint32_t succ[2]);
 /* ptx_defs.c: whether the instruction writes its first operand's
  * register(s) (a register, or a vector load's or unpacking mov's list):
  * may, guarded or not; surely, unguarded. */

@@ -38,15 +38,6 @@ static void each_write(const sim_ptx_func *f, const sim_ptx_insn *in, void (*fn)
       if (f->vec[o->reg + e] != UINT32_MAX) fn(f->vec[o->reg + e], arg);
 }
 
-/* The instruction's successors in succ: their count. */
-static int successors(const sim_ptx_func *f, uint32_t i, uint32_t succ[2]) {
-  const sim_ptx_insn *x = &f->code[i];
-  int ns = 0, ends = x->op == SIM_OP_BRA || x->op == SIM_OP_RET || x->op == SIM_OP_EXIT;
-  if (x->op == SIM_OP_BRA && x->target < f->ncode) succ[ns++] = x->target;
-  if ((!ends || x->guard >= 0) && i + 1 < f->ncode) succ[ns++] = i + 1;
-  return ns;
-}
-
 /* Renames each register operand r of `in` to row[r] (a vector list's
  * entries once: `done` marks them). */
 static void rename_operands(sim_ptx_func *f, sim_ptx_insn *in, const uint32_t *row, uint64_t *done) {
@@ -83,7 +74,7 @@ int sim_ptx_pack_regs(sim_ptx_func *f) {
     for (uint32_t i = nc; i-- > 0;) {
       const sim_ptx_insn *x = &f->code[i];
       uint32_t succ[2];
-      int ns = successors(f, i, succ);
+      int ns = sim_ptx_successors(f, i, succ);
       memset(out, 0, words * sizeof *out);
       for (int s = 0; s < ns; s++)
         for (size_t k = 0; k < words; k++) out[k] |= live[(size_t)succ[s] * words + k];
@@ -103,7 +94,7 @@ int sim_ptx_pack_regs(sim_ptx_func *f) {
   for (uint32_t i = 0; i < nc; i++) {
     const sim_ptx_insn *x = &f->code[i];
     uint32_t succ[2];
-    int ns = successors(f, i, succ);
+    int ns = sim_ptx_successors(f, i, succ);
     memset(kill, 0, words * sizeof *kill); /* here: the registers written */
     each_write(f, x, add_reg, kill);
     int any = 0;
