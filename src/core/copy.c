@@ -165,5 +165,5 @@ int gl_read_submit(const gl_read_req *r) {
   op.u.copy.src = gl_slice_ptr(x);
   op.u.copy.read = 1;
   if (gl_queue_op(s, &op, r->site) != 0) return -1;
-  return gl_stream_wait_host(s, r->site);
+  return r->no_wait ? 0 : gl_stream_wait_host(s, r->site);
 }

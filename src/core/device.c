@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "after.h"
 #include "blas.h"
 #include "comm.h"
 #include "event.h"
@@ -200,6 +201,7 @@ void gl_device_close(gl_device *d) {
   gld_drv.cuCtxSynchronize();
   gl_blas_device_close(d); /* the streams' workspaces and every cuBLAS handle */
   gl_scratch_device_close(d); /* the streams' reduction scratch */
+  gl_after_device_close(d);   /* e:await's idle watchers */
   while (d->streams) {
     gl_stream *s = d->streams;
     *s->prev_open = s->next_open;

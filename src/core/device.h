@@ -47,6 +47,8 @@ struct gl_device {
   int nblas_spare;
   gl_stream *spares;         /* where the spares are made, from the first (gl_stream_spares) */
   gl_alloc *allocs;          /* its slices' allocations, for naming memory in a fault (gl_alloc_at) */
+  CUstream *watchers;        /* idle streams that wait for an event for e:await (after.h) */
+  int nwatchers, capwatchers;
 };
 
 /* Device `ordinal`, opened at first use. `call`: the call's name as the

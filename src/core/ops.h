@@ -67,6 +67,7 @@ typedef struct gl_read_req {
   gl_stream *s;
   gl_hostbuf *h;
   gl_site *site;
+  int no_wait;       /* queue only: the caller learns of its end otherwise (a task's await) */
 } gl_read_req;
 int gl_read_submit(const gl_read_req *r);
 

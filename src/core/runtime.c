@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "after.h"
 #include "comm.h"
 #include "device.h"
 #include "hostmem.h"
@@ -159,6 +160,7 @@ void gl_runtime_teardown(gl_runtime *rt) {
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened) gl_device_close(&rt->devs[i]);
   gl_retire_reap(rt, 1); /* what closing the devices let go */
+  gl_after_teardown(rt);
   for (int i = 0; i < rt->ndev; i++) {
     gl_device *d = &rt->devs[i];
     if (!d->opened) continue;

@@ -43,6 +43,7 @@ struct gl_runtime {
   unsigned captures;           /* captures begun so far: each one's id */
   struct gl_graph *graphs;     /* graphs not yet closed (graph.c) */
   struct gl_comm *comms;       /* live NCCL communicators (comm.c) */
+  struct gl_afters *after;     /* points on streams the host hears of (after.h), from the first */
   size_t pinned_held;    /* bytes of pinned host memory held */
   uint64_t configs;      /* gpu.config objects made so far: each one's id */
   gl_buf host_kernel_error; /* the last sim host kernel's error, until a fault of its device takes it */

@@ -114,6 +114,12 @@ typedef struct gld_driver_ext {
                             int nparams, const size_t *sizes, gld_host_args_fn args);
   /* The thread that runs on_main host implementations (the Lua thread). */
   void (*set_main_thread)(void);
+  /* Block the calling thread until ready(user) is non-zero or ms
+   * milliseconds passed, letting the device go on meanwhile (its work
+   * started, on_main host implementations run on this thread): a host
+   * function (cuLaunchHostFunc) that makes ready true ends the wait. NULL:
+   * the device goes on by itself, and the caller waits as it likes. */
+  void (*host_wait)(int (*ready)(void *user), void *user, int ms);
   /* Give a built-in kernel's function (kernels/builtins.cu: `kernel` for the
    * dtype named `dtype`, "f32") the backend's own host implementation;
    * CUDA_ERROR_NOT_FOUND when it has none. */

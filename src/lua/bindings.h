@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "after.h"
 #include "device.h"
 #include "dtype.h"
 #include "error.h"
@@ -160,6 +161,19 @@ const char *gll_given(lua_State *L, int idx);
  * 0 <= offset <= total, count defaults to the rest and must fit. `what`
  * names the viewed object ("slice", "buffer"). */
 void gll_check_view(lua_State *L, size_t total, const char *what, size_t *off, size_t *cnt);
+
+/* ---- safe points (l_after.c) -------------------------------------------- */
+
+/* Run the s:after callbacks whose points the device reached, in the order
+ * reached, and make ready the tasks whose awaits it reached; an error in a
+ * callback is raised here, naming where it was queued. Nothing inside a sim
+ * host kernel, during a capture, or inside a callback. */
+void gll_after_run(lua_State *L);
+static inline void gll_safe_point(lua_State *L) {
+  if (atomic_load_explicit(&gl_after_reached_anywhere, memory_order_relaxed) > 0) gll_after_run(L);
+}
+/* luaL_setfuncs(L, l, 0) with each function a safe point first. */
+void gll_setfuncs_safe(lua_State *L, const luaL_Reg *l);
 
 /* ---- the runtime and the gpu table (l_gpu.c) --------------------------- */
 

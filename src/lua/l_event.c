@@ -2,7 +2,7 @@
  * l_event.c -- event userdata: s:record{timing = bool} and s:record(e)
  * (the same event recorded again); sync, query, elapsed. The core event (core/event.h) lives in the userdata.
  */
-#include "bindings.h"
+#include "l_async.h"
 
 #include <string.h>
 
@@ -55,6 +55,20 @@ int gll_event_sync(lua_State *L) {
   gl_event *e = check_event(L, 1);
   gl_site site = GL_SITE(L);
   if (gl_event_sync(e, "e:sync", &site) != 0) return gll_raise(L, e->s->dev->rt);
+  gll_safe_point(L);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* e:await(): in a task, yields until the work e marks finished; elsewhere,
+ * e:sync(). Returns e. */
+int gll_event_await(lua_State *L) {
+  gl_event *e = check_event(L, 1);
+  GL_NOT_IN_HOST_KERNEL(L, "e:");
+  if (gll_in_task(L)) return gll_task_await_event(L, e, "e:await");
+  gl_site site = GL_SITE(L);
+  if (gl_event_sync(e, "e:await", &site) != 0) return gll_raise(L, e->s->dev->rt);
+  gll_safe_point(L);
   lua_settop(L, 1);
   return 1;
 }
@@ -64,6 +78,7 @@ int gll_event_query(lua_State *L) {
   gl_site site = GL_SITE(L);
   int done;
   if (gl_event_query(e, &done, "e:query", &site) != 0) return gll_raise(L, e->s->dev->rt);
+  if (done) gll_safe_point(L);
   lua_pushboolean(L, done);
   return 1;
 }

@@ -165,6 +165,7 @@ int gll_gpu_sync(lua_State *L) {
   gl_site site = GL_SITE(L);
   for (int i = 0; i < rt->ndev; i++)
     if (rt->devs[i].opened && gl_device_sync(&rt->devs[i], &site) != 0) return gll_raise(L, rt);
+  gll_safe_point(L);
   return 0;
 }
 
@@ -331,7 +332,7 @@ int luaopen_gpulua(lua_State *L) {
 
   /* the gpu table (l_surface.c), with its values in their places */
   lua_createtable(L, 0, 24);
-  luaL_setfuncs(L, gll_gpu_lib, 0);
+  gll_setfuncs_safe(L, gll_gpu_lib);
   lua_pushliteral(L, GPULUA_VERSION);
   lua_setfield(L, -2, "version");
   gll_push_builtins(L);

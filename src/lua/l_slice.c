@@ -3,7 +3,7 @@
  * free. The core slice (core/memory.h) lives in the userdata; an allocation
  * is shared by the slice that allocated it and its views.
  */
-#include "bindings.h"
+#include "l_async.h"
 
 #include <string.h>
 
@@ -100,7 +100,16 @@ int gll_slice_split(lua_State *L) {
 
 static const char *const read_options[] = {"stream", NULL};
 
-/* x:read{stream = s} -> host buffer with x's contents; waits for the copy. */
+/* A task's x:read, resumed: the buffer is on top. */
+static int read_done(lua_State *L, int status, lua_KContext ctx) {
+  (void)L;
+  (void)status;
+  (void)ctx;
+  return 1;
+}
+
+/* x:read{stream = s} -> host buffer with x's contents; waits for the copy
+ * (in a task: yields until it finished). */
 int gll_slice_read(lua_State *L) {
   gl_slice *x = gll_check_slice(L, 1);
   gl_device *dev = x->a->dev;
@@ -108,10 +117,13 @@ int gll_slice_read(lua_State *L) {
   if (gl_device_check(dev) != 0) return gll_raise(L, dev->rt);
   gll_check_options(L, 2, "x:read", read_options);
   gl_stream *s = gll_opt_stream(L, 2, dev, "x:read");
-  gl_hostbuf *h = gll_push_hostbuf(L, x->dtype, x->count, 0, 0);
+  int task = gll_in_task(L); /* queue the copy, yield until it finished: into pinned memory, so as not to block */
+  gl_hostbuf *h = gll_push_hostbuf(L, x->dtype, x->count, task, 0);
   gl_site site = GL_SITE(L);
-  gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = &site};
+  gl_read_req r = {.call = "x:read", .x = x, .s = s, .h = h, .site = &site, .no_wait = task};
   if (gl_read_submit(&r) != 0) return gll_raise(L, dev->rt);
+  if (task) return gll_task_await_stream(L, s, "x:read", read_done);
+  gll_safe_point(L);
   return 1;
 }
 

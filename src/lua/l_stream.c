@@ -128,6 +128,7 @@ int gll_stream_sync(lua_State *L) {
   gl_stream *s = gll_check_stream(L, 1);
   gl_site site = GL_SITE(L);
   if (gl_stream_sync(s, "s:sync", &site) != 0) return gll_raise(L, s->dev->rt);
+  gll_safe_point(L);
   lua_settop(L, 1);
   return 1;
 }
@@ -137,6 +138,7 @@ int gll_stream_query(lua_State *L) {
   gl_site site = GL_SITE(L);
   int done;
   if (gl_stream_query(s, &done, "s:query", &site) != 0) return gll_raise(L, s->dev->rt);
+  if (done) gll_safe_point(L);
   lua_pushboolean(L, done);
   return 1;
 }

@@ -32,6 +32,9 @@ const luaL_Reg gll_gpu_lib[] = {
   {"load", gll_gpu_load},
   {"config", gll_gpu_config},
   {"comm", gll_gpu_comm},
+  {"spawn", gll_gpu_spawn},
+  {"loop", gll_gpu_loop},
+  {"poll", gll_gpu_poll},
   {"version", NULL}, /* values, set by luaopen_gpulua (l_gpu.c) */
   {"kernels", NULL}, /* the built-in kernels (l_kernel.c) */
   {NULL, NULL}};
@@ -70,6 +73,8 @@ static const luaL_Reg stream_methods[] = {
   {"launch", gll_stream_launch},
   {"capture", gll_stream_capture},
   {"gemm", gll_stream_gemm},
+  {"after", gll_stream_after},
+  {"await", gll_stream_await},
   {NULL, NULL}};
 static const char *const stream_fields[] = {"name", "device", NULL};
 static const luaL_Reg stream_meta[] = {{"__tostring", gll_stream_tostring}, {NULL, NULL}};
@@ -91,6 +96,7 @@ static const luaL_Reg event_methods[] = {
   {"sync", gll_event_sync},
   {"query", gll_event_query},
   {"elapsed", gll_event_elapsed},
+  {"await", gll_event_await},
   {NULL, NULL}};
 static const luaL_Reg event_meta[] = {{"__gc", gll_event_gc}, {"__tostring", gll_event_tostring}, {NULL, NULL}};
 

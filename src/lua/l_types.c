@@ -192,7 +192,7 @@ static void publish_methods(lua_State *L, const gll_type *t) {
 
 /* The methods of t into the table on top, then the release closures. */
 static void fill_methods(lua_State *L, const gll_type *t) {
-  if (t->methods) luaL_setfuncs(L, t->methods, 0);
+  if (t->methods) gll_setfuncs_safe(L, t->methods);
   if (t->release) set_release(L, t);
 }
 

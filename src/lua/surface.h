@@ -68,6 +68,9 @@ int gll_gpu_sim_model(lua_State *L);
 int gll_gpu_calibrate(lua_State *L);
 int gll_host_new(lua_State *L);          /* l_hostbuf.c: gpu.host */
 int gll_gpu_compile(lua_State *L);   /* l_module.c */
+int gll_gpu_spawn(lua_State *L);     /* l_task.c */
+int gll_gpu_loop(lua_State *L);
+int gll_gpu_poll(lua_State *L);      /* l_after.c */
 int gll_gpu_load(lua_State *L);
 int gll_gpu_config(lua_State *L);    /* l_config.c */
 int gll_gpu_comm(lua_State *L);      /* l_comm.c */
@@ -90,6 +93,8 @@ int gll_stream_fill(lua_State *L);       /* l_copy.c */
 int gll_stream_launch(lua_State *L);     /* l_launch.c */
 int gll_stream_capture(lua_State *L);    /* l_graph.c */
 int gll_stream_gemm(lua_State *L);       /* l_blas.c */
+int gll_stream_after(lua_State *L);      /* l_after.c */
+int gll_stream_await(lua_State *L);      /* l_task.c */
 int gll_stream_wait(lua_State *L);
 int gll_stream_join(lua_State *L);
 int gll_stream_fork(lua_State *L);
@@ -103,6 +108,7 @@ int gll_stream_release(lua_State *L);
 int gll_event_sync(lua_State *L);
 int gll_event_query(lua_State *L);
 int gll_event_elapsed(lua_State *L);
+int gll_event_await(lua_State *L);
 int gll_event_gc(lua_State *L);
 int gll_event_tostring(lua_State *L);
 

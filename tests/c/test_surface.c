@@ -108,6 +108,18 @@ static void push_listed(lua_State *L, const char *msg, const char *label, const 
   }
 }
 
+/* The C function a registered value at idx calls: a function and method
+ * is a safe point's wrapper (l_after.c) whose upvalue 1 is the function. */
+static lua_CFunction registered(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_CFunction f = lua_tocfunction(L, idx);
+  if (lua_getupvalue(L, idx, 1)) {
+    if (lua_iscfunction(L, -1)) f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+  }
+  return f;
+}
+
 /* The table at idx holds the names of a registration (`reg`, with `also`
  * and `also2` added: NULL or a name), each reg's function (a NULL function:
  * any value but a function), `also` also_fn (when given), and no other name
@@ -119,7 +131,7 @@ static void table_matches(lua_State *L, int idx, const luaL_Reg *reg, const char
   for (const luaL_Reg *r = reg; r && r->name; r++, n++) {
     int type = lua_getfield(L, idx, r->name);
     if (r->func)
-      CHECK(type == LUA_TFUNCTION && lua_tocfunction(L, -1) == r->func, "%s: '%s' is the table's function", what,
+      CHECK(type == LUA_TFUNCTION && registered(L, -1) == r->func, "%s: '%s' is the table's function", what,
             r->name);
     else CHECK(type != LUA_TNIL && type != LUA_TFUNCTION, "%s: '%s' is a value (got %s)", what, r->name,
                lua_typename(L, type));
@@ -128,7 +140,7 @@ static void table_matches(lua_State *L, int idx, const luaL_Reg *reg, const char
   if (also) {
     n++;
     int type = lua_getfield(L, idx, also);
-    CHECK(type == LUA_TFUNCTION && (!also_fn || lua_tocfunction(L, -1) == also_fn), "%s: '%s' is there", what, also);
+    CHECK(type == LUA_TFUNCTION && (!also_fn || registered(L, -1) == also_fn), "%s: '%s' is there", what, also);
     lua_pop(L, 1);
   }
   if (also2) {

@@ -19,8 +19,9 @@ describe("fields", function()
     local x = dev:zeros("f32", 4)
     H.fails(H.lit("gpulua.Slice has no field 'lenght' (fields: dtype, bytes, device; methods: free, read, split, "
                   .. "view)"), function() return x.lenght end)
-    H.fails(H.lit("gpulua.Stream has no field 'nmae' (fields: name, device; methods: capture, close, copy, fill, fork, "
-                  .. "gemm, join, launch, query, record, sync, wait)"), function() return dev.main.nmae end)
+    H.fails(H.lit("gpulua.Stream has no field 'nmae' (fields: name, device; methods: after, await, capture, close, "
+                  .. "copy, fill, fork, gemm, join, launch, query, record, sync, wait)"),
+            function() return dev.main.nmae end)
     local g = dev.main:capture(function() end)
     H.fails(H.lit("gpulua.Graph has no field 'node' (fields: name, nodes, device, launches; methods: close, launch, "
                   .. "update)"), function() return g.node end)
@@ -28,7 +29,7 @@ describe("fields", function()
     H.fails(H.lit("gpulua.Device has no field 'memroy' (fields: ordinal, name, memory, cc, sms, copy_engines, main; "
                   .. "methods:"),
             function() return dev.memroy end)
-    H.fails(H.lit("gpulua.Event has no field 'seq' (fields: none; methods: elapsed, query, sync)"),
+    H.fails(H.lit("gpulua.Event has no field 'seq' (fields: none; methods: await, elapsed, query, sync)"),
             function() return dev.main:record().seq end)
     H.fails(H.lit("gpulua.Module has no field 'kernels' (fields: name, device; methods: global, kernel)"),
             function() return gpu.load("tests/data/twice.ptx").kernels end)

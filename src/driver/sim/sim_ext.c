@@ -50,6 +50,7 @@ void gld_driver_sim_load_ext(gld_driver_ext *x) {
   x->quiet = gld_sim_quiet;
   x->func_set_host = gld_sim_func_set_host;
   x->set_main_thread = gld_sim_set_main_thread;
+  x->host_wait = sim_host_wait;
   x->func_set_builtin = func_set_builtin;
   x->host_memory = gld_sim_host_memory;
   x->cublas_table = gld_cublas_sim_table;

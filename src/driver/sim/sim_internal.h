@@ -346,6 +346,8 @@ CUresult sim_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstrea
 CUresult sim_cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream st);
 CUresult sim_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h, CUstream st);
 CUresult sim_cuLaunchHostFunc(CUstream st, CUhostFn fn, void *user);
+/* driver_ext.h's host_wait (sim_stream.c). */
+void sim_host_wait(int (*ready)(void *user), void *user, int ms);
 
 /* sim_module.c */
 CUresult sim_cuModuleLoadData(CUmodule *m, const void *image);

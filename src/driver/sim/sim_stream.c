@@ -63,6 +63,24 @@ void sim_host_wait_locked(void) {
   sim_wait_locked();
 }
 
+void sim_host_wait(int (*ready)(void *user), void *user, int ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += (long)ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&sim_S.mu);
+  int timed_out = 0;
+  while (!ready(user) && !timed_out) {
+    if (sim_service_locked()) continue; /* a host kernel ran: look again */
+    sim_kick_all_locked();
+    sim_S.waiters++;
+    timed_out = pthread_cond_timedwait(&sim_S.cv, &sim_S.mu, &until) != 0;
+    sim_S.waiters--;
+  }
+  pthread_mutex_unlock(&sim_S.mu);
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -294,6 +312,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&sim_S.mu);
     int announce = !healthy;
     for (int i = 0; i < n; i++) {
+      if (batch[i].kind == OP_HOSTFN) announce = 1; /* a host waiting for it (sim_host_wait) */
       if (batch[i].kind == OP_RECORD) {
         batch[i].mark->done = 1;
         batch[i].mark->t_ms = now_ms();
