@@ -42,6 +42,21 @@
 -- called before the capture, with the main stream, since nothing can be
 -- allocated inside one. Replay it with g:launch(s) as often as needed.
 --
+-- Host stages: with load and/or store, run keeps a ring of host_buffers
+-- (default: streams + 1) slots, each a pinned input buffer (with load) and a
+-- pinned output buffer (with store) of chunk = {dtype, n} elements. Batch b
+-- takes slot (b - 1) % host_buffers + 1: run waits until that slot's last
+-- batch has finished and been stored, calls load(b, h_in) (the host fills
+-- it, while the GPU works on the batches queued before), then
+-- stage(b, s, h_in, h_out, ctx), then queues an s:after point and records
+-- the slot's event after it. Once the batch has finished, store(b, h_out)
+-- runs (at a safe point), in batch order: a batch that finished early waits
+-- for the ones before it, so store may write a file in sequence. A buffer is
+-- never reused while a copy may still read or write it, or before its store
+-- ran; an error in store is raised by run (at its next batch, or at its
+-- end) with store's own line, and no later store runs. Before run returns,
+-- every batch has been stored.
+--
 -- pipeline.buffers{a = {"f32", n}, h = {"f32", n, host = true}} makes a
 -- `setup` that gives each stream its own device slices (allocated on that
 -- stream) and pinned host buffers: double buffering without bookkeeping.
@@ -99,8 +114,10 @@ local function as_device(d)
   fail("expected a device or a device ordinal, got " .. given(d))
 end
 
-local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress"}
-local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress", "name"}
+local OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress", "chunk", "host_buffers",
+                 "load", "store"}
+local GRAPH_OPTIONS = {"device", "devices", "streams", "batches", "setup", "stage", "progress", "name", "chunk",
+                       "host_buffers", "load", "store"}
 
 local function check_opts(opts, known_options)
   if type(opts) ~= "table" then fail("expected a table of options, got " .. type(opts)) end
@@ -123,6 +140,96 @@ local function check_opts(opts, known_options)
   if opts.progress ~= nil and type(opts.progress) ~= "boolean" then
     fail("option 'progress' expected a boolean, got " .. given(opts.progress))
   end
+  for _, name in ipairs{"load", "store"} do
+    if opts[name] ~= nil and type(opts[name]) ~= "function" then
+      fail(("option '%s' expected a function, got %s"):format(name, given(opts[name])))
+    end
+  end
+  local host = opts.load ~= nil or opts.store ~= nil
+  if not host then
+    for _, name in ipairs{"chunk", "host_buffers"} do
+      if opts[name] ~= nil then fail(("option '%s' needs 'load' or 'store' (the host stages)"):format(name)) end
+    end
+    return
+  end
+  local c = opts.chunk
+  if type(c) ~= "table" or type(c[1]) ~= "string" or math.type(c[2]) ~= "integer" or c[2] < 1 then
+    fail("option 'chunk' expected {dtype, n} (n a positive integer: the elements of a host buffer), got "
+         .. (type(c) == "table" and ("{%s, %s}"):format(given(c[1]), given(c[2])) or given(c)))
+  end
+  local dtypes = "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64"
+  if not (" " .. dtypes .. " "):find(" " .. c[1] .. " ", 1, true) then
+    fail(("option 'chunk': unknown dtype '%s' (expected %s)"):format(c[1], dtypes))
+  end
+  local k = opts.host_buffers
+  if k ~= nil and (math.type(k) ~= "integer" or k < 1) then
+    fail("option 'host_buffers' expected a positive integer, got " .. given(k))
+  end
+end
+
+-- ---- host stages: the ring of pinned buffers ----------------------------
+
+-- The ring: `count` slots of pinned buffers of chunk (h_in with load, h_out
+-- with store), each free until a batch takes it.
+local function host_ring(opts, count)
+  local ring = {slots = {}, failed = nil, next_store = 1}
+  local dtype, n = opts.chunk[1], opts.chunk[2]
+  call(function()
+    for i = 1, count do
+      ring.slots[i] = {h_in = opts.load and gpu.host(dtype, n) or nil, h_out = opts.store and gpu.host(dtype, n) or nil}
+    end
+  end)
+  return ring
+end
+
+-- Store the finished batches from ring.next_store on, in batch order (a
+-- batch that finished early waits for the ones before it).
+local function ring_flush(ring, store)
+  while true do
+    local nb = ring.next_store
+    local slot = ring.slots[(nb - 1) % #ring.slots + 1]
+    if slot.batch ~= nb or not slot.done then return end
+    if store and not ring.failed then
+      local ok, err = pcall(store, nb, slot.h_out)
+      if not ok then ring.failed = err end
+    end
+    slot.done = false
+    ring.next_store = nb + 1
+  end
+end
+
+-- Batch b's work is queued on s: its slot is done once it has finished
+-- (s:after), then the slot's event, which thus follows that callback's point.
+local function slot_queue(ring, slot, b, s, store)
+  slot.batch, slot.done = b, false
+  call(function()
+    s:after(function()
+      slot.done = true
+      ring_flush(ring, store)
+    end)
+    slot.event = s:record(slot.event or {})
+  end)
+end
+
+-- Wait until every batch up to `upto` has been stored: the event of the
+-- oldest one not stored, then its callback at the sync's end (gpu.poll, for
+-- a run inside a callback, whose safe points run no other callback).
+local function wait_stored(ring, upto)
+  while ring.next_store <= upto do
+    local nb = ring.next_store
+    local slot = ring.slots[(nb - 1) % #ring.slots + 1]
+    call(function() slot.event:sync() end)
+    if ring.next_store == nb then call(gpu.poll) end
+    if ring.next_store == nb then
+      fail(("batch %d finished, but its store could not run here (a pipeline.run inside an s:after callback?)")
+           :format(nb))
+    end
+  end
+end
+
+-- A store failed: its error, with its own line.
+local function ring_check(ring)
+  if ring.failed then error(ring.failed, 0) end
 end
 
 -- ---- the progress line -------------------------------------------------
@@ -273,6 +380,7 @@ function pipeline.run(opts)
     counts[i] = 0
   end
 
+  local ring = (opts.load or opts.store) and host_ring(opts, opts.host_buffers or #streams + 1)
   local bar <close> = opts.progress and progress_line(opts.batches, #streams) or nil
   local t0 = gpu.clock()
   local starts, stops = {}, {}
@@ -287,7 +395,16 @@ function pipeline.run(opts)
     local k = (b - 1) % #streams + 1
     local s = streams[k]
     firsts[k] = firsts[k] or call(first_mark, s)
-    opts.stage(b, s, ctx[k])
+    if ring then
+      local slot = ring.slots[(b - 1) % #ring.slots + 1]
+      wait_stored(ring, b - #ring.slots) -- the slot's last batch
+      ring_check(ring)
+      if opts.load then opts.load(b, slot.h_in) end
+      opts.stage(b, s, slot.h_in, slot.h_out, ctx[k])
+      slot_queue(ring, slot, b, s, opts.store)
+    else
+      opts.stage(b, s, ctx[k])
+    end
     counts[k] = counts[k] + 1
     if bar then call(bar.queued_on, bar, k, s, b, counts[k]) end
   end
@@ -303,6 +420,10 @@ function pipeline.run(opts)
   end)
   local wall_ms = (gpu.clock() - t0) * 1e3
   if bar then call(bar.finish, bar) end
+  if ring then
+    wait_stored(ring, opts.batches)
+    ring_check(ring)
+  end
 
   local stats = {batches = opts.batches, streams = {}, wall_ms = wall_ms, gpu_ms = 0}
   call(function()
@@ -331,6 +452,9 @@ function pipeline.graph(opts)
   end
   if opts.progress then
     fail("option 'progress' is pipeline.run's: nothing runs while a graph is captured (time its replays instead)")
+  end
+  if opts.load or opts.store then
+    fail("options 'load' and 'store' are pipeline.run's: a graph's replay runs no host code between its batches")
   end
   if opts.name ~= nil and type(opts.name) ~= "string" then
     fail("option 'name' expected a string, got " .. type(opts.name))

@@ -64,7 +64,7 @@ describe("pipelines", function()
       {device = 0, devices = {0}, batches = 1, stage = function() end})
     H.fails("pipeline%.buffers: buffer 'a' expected {dtype, count", pipeline.buffers, {a = {"f32"}})
     H.fails("pipeline%.run: unknown option 'batchs' %(the options are: device, devices, streams, batches, setup, " ..
-            "stage, progress%)", pipeline.run, {batchs = 1, stage = print})
+            "stage, progress, chunk, host_buffers, load, store%)", pipeline.run, {batchs = 1, stage = print})
     H.fails("pipeline%.run: option 'progress' expected a boolean, got number 1$", pipeline.run,
       {batches = 1, stage = print, progress = 1})
     H.fails("pipeline%.run: option 'progress' expected a boolean, got string$", pipeline.run,
