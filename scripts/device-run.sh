@@ -3,6 +3,8 @@
 # the .carry/ made by scripts/device-prepare.sh:
 #   bash scripts/device-run.sh [specs|examples|bench|all]   (default all)
 #   bash scripts/device-run.sh sanitize                    (not part of all)
+#   bash scripts/device-run.sh file [MiB] [rounds]         (not part of all: the file pipeline's
+#                                                          benchmark, bench/file_bench.sh)
 #   bash scripts/device-run.sh corpus                      (part of all: the interpreter's corpus,
 #                                                          tests/ptx, on the GPU and on sim, compared)
 #   bash scripts/device-run.sh model                       (not part of all: calibrates the
@@ -88,6 +90,12 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     bash bench/run.sh 2>&1 | tee "$out/bench.log" | tail -n 40
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   fi
+fi
+if [ "$what" = file ]; then
+  # the file pipeline against raw C and CuPy, page cache dropped and warm (bench/file_bench.sh)
+  echo "== file pipeline benchmark"
+  bash bench/file_bench.sh "${2:-2048}" 32 2 "${3:-3}" 2>&1 | tee "$out/file-bench.log" | grep -v '^\(raw_file\|file_\)' | tail -n 30
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 if [ "$what" = all ] || [ "$what" = corpus ]; then
   # the sim's interpreter against the GPU: the same kernels, the same inputs, every output
