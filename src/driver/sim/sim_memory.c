@@ -299,7 +299,8 @@ CUresult sim_cuMemHostUnregister(void *p) {
 }
 
 /* Whether [p, p + n) shares a byte with memory registered read-only, which
- * the device may not write. */
+ * the device may not write: the driver refuses a device->host copy into it
+ * at the call, with CUDA_ERROR_INVALID_VALUE. */
 static int registered_readonly(const void *p, size_t n) {
   uintptr_t lo = (uintptr_t)p, hi = lo + n;
   int found = 0;
