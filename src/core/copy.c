@@ -57,6 +57,7 @@ int gl_copy_submit(const gl_copy_req *r) {
   gl_device *dev = s->dev;
   gl_runtime *rt = dev->rt;
   if (check_end(rt, dst, 1) != 0 || check_end(rt, src, 2) != 0) return -1;
+  if (dst.h && gl_hostbuf_writable(dst.h, call, "dst") != 0) return -1; /* a file mapped read-only */
   size_t bytes = bytes_of(dst);
   if (bytes != bytes_of(src)) {
     gl_buf dd = GL_BUF_INIT, sd = GL_BUF_INIT;
@@ -154,6 +155,7 @@ int gl_read_submit(const gl_read_req *r) {
   if (s->dev != dev)
     return gl_fail(rt, "%s: stream '%s' is on device %d, but the slice is on device %d", r->call, s->name,
                    s->dev->ordinal, dev->ordinal);
+  if (gl_hostbuf_writable(r->h, r->call, NULL) != 0) return -1;
   /* the slice read, and the buffer written: recorded on the buffer too, so
    * that a wait that fails (a poisoned device) does not let the buffer's
    * memory go while the copy may still run (the retire list holds it) */

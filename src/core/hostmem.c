@@ -40,12 +40,28 @@ int gl_hostbuf_check(gl_runtime *rt, const gl_hostbuf *h) {
   return 0;
 }
 
-int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site) {
+int gl_hostbuf_writable(const gl_hostbuf *h, const char *call, const char *role) {
+  const gl_hostmem *m = h->m;
+  gl_runtime *rt = m->rt;
+  if (!m->readonly) return 0;
+  gl_buf d = GL_BUF_INIT;
+  if (call) gl_buf_printf(&d, "%s: ", call);
+  if (role) gl_buf_printf(&d, "%s: ", role);
+  if (m->path)
+    gl_fail(rt, "%shost buffer %s[%zu]%s is a read-only mapping of %s: map it writable to write it (%s)",
+            gl_buf_str(&d), gl_dtypes[h->dtype].name, h->count, h->is_view ? " (a view)" : "", m->path,
+            rt->names.map_writable);
+  else
+    gl_fail(rt, "%sa host view of a slice (%s[%zu]) of a const argument is read-only: the kernel declared it const",
+            gl_buf_str(&d), gl_dtypes[h->dtype].name, h->count);
+  gl_buf_free(&d);
+  return -1;
+}
+
+int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, const char *call, gl_site *site) {
   gl_hostmem *m = h->m;
   gl_runtime *rt = m->rt;
-  if (write && m->readonly)
-    return gl_fail(rt, "a host view of a slice (%s[%zu]) of a const argument is read-only: the kernel declared it "
-                       "const", gl_dtypes[h->dtype].name, h->count);
+  if (write && m->readonly) return gl_hostbuf_writable(h, call, NULL);
   if (rt->capture && m->graph == (const struct gl_graph *)rt->capture && m->graph_uses) {
     gl_buf d = GL_BUF_INIT;
     gl_hostbuf_describe(h, &d);
@@ -89,6 +105,10 @@ int gl_hostbuf_readable_now(gl_hostbuf *h, size_t n, const gl_stream **other) {
 /* Give the memory back (the struct stays while handles refer to it). */
 static void hostmem_release(gl_hostmem *m) {
   if (!m->ptr || m->borrowed) { /* expired, or device memory: not ours */
+  } else if (m->registered) { /* a file's mapping, page-locked */
+    gld_drv.cuMemHostUnregister(m->ptr);
+    m->rt->pinned_held -= m->bytes;
+    munmap(m->ptr, m->bytes);
   } else if (m->pinned) {
     gld_drv.cuMemFreeHost(m->ptr);
     m->rt->pinned_held -= m->bytes;
@@ -103,6 +123,7 @@ static void hostmem_release(gl_hostmem *m) {
 static void hostmem_destroy(gl_hostmem *m) {
   hostmem_release(m);
   gl_access_clear(&m->acc);
+  free(m->path);
   free(m);
 }
 
@@ -162,14 +183,14 @@ static void host_memory(int pinned, size_t *avail, size_t *total) {
   fclose(f);
 }
 
-static int larger_than_host(size_t bytes) { return physical_bytes() && bytes > physical_bytes(); }
+int gl_host_larger_than_memory(size_t bytes) { return physical_bytes() && bytes > physical_bytes(); }
 
 /* Pinned memory: a request larger than the host's memory fails at once (the
  * driver might try to pin page after page). */
 static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count, const char *call) {
   const char *dn = gl_dtypes[dt].name;
   CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
-  if (!larger_than_host(m->bytes)) {
+  if (!gl_host_larger_than_memory(m->bytes)) {
     gl_device *d0;
     if (gl_device_open(rt, 0, rt->names.device, &d0) != 0) return -1; /* pinned memory needs a context */
     gl_set_ctx(d0);
@@ -192,7 +213,7 @@ static int alloc_pinned(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count
 }
 
 static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t count, const char *call) {
-  if (larger_than_host(m->bytes)) {
+  if (gl_host_larger_than_memory(m->bytes)) {
     m->ptr = NULL;
   } else if (m->bytes >= LAZY_ZERO_BYTES) { /* fresh pages: zero, and untouched until used */
     void *p = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -209,8 +230,7 @@ static int alloc_pageable(gl_runtime *rt, gl_hostmem *m, gl_dtype dt, size_t cou
                       gl_dtypes[dt].name, count, m->bytes, avail, total);
 }
 
-/* h becomes the handle of all of m. */
-static void init_handle(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count) {
+void gl_hostbuf_init(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count) {
   memset(h, 0, sizeof *h);
   h->m = m;
   h->count = count;
@@ -236,7 +256,7 @@ int gl_hostbuf_new(gl_runtime *rt, gl_dtype dt, size_t count, int pinned, int ze
   if (zero && !m->mapped && !(m->pinned && gld_drv_ext.host_alloc_zeroed)) memset(m->ptr, 0, m->bytes);
   m->refs = 1;
   m->freed_at = GL_LOC_NONE;
-  init_handle(h, m, dt, count);
+  gl_hostbuf_init(h, m, dt, count);
   return 0;
 }
 
@@ -332,7 +352,7 @@ int gl_hostbuf_borrow(gl_runtime *rt, gl_dtype dt, void *ptr, size_t count, int 
   m->next = rt->borrows;
   rt->borrows = m;
   m->borrower = h;
-  init_handle(h, m, dt, count);
+  gl_hostbuf_init(h, m, dt, count);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
- * hostmem.h -- host memory: buffers (pinned by default, or pageable), their
- * views, and the host views of device memory a sim host kernel receives.
+ * hostmem.h -- host memory: buffers (pinned by default, or pageable), files
+ * mapped as buffers (hostmap.c), their views, and the host views of device
+ * memory a sim host kernel receives.
  *
  * Host memory that queued copies read or write is guarded: touching it from
  * Lua while such a copy may still run conflicts (strict: an error; auto:
@@ -29,9 +30,11 @@ struct gl_hostmem {
   void *ptr;            /* NULL once a borrowed view has expired or the memory is released */
   size_t bytes;
   int pinned;
-  int mapped;           /* pageable memory from mmap (large buffers): munmap it */
+  int mapped;           /* memory from mmap (large pageable buffers, files): munmap it */
+  int registered;       /* a file's mapping page-locked (cuMemHostRegister): unregister it first */
   int borrowed;         /* a view of (sim) device memory: not ours to free */
-  int readonly;         /* ... of a const T* argument: Lua may only read it */
+  int readonly;         /* ... of a const T* argument, or a file mapped read-only: only read it */
+  char *path;           /* a file's mapping: the file, as given */
   int freed;            /* h:free() on the buffer that allocated it ... */
   int freed_at;         /* ... there (a location) */
   gl_hostmem *next;     /* on the borrow list */
@@ -73,8 +76,12 @@ int gl_hostbuf_free(gl_runtime *rt, gl_hostbuf *h, int block, const char *call, 
 int gl_hostbuf_released(gl_runtime *rt, const gl_hostbuf *h, gl_buf *why);
 /* The handle's end (a finalizer): never fails; h holds nothing after. */
 void gl_hostbuf_collect(gl_hostbuf *h);
-/* Lua is about to read (write = 0) or write elements [first, first + n). */
-int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, gl_site *site);
+/* Lua is about to read (write = 0) or write elements [first, first + n),
+ * for `call` (NULL: none to name). */
+int gl_hostbuf_access(gl_hostbuf *h, size_t first, size_t n, int write, const char *call, gl_site *site);
+/* 0 when h's memory may be written (by Lua or a copy), else -1 with an error
+ * beginning with call (and role: "dst"), saying why it is read-only. */
+int gl_hostbuf_writable(const gl_hostbuf *h, const char *call, const char *role);
 /* Whether Lua may read elements [0, n) now with no wait and no error (for
  * display: gl_hostbuf_access would then pass); if not because a stream may
  * still write or read them, *other names it (else NULL). Records nothing. */
@@ -84,6 +91,18 @@ void gl_hostbuf_describe(const gl_hostbuf *h, gl_buf *b);
 static inline size_t gl_hostbuf_bytes(const gl_hostbuf *h) { return h->count * gl_dtypes[h->dtype].size; }
 static inline uint64_t gl_hostbuf_lo(const gl_hostbuf *h) { return (uint64_t)h->offset * gl_dtypes[h->dtype].size; }
 static inline void *gl_hostbuf_ptr(const gl_hostbuf *h) { return (char *)h->m->ptr + gl_hostbuf_lo(h); }
+
+/* The file at path mapped as a buffer of dt into the zeroed handle h: shared
+ * (writable: its writes, Lua's and copies', land in the file; else it is
+ * read-only), page-locked where the driver can register it, else pageable
+ * (h->pinned says which). The file's size must be a whole, non-zero number
+ * of elements. Released like any buffer: unregistered and unmapped once its
+ * copies have finished. hostmap.c. */
+int gl_hostbuf_map(gl_runtime *rt, const char *path, gl_dtype dt, int writable, const char *call, gl_hostbuf *h);
+/* For hostmap.c: h becomes the handle of all of m (count elements of dt);
+ * whether bytes is more than the host's physical memory. */
+void gl_hostbuf_init(gl_hostbuf *h, gl_hostmem *m, gl_dtype dt, size_t count);
+int gl_host_larger_than_memory(size_t bytes);
 
 /* A host view of count elements of (sim) device memory at ptr, into the
  * zeroed handle h (readonly: of a const T* argument): valid, with every view

@@ -34,6 +34,7 @@ typedef struct gl_names {
   const char *peer;         /* printf format, two ints: device %d grants device %d access */
   const char *set_host;     /* gives a kernel its host implementation (the sim runs no device code) */
   const char *host_alloc;   /* allocates a pinned host buffer */
+  const char *map_writable; /* maps a file as a host buffer that may be written */
   const char *timeline;     /* the text timeline of the work so far */
 } gl_names;
 

@@ -41,8 +41,9 @@ typedef struct gl_copy_req {
   gl_ref dst, src;   /* the call's arguments 1 and 2 */
   gl_site *site;
 } gl_copy_req;
-/* Check (both ends alive, the same size, not two host buffers, the devices
- * and the stream's, no overlap) and queue. 0, or -1 with the error. */
+/* Check (both ends alive, a host dst writable, the same size, not two host
+ * buffers, the devices and the stream's, no overlap) and queue. 0, or -1
+ * with the error. */
 int gl_copy_submit(const gl_copy_req *r);
 
 /* A fill of every element of a slice with one value. */

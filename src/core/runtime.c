@@ -65,6 +65,7 @@ const gl_names gl_names_c = {
     .peer = "gl_peer_grant(%d, %d)",
     .set_host = "a host implementation",
     .host_alloc = "gl_hostbuf_new(pinned)",
+    .map_writable = "gl_hostbuf_map(writable)",
     .timeline = "gl_trace_timeline()",
 };
 

@@ -67,6 +67,8 @@
   X(cuMemFreeAsync, 11020, (CUdeviceptr dptr, CUstream hStream))                                    \
   X(cuMemHostAlloc, 2020, (void **pp, size_t bytesize, unsigned int Flags))                         \
   X(cuMemFreeHost, 2000, (void *p))                                                                 \
+  X(cuMemHostRegister, 6050, (void *p, size_t bytesize, unsigned int Flags))                        \
+  X(cuMemHostUnregister, 4000, (void *p))                                                           \
   X(cuMemcpyHtoDAsync, 3020, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,         \
     CUstream hStream))                                                                              \
   X(cuMemcpyDtoHAsync, 3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,               \

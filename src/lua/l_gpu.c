@@ -101,6 +101,7 @@ static const gl_names lua_names = {
     .peer = "gpu.peer(%d, %d)",
     .set_host = "k:host(function(cfg, ...) end)",
     .host_alloc = "gpu.host(dtype, n)",
+    .map_writable = "gpu.map(path, {dtype = ..., mode = \"rw\"})",
     .timeline = "gpu.timeline()",
 };
 

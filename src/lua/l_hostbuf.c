@@ -1,9 +1,10 @@
 /*
  * l_hostbuf.c -- host buffer userdata: gpu.host(dtype, n or table,
- * {pinned = true}), 1-based indexing with bounds and range checks, totable,
- * fill, view, read_from and write_to (a Lua file handle), free. The core
- * handle (core/hostmem.h) lives in the userdata; every Lua read or write of
- * the memory is checked against queued copies.
+ * {pinned = true}), gpu.map(path, {dtype =, mode =}), 1-based indexing
+ * with bounds and range checks, totable, fill, view, read_from and
+ * write_to (a Lua file handle), free. The core handle (core/hostmem.h)
+ * lives in the userdata; every Lua read or write of the memory is checked
+ * against queued copies.
  */
 #include "bindings.h"
 
@@ -42,11 +43,11 @@ gl_hostbuf *gll_push_hostbuf(lua_State *L, gl_dtype dt, size_t count, int pinned
   return h;
 }
 
-/* Lua is about to read (write = 0) or write elements [first, first + n) of h. */
-static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int write) {
+/* Lua is about to read (write = 0) or write elements [first, first + n) of h, for call. */
+static void host_access(lua_State *L, gl_hostbuf *h, size_t first, size_t n, int write, const char *call) {
   if (h->m->acc.n == 0 && !(write && h->m->readonly) && !h->m->graph_uses) return;
   gl_site site = GL_SITE(L);
-  if (gl_hostbuf_access(h, first, n, write, &site) != 0) gll_raise(L, h->m->rt);
+  if (gl_hostbuf_access(h, first, n, write, call, &site) != 0) gll_raise(L, h->m->rt);
 }
 
 static const char *const host_options[] = {"pinned", NULL};
@@ -102,6 +103,43 @@ int gll_host_new(lua_State *L) {
   return 1;
 }
 
+static const char *const map_options[] = {"dtype", "mode", NULL};
+
+/* gpu.map(path, {dtype = "f32", mode = "r"}): the options checked here, the
+ * file by the core (core/hostmap.c). */
+int gll_host_map(lua_State *L) {
+  GL_NOT_IN_HOST_KERNEL(L, "gpu.");
+  gl_runtime *rt = gll_rt(L);
+  GL_NOT_IN_CAPTURE(L, rt, "gpu.map");
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "gpu.map: path (argument #1) expected a string, got %s", gll_given(L, 1));
+  const char *path = lua_tostring(L, 1);
+  if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
+    return luaL_error(L, "gpu.map: options (argument #2) expected a table {dtype =, mode =}, got %s", gll_given(L, 2));
+  if (!gll_check_options(L, 2, "gpu.map", map_options))
+    return luaL_error(L, "gpu.map: expected an options table with the dtype (gpu.map(path, {dtype = \"f32\"}))");
+  int t = lua_getfield(L, 2, "dtype");
+  if (t == LUA_TNIL) return luaL_error(L, "gpu.map: option 'dtype' is missing (the file's element type: \"f32\", ...)");
+  int dt = t == LUA_TSTRING ? gl_dtype_parse(lua_tostring(L, -1)) : -1;
+  if (t != LUA_TSTRING)
+    return luaL_error(L, "gpu.map: option 'dtype' expected a dtype (i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64), "
+                         "got %s", gll_given(L, -1));
+  if (dt < 0)
+    return luaL_error(L, "gpu.map: option 'dtype': unknown dtype '%s' (expected i8 u8 i16 u16 i32 u32 i64 u64 f16 "
+                         "bf16 f32 f64)", lua_tostring(L, -1));
+  int writable = 0;
+  t = lua_getfield(L, 2, "mode");
+  if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "rw") == 0) writable = 1;
+  else if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "r") != 0)
+    return luaL_error(L, "gpu.map: option 'mode' expected \"r\" or \"rw\", got \"%s\"", lua_tostring(L, -1));
+  else if (t != LUA_TSTRING && t != LUA_TNIL)
+    return luaL_error(L, "gpu.map: option 'mode' expected \"r\" or \"rw\", got %s", gll_given(L, -1));
+  lua_settop(L, 1); /* the path stays for the message */
+  gl_hostbuf *h = new_handle(L);
+  if (gl_hostbuf_map(rt, path, (gl_dtype)dt, writable, "gpu.map", h) != 0) return gll_raise(L, rt);
+  return 1;
+}
+
 /* h[i]'s 0-based element: i is an integer (or an integral float) from 1 to #h */
 static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
   int ok;
@@ -123,7 +161,7 @@ static size_t check_index(lua_State *L, gl_hostbuf *h, int idx) {
 
 int gll_hostbuf_totable(lua_State *L) {
   gl_hostbuf *h = gll_check_hostbuf(L, 1);
-  host_access(L, h, 0, h->count, 0);
+  host_access(L, h, 0, h->count, 0, "h:totable");
   if (h->count > (size_t)INT32_MAX) return luaL_error(L, "h:totable: the buffer is too large for a table");
   lua_createtable(L, (int)h->count, 0);
   const char *p = gl_hostbuf_ptr(h);
@@ -142,7 +180,7 @@ int gll_hostbuf_fill(lua_State *L) {
   const char *why = gll_dtype_encode(L, 2, h->dtype, v);
   if (why)
     return luaL_argerror(L, 2, lua_pushfstring(L, "%s for %s, got %s", why, gl_dtypes[h->dtype].name, gll_given(L, 2)));
-  host_access(L, h, 0, h->count, 1);
+  host_access(L, h, 0, h->count, 1, "h:fill");
   char *p = gl_hostbuf_ptr(h);
   size_t sz = gl_dtypes[h->dtype].size;
   for (size_t i = 0; i < h->count; i++) memcpy(p + i * sz, v, sz);
@@ -166,7 +204,7 @@ int gll_hostbuf_read_from(lua_State *L) {
   gl_hostbuf *h = gll_check_hostbuf(L, 1);
   FILE *f = check_file(L, 2, "h:read_from");
   size_t sz = gl_dtypes[h->dtype].size, bytes = h->count * sz;
-  host_access(L, h, 0, h->count, 1);
+  host_access(L, h, 0, h->count, 1, "h:read_from");
   clearerr(f);
   errno = 0;
   size_t got = fread(gl_hostbuf_ptr(h), 1, bytes, f);
@@ -184,7 +222,7 @@ int gll_hostbuf_write_to(lua_State *L) {
   gl_hostbuf *h = gll_check_hostbuf(L, 1);
   FILE *f = check_file(L, 2, "h:write_to");
   size_t bytes = h->count * gl_dtypes[h->dtype].size;
-  host_access(L, h, 0, h->count, 0);
+  host_access(L, h, 0, h->count, 0, "h:write_to");
   clearerr(f);
   errno = 0;
   if (fwrite(gl_hostbuf_ptr(h), 1, bytes, f) < bytes) {
@@ -212,7 +250,7 @@ int gll_hostbuf_field(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING) gll_check_hostbuf(L, 1); /* fields stay reachable once freed */
   if (lua_type(L, 2) == LUA_TNUMBER) {
     size_t i = check_index(L, h, 2);
-    host_access(L, h, i, 1, 0);
+    host_access(L, h, i, 1, 0, NULL);
     gll_dtype_push(L, h->dtype, (char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size);
     return 1;
   }
@@ -246,7 +284,7 @@ int gll_hostbuf_newindex(lua_State *L) {
   if (why)
     return luaL_error(L, "host buffer %s[%I]: element %I: %s for %s, got %s", gl_dtypes[h->dtype].name,
                       (LUAI_UACINT)h->count, (LUAI_UACINT)i + 1, why, gl_dtypes[h->dtype].name, gll_given(L, 3));
-  host_access(L, h, i, 1, 1);
+  host_access(L, h, i, 1, 1, "h[i] = v");
   memcpy((char *)gl_hostbuf_ptr(h) + i * gl_dtypes[h->dtype].size, v, gl_dtypes[h->dtype].size);
   return 0;
 }

@@ -90,7 +90,7 @@ int gll_internal_contents(lua_State *L) {
   gl_hostbuf *hb = gll_test_hostbuf(L, 1);
   if (hb) {
     if (gl_hostbuf_check(rt, hb) != 0) return raise_at(L, rt, level, fname, who);
-    if ((hb->m->acc.n != 0 || hb->m->graph_uses) && gl_hostbuf_access(hb, 0, hb->count, 0, &site) != 0)
+    if ((hb->m->acc.n != 0 || hb->m->graph_uses) && gl_hostbuf_access(hb, 0, hb->count, 0, NULL, &site) != 0)
       return raise_at(L, rt, level, fname, who);
     gl_buf d = GL_BUF_INIT;
     gl_hostbuf_describe(hb, &d);

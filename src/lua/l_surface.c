@@ -22,6 +22,7 @@ const luaL_Reg gll_gpu_lib[] = {
   {"sync", gll_gpu_sync},
   {"policy", gll_gpu_policy},
   {"host", gll_host_new},
+  {"map", gll_host_map},
   {"peer", gll_gpu_peer},
   {"clock", gll_gpu_clock},
   {"trace", gll_trace},

@@ -67,6 +67,7 @@ int gll_gpu_clock(lua_State *L);
 int gll_gpu_sim_model(lua_State *L);
 int gll_gpu_calibrate(lua_State *L);
 int gll_host_new(lua_State *L);          /* l_hostbuf.c: gpu.host */
+int gll_host_map(lua_State *L);          /* l_hostbuf.c: gpu.map */
 int gll_gpu_compile(lua_State *L);   /* l_module.c */
 int gll_gpu_spawn(lua_State *L);     /* l_task.c */
 int gll_gpu_loop(lua_State *L);

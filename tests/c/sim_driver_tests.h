@@ -47,6 +47,12 @@ void test_free_of_a_foreign_pointer_is_refused(void);
 void test_memcpy(void);
 void test_memset(void);
 
+/* test_sim_hostreg.c */
+void test_host_register_refusals(void);
+void test_host_unregister_refusals(void);
+void test_host_register_read_only(void);
+void test_host_register_concurrent(void);
+
 /* test_sim_memmap.c */
 void test_memmap_device_memory(void);
 void test_memmap_host_memory(void);

@@ -120,9 +120,9 @@ static void test_conflicts_and_ordering(gl_runtime *rt, gl_device *dev) {
   gl_hostbuf h;
   CHECK(gl_hostbuf_new(rt, GL_F32, 1024, 1, 1, "host_new", &h) == 0, "%s", gl_error_message(rt));
   CHECK(copy(a, (gl_ref){NULL, &h}, (gl_ref){&x, NULL}, NULL) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == -1, "strict refuses a host read while the copy may run");
+  CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL, NULL) == -1, "strict refuses a host read while the copy may run");
   CHECK(gl_stream_sync(a, "sync", NULL) == 0, "%s", gl_error_message(rt));
-  CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL) == 0, "after the sync it is allowed");
+  CHECK(gl_hostbuf_access(&h, 0, 1024, 0, NULL, NULL) == 0, "after the sync it is allowed");
   CHECK(((float *)gl_hostbuf_ptr(&h))[1023] == 1.0f, "the copy holds the last fill");
   gl_hostbuf r;
   CHECK(gl_hostbuf_new(rt, GL_F32, 512, 0, 0, "host_new", &r) == 0, "%s", gl_error_message(rt));

@@ -8,8 +8,8 @@
  * passes when it recorded no failure; the last line is "N passed, M failed".
  * The harness (CHECK, the helpers) is sim_driver_harness.h/.c; the tests are
  * in test_sim_devices.c, test_sim_streams.c, test_sim_events.c,
- * test_sim_queue.c, test_sim_memory.c, test_sim_memmap.c, test_sim_modules.c, test_sim_graphs.c and
- * test_sim_compare.c, declared in sim_driver_tests.h.
+ * test_sim_queue.c, test_sim_memory.c, test_sim_hostreg.c, test_sim_memmap.c, test_sim_modules.c,
+ * test_sim_graphs.c and test_sim_compare.c, declared in sim_driver_tests.h.
  *
  * Determinism: work is held back with "gates" (host functions, queued with
  * cuLaunchHostFunc, that block until the test thread opens them), and progress
@@ -74,6 +74,10 @@ static const test_case tests[] = {
     T(free_of_a_foreign_pointer_is_refused),
     T(memcpy),
     T(memset),
+    T(host_register_refusals),
+    T(host_unregister_refusals),
+    T(host_register_read_only),
+    T(host_register_concurrent),
     T(memmap_device_memory),
     T(memmap_host_memory),
     T(memmap_ranges),

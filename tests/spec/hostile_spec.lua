@@ -233,6 +233,11 @@ local function sweep(seed, counts)
     if r == 2 then t[2] = {any(1), any(1), 1} end
     return t, 3
   end)
+  -- paths that map nothing (or a device, a directory, a file the sweep never writes) and odd options
+  gpu_fn("map", function()
+    local o = R.chance(0.5) and {dtype = R.pick(H.dtypes), mode = R.pick{"r", "rw", "w", any(1)}} or opts()
+    return {R.pick{"/nonexistent/fuzz.bin", "/dev/null", "/", "", any(1)}, R.chance(0.8) and o or any(1)}, 2
+  end)
   gpu_fn("sync", std(2))
   gpu_fn("count", std(2))
   gpu_fn("backend", std(2))

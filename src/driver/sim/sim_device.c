@@ -60,6 +60,8 @@ _Thread_local struct CUctx_st *sim_cur_ctx;
   X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "peer access is not supported between these two devices") \
   X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access is already enabled")           \
   X(CUDA_ERROR_ASSERT, "device-side assert triggered")                                  \
+  X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped") \
+  X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region") \
   X(CUDA_ERROR_ILLEGAL_INSTRUCTION, "an illegal instruction was encountered")           \
   X(CUDA_ERROR_MISALIGNED_ADDRESS, "misaligned address")                                \
   X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported")                                \

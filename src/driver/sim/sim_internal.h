@@ -336,6 +336,8 @@ CUresult sim_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream st);
 CUresult sim_cuMemFreeAsync(CUdeviceptr p, CUstream st);
 CUresult sim_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags);
 CUresult sim_cuMemFreeHost(void *p);
+CUresult sim_cuMemHostRegister(void *p, size_t bytes, unsigned flags);
+CUresult sim_cuMemHostUnregister(void *p);
 CUresult sim_cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream st);
 CUresult sim_cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream st);
 CUresult sim_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st);

@@ -158,6 +158,21 @@ sim_mem_where sim_mem_lookup_cached(sim_mem_cache *c, uint64_t addr, size_t byte
   return w;
 }
 
+int sim_mem_overlap(uint64_t base, size_t size, sim_mem_hit *hit) {
+  uint64_t last = base + (size - 1);
+  if (last < base) last = UINT64_MAX;
+  pthread_rwlock_rdlock(&map_lock);
+  /* the live ranges are disjoint and sorted: the last one starting at or
+   * before `last` reaches into [base, last] if any does */
+  long at = last_at_or_before(last);
+  int found = at >= 0 && live[at].base + live[at].size > base;
+  if (found)
+    *hit = (sim_mem_hit){.base = live[at].base, .size = live[at].size, .ordinal = live[at].ordinal,
+                         .kind = live[at].kind};
+  pthread_rwlock_unlock(&map_lock);
+  return found;
+}
+
 size_t sim_mem_live(void) {
   pthread_rwlock_rdlock(&map_lock);
   size_t n = nlive;

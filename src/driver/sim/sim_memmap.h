@@ -70,6 +70,9 @@ sim_mem_where sim_mem_lookup(uint64_t addr, size_t bytes, sim_mem_hit *hit);
  * and no range was forgotten since; a hit inside a range becomes one of c's
  * (in place of its oldest). */
 sim_mem_where sim_mem_lookup_cached(sim_mem_cache *c, uint64_t addr, size_t bytes, sim_mem_hit *hit);
+/* Whether a live range shares a byte with [base, base + size) (size >= 1):
+ * 1 with such a range in *hit (offset and over 0), else 0. */
+int sim_mem_overlap(uint64_t base, size_t size, sim_mem_hit *hit);
 /* The number of live ranges (for tests). */
 size_t sim_mem_live(void);
 

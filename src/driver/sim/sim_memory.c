@@ -1,13 +1,14 @@
 /*
  * sim_memory.c -- the sim's memory: device allocations (host memory with a
  * header, in the set of live allocations and in the memory map,
- * sim_memmap.h), their accounting, pinned host memory, and the copies,
- * memsets and host functions queued on streams.
+ * sim_memmap.h), their accounting, pinned host memory (allocated or
+ * registered), and the copies, memsets and host functions queued on streams.
  */
 
 #include "sim_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,97 @@ CUresult sim_cuMemFreeHost(void *p) {
   return CUDA_SUCCESS;
 }
 
+/* ---- registered host memory (cuMemHostRegister) ---------------------- */
+
+/* The caller's memory registered as pinned: in the memory map as host
+ * memory (the sim's devices address it directly), counted against the
+ * pinned limit, and listed here with its flags for the unregister. A
+ * program registers few ranges: a plain array. Guarded by sim_S.mu, taken
+ * before the map's lock. */
+typedef struct reg_range {
+  uintptr_t base;
+  size_t bytes, counted; /* as given; as counted against the limit */
+  unsigned flags;
+} reg_range;
+
+static struct {
+  reg_range *r;
+  size_t n, cap;
+} reg;
+static atomic_int reg_readonly; /* read-only ranges: a device->host copy looks only when there are some */
+
+#define REG_FLAGS (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_READ_ONLY)
+
+/* Memory the sim knows already (pinned, registered, a device's) cannot be
+ * registered: page-locked memory is refused as the driver refuses it, the
+ * rest as an invalid value. I/O memory is not supported. */
+CUresult sim_cuMemHostRegister(void *p, size_t bytes, unsigned flags) {
+  NEED_CTX();
+  if (flags & CU_MEMHOSTREGISTER_IOMEMORY) return CUDA_ERROR_NOT_SUPPORTED;
+  uintptr_t base = (uintptr_t)p;
+  if (!p || bytes == 0 || (flags & ~REG_FLAGS) || base + bytes < base) return CUDA_ERROR_INVALID_VALUE;
+  size_t counted = (bytes + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN;
+  CUresult r = CUDA_SUCCESS;
+  sim_mem_hit hit;
+  pthread_mutex_lock(&sim_S.mu);
+  if (sim_mem_overlap(base, bytes, &hit)) {
+    r = hit.kind == SIM_MEM_HOST ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED : CUDA_ERROR_INVALID_VALUE;
+  } else if (sim_S.host_total && sim_S.host_used + counted > sim_S.host_total) {
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (reg.n == reg.cap) {
+    size_t cap = reg.cap ? reg.cap * 2 : 16;
+    reg_range *v = realloc(reg.r, cap * sizeof *v);
+    if (v) {
+      reg.r = v;
+      reg.cap = cap;
+    } else {
+      r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  if (r == CUDA_SUCCESS && sim_mem_add(base, bytes, -1, SIM_MEM_HOST) != 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS) {
+    reg.r[reg.n++] = (reg_range){base, bytes, counted, flags};
+    if (flags & CU_MEMHOSTREGISTER_READ_ONLY) atomic_fetch_add(&reg_readonly, 1);
+    sim_S.host_used += counted;
+  }
+  pthread_mutex_unlock(&sim_S.mu);
+  return r;
+}
+
+/* Only the pointer a registration was given unregisters it. */
+CUresult sim_cuMemHostUnregister(void *p) {
+  NEED_INIT();
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&sim_S.mu);
+  size_t i = 0;
+  while (i < reg.n && reg.r[i].base != (uintptr_t)p) i++;
+  if (i == reg.n) {
+    pthread_mutex_unlock(&sim_S.mu);
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  sim_mem_forget(reg.r[i].base);
+  sim_S.host_used -= reg.r[i].counted;
+  if (reg.r[i].flags & CU_MEMHOSTREGISTER_READ_ONLY) atomic_fetch_sub(&reg_readonly, 1);
+  reg.r[i] = reg.r[--reg.n];
+  pthread_mutex_unlock(&sim_S.mu);
+  return CUDA_SUCCESS;
+}
+
+/* Whether [p, p + n) shares a byte with memory registered read-only, which
+ * the device may not write: the driver refuses a device->host copy into it
+ * at the call, with CUDA_ERROR_INVALID_VALUE. */
+static int registered_readonly(const void *p, size_t n) {
+  uintptr_t lo = (uintptr_t)p, hi = lo + n;
+  int found = 0;
+  if (!atomic_load(&reg_readonly)) return 0;
+  pthread_mutex_lock(&sim_S.mu);
+  for (size_t i = 0; i < reg.n && !found; i++)
+    found = (reg.r[i].flags & CU_MEMHOSTREGISTER_READ_ONLY) && lo < reg.r[i].base + reg.r[i].bytes &&
+            reg.r[i].base < hi;
+  pthread_mutex_unlock(&sim_S.mu);
+  return found;
+}
+
 int gld_sim_host_memory(size_t *avail, size_t *total) {
   pthread_mutex_lock(&sim_S.mu);
   int limited = sim_S.host_total != 0;
@@ -245,6 +337,7 @@ CUresult sim_cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream 
 }
 
 CUresult sim_cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream st) {
+  if (n && registered_readonly(h, n)) return CUDA_ERROR_INVALID_VALUE;
   return copy_op(h, (const void *)(uintptr_t)d, n, st, MC_D2H);
 }
 
