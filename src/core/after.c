@@ -183,7 +183,7 @@ int gl_after_event(gl_event *e, uint64_t token, const char *call, gl_site *site)
   gl_stream *s = e->s;
   gl_device *d = s->dev;
   gl_runtime *rt = d->rt;
-  if (gl_capture_refuse(rt, call, site) != 0) return -1;
+  if (gl_capture_check_event(rt, e, call, site) != 0) return -1; /* as e:sync: not in a capture, nor of one */
   gl_afters *a = afters(rt);
   point *p = a ? calloc(1, sizeof *p) : NULL;
   if (!p) return gl_fail_nomem(rt, call);

@@ -179,6 +179,12 @@ describe("tasks", function()
     gpu.loop()
     assert.matches("gpu.loop: the loop is running already", inner)
     H.fails("gpu.loop", function() a:capture(function() gpu.loop() end) end)
+    local ev
+    local g = a:capture(function(s) ev = s:record() end)
+    gpu.spawn(function() ev:await() end)
+    H.fails("e:await[^\n]*captur", gpu.loop)
+    H.fails("e:await[^\n]*captur", function() ev:await() end)
+    g:close()
   end)
 end)
 
