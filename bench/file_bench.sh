@@ -6,8 +6,9 @@
 # (bench/baselines/raw_file.c: fread into pinned buffers) and by CuPy
 # (bench/baselines/cupy_file.py), in rounds that rotate their order, each with the page
 # cache dropped first (cold: the disk's speed counts) and then again warm. Beside them:
-# the disk's read speed (dd, cold and warm) and the host link (pinned copies, in and out
-# at once). Every output is compared with raw C's (cmp). Prints each run's
+# the disk's read speed (dd, cold and warm), dd copying the file (the host's reads and
+# writes without the GPU, cold and warm) and the host link (pinned copies, in and out at
+# once). Every output is compared with raw C's (cmp). Prints each run's
 # "RESULT name value unit" line and the medians and ratios (to $OUT/file-bench.md).
 #   bash bench/file_bench.sh [MiB] [chunk_MiB] [slots] [rounds]   (default 2048 32 2 3)
 set -uo pipefail
@@ -49,9 +50,16 @@ result() { echo "RESULT $1 $2 $3" | tee -a "$log"; }
 rate() { # dd's read speed of $in, GB/s
   dd if="$in" of=/dev/null bs=${chunk}M 2>&1 | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") {print $1 / $(i - 1) / 1e9; exit}}'
 }
+copy_rate() { # dd's speed copying $in to a file, as the pipelines read and write (no GPU), GB/s
+  dd if="$in" of="$dir/copy.f32" bs=${chunk}M 2>&1 | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") {print $1 / $(i - 1) / 1e9; exit}}'
+  rm -f "$dir/copy.f32"
+}
 drop
 result disk_cold "$(rate)" GB/s
 result disk_warm "$(rate)" GB/s
+drop
+result copy_cold "$(copy_rate)" GB/s
+result copy_warm "$(copy_rate)" GB/s
 "$carry/bin/raw_file" --link "$chunk" | tee -a /dev/stderr | sed -n 's/^RESULT /RESULT /p' >>"$log"
 
 run() { # name mode: one run, its RESULT line renamed name_mode
@@ -101,6 +109,8 @@ for mode in ("cold", "warm"):
     if g is None: continue
     bound = min(med.get(f"disk_{mode}", float("inf")), med.get("link_both", float("inf")))
     line = f"{mode}: gpulua {g:.2f} GB/s = {g / bound:.2f} of min(disk {mode}, link both ways: {bound:.2f})"
+    cp = med.get(f"copy_{mode}")
+    if cp: line += f", {g / cp:.2f} of dd's file copy ({cp:.2f})"
     for other in ("raw", "cupy"):
         o = vals.get(f"file_{other}_{mode}")
         if o:  # each round's ratio (the runs of a round are adjacent in time), their median and spread

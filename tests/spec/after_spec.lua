@@ -50,14 +50,18 @@ describe("s:after", function()
 
   it("runs in the order the streams reached them: a slow stream's callback after a fast one's", function()
     local order = {}
-    H.busy(dev, a, 32) -- milliseconds of work ahead of a's callback
+    local n = 32 * 40 -- milliseconds of work ahead of a's callback: 40 elements a thread, each spinning
+    local x, y = dev:zeros("f32", n, {stream = a}), dev:zeros("f32", n, {stream = a})
+    a:launch(H.spin_kernel(dev), {grid = 1, block = 32}, x, y, 1.0, n, H.SPIN)
     a:after(function() order[#order + 1] = "slow" end)
-    local y = dev:zeros("f32", 4, {stream = b})
+    local z = dev:zeros("f32", 4, {stream = b})
     b:after(function() order[#order + 1] = "fast" end)
     a:after(function() order[#order + 1] = "slow 2" end)
     gpu.sync()
     assert.are.same({"fast", "slow", "slow 2"}, order)
+    x:free()
     y:free()
+    z:free()
   end)
 
   it("gpu.poll runs what the device reached without waiting, and says how many", function()

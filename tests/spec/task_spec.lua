@@ -32,22 +32,27 @@ describe("tasks", function()
 
   it("awaits interleave two streams of different speed: the fast one goes on meanwhile", function()
     local log = {}
+    local n = 32 * 40
+    local x, y = dev:zeros("f32", n, {stream = a}), dev:zeros("f32", n, {stream = a})
     gpu.spawn(function()
-      H.busy(dev, a, 32) -- milliseconds of work
+      -- milliseconds of work: 40 elements a thread, each spinning H.SPIN cycles on a GPU
+      a:launch(H.spin_kernel(dev), {grid = 1, block = 32}, x, y, 1.0, n, H.SPIN)
       a:await()
       log[#log + 1] = "slow"
     end)
     gpu.spawn(function()
-      local y = dev:zeros("f32", 4, {stream = b})
+      local z = dev:zeros("f32", 4, {stream = b})
       for i = 1, 3 do
-        b:fill(y, i)
+        b:fill(z, i)
         b:await()
         log[#log + 1] = "fast " .. i
       end
-      y:free()
+      z:free()
     end)
     gpu.loop()
     assert.are.same({"fast 1", "fast 2", "fast 3", "slow"}, log)
+    x:free()
+    y:free()
   end)
 
   it("x:read in a task yields and returns the data; the host knows the copy finished (strict)", function()
