@@ -160,6 +160,20 @@ function H.run_child(script, env, secs)
   return out, tonumber(out:match("exit status (%d+)%s*$"))
 end
 
+-- The bytes of file p, and a file p made to hold the bytes of string s.
+function H.read_file(p)
+  local f = assert(io.open(p, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function H.write_file(p, s)
+  local f = assert(io.open(p, "wb"))
+  f:write(s)
+  f:close()
+end
+
 -- Temporary files for a describe block: path() names a new one; each is
 -- removed after each test (H.temp_paths(after_each): Busted's, which the
 -- spec file sees).

@@ -13,17 +13,10 @@ describe("gpu.map", function()
   -- a new file holding the bytes of string s
   local function file_of(s)
     local p = path()
-    local f = assert(io.open(p, "wb"))
-    f:write(s)
-    f:close()
+    H.write_file(p, s)
     return p
   end
-  local function contents(p)
-    local f = assert(io.open(p, "rb"))
-    local s = f:read("a")
-    f:close()
-    return s
-  end
+  local contents = H.read_file
   -- whether this process maps file p now (its line in /proc/self/maps)
   local function mapped(p) return contents("/proc/self/maps"):find(p, 1, true) ~= nil end
 

@@ -7,17 +7,7 @@ local npy = require "gpulua.npy"
 -- its newline, then the data in C order)
 describe("gpulua.npy", function()
   local path = H.temp_paths(after_each)
-  local function slurp(p)
-    local f = assert(io.open(p, "rb"))
-    local s = f:read("a")
-    f:close()
-    return s
-  end
-  local function spit(p, s)
-    local f = assert(io.open(p, "wb"))
-    f:write(s)
-    f:close()
-  end
+  local slurp, spit = H.read_file, H.write_file
   -- a file as NumPy would write it: version `v`, the dictionary, the data
   local function npy_bytes(dict, data, v)
     v = v or 1
