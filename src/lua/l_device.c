@@ -27,6 +27,7 @@ int gll_device_sync(lua_State *L) {
   GL_NOT_IN_CAPTURE(L, d->rt, "dev:sync");
   gl_site site = GL_SITE(L);
   if (gl_device_sync(d, &site) != 0) return gll_raise(L, d->rt);
+  gll_safe_point(L);
   lua_settop(L, 1);
   return 1;
 }

@@ -46,6 +46,14 @@ describe("s:after", function()
     a:sync()
     a:sync()
     assert.are.equal(2, ran, "each callback runs once")
+    local waits = {function() dev:sync() end, function() gpu.sync() end, function() a:record():sync() end,
+                   function() dev:zeros("f32", 1, {stream = a}):read{stream = a} end}
+    for _, wait in ipairs(waits) do
+      local before = ran
+      a:after(function() ran = ran + 1 end)
+      wait()
+      assert.are.equal(before + 1, ran, "every wait runs the callbacks it waited for")
+    end
   end)
 
   it("runs in the order the streams reached them: a slow stream's callback after a fast one's", function()
