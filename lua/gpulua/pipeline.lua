@@ -50,8 +50,10 @@
 -- it, while the GPU works on the batches queued before), then
 -- stage(b, s, h_in, h_out, ctx), then queues an s:after point and records
 -- the slot's event after it. Once the batch has finished, store(b, h_out)
--- runs (at a safe point), in batch order: a batch that finished early waits
--- for the ones before it, so store may write a file in sequence. A buffer is
+-- runs (between batches: after a stage is queued, or while run waits for a
+-- slot or its end; never inside a stage), in batch order: a batch that
+-- finished early waits for the ones before it, so store may write a file in
+-- sequence. A buffer is
 -- never reused while a copy may still read or write it, or before its store
 -- ran; an error in store is raised by run (at its next batch, or at its
 -- end) with store's own line, and no later store runs. Before run returns,
@@ -200,13 +202,13 @@ end
 
 -- Batch b's work is queued on s: its slot is done once it has finished
 -- (s:after), then the slot's event, which thus follows that callback's point.
-local function slot_queue(ring, slot, b, s, store)
+-- The callback only marks it: run stores between batches (ring_flush after
+-- each stage is queued, and while it waits), never inside a stage's calls,
+-- so that a store's write does not hold back the batch being queued.
+local function slot_queue(slot, b, s)
   slot.batch, slot.done = b, false
   call(function()
-    s:after(function()
-      slot.done = true
-      ring_flush(ring, store)
-    end)
+    s:after(function() slot.done = true end)
     slot.event = s:record(slot.event or {})
   end)
 end
@@ -214,12 +216,17 @@ end
 -- Wait until every batch up to `upto` has been stored: the event of the
 -- oldest one not stored, then its callback at the sync's end (gpu.poll, for
 -- a run inside a callback, whose safe points run no other callback).
-local function wait_stored(ring, upto)
+local function wait_stored(ring, upto, store)
+  ring_flush(ring, store)
   while ring.next_store <= upto do
     local nb = ring.next_store
     local slot = ring.slots[(nb - 1) % #ring.slots + 1]
     call(function() slot.event:sync() end)
-    if ring.next_store == nb then call(gpu.poll) end
+    ring_flush(ring, store)
+    if ring.next_store == nb then
+      call(gpu.poll)
+      ring_flush(ring, store)
+    end
     if ring.next_store == nb then
       fail(("batch %d finished, but its store could not run here (a pipeline.run inside an s:after callback?)")
            :format(nb))
@@ -397,11 +404,12 @@ function pipeline.run(opts)
     firsts[k] = firsts[k] or call(first_mark, s)
     if ring then
       local slot = ring.slots[(b - 1) % #ring.slots + 1]
-      wait_stored(ring, b - #ring.slots) -- the slot's last batch
+      wait_stored(ring, b - #ring.slots, opts.store) -- the slot's last batch
       ring_check(ring)
       if opts.load then opts.load(b, slot.h_in) end
       opts.stage(b, s, slot.h_in, slot.h_out, ctx[k])
-      slot_queue(ring, slot, b, s, opts.store)
+      slot_queue(slot, b, s)
+      ring_flush(ring, opts.store) -- the batches finished meanwhile
     else
       opts.stage(b, s, ctx[k])
     end
@@ -421,7 +429,7 @@ function pipeline.run(opts)
   local wall_ms = (gpu.clock() - t0) * 1e3
   if bar then call(bar.finish, bar) end
   if ring then
-    wait_stored(ring, opts.batches)
+    wait_stored(ring, opts.batches, opts.store)
     ring_check(ring)
   end
 

@@ -73,6 +73,22 @@ describe("pipeline.run with load and store", function()
     assert.is_true(at["load 3"] < at["store 1"], "later batches were loaded while batch 1 ran")
   end)
 
+  it("runs no store inside a stage, even one that waits", function()
+    local inside, stored = false, 0
+    pipeline.run{device = dev, streams = 2, batches = 6, chunk = {"f32", 4},
+      stage = function(_, s, _, h_out)
+        inside = true
+        s:copy(h_out, dev:zeros("f32", 4, {stream = s}))
+        gpu.sync() -- a wait: the earlier batches' callbacks run here, their stores do not
+        inside = false
+      end,
+      store = function()
+        assert.is_false(inside, "a store ran inside a stage")
+        stored = stored + 1
+      end}
+    assert.are.equal(6, stored)
+  end)
+
   it("takes load or store alone: the other buffer is nil", function()
     local seen_in, seen_out = {}, {}
     pipeline.run{device = dev, streams = 2, batches = 3, chunk = {"i32", 4},
