@@ -58,17 +58,13 @@ describe("s:after", function()
 
   it("runs in the order the streams reached them: a slow stream's callback after a fast one's", function()
     local order = {}
-    local n = 32 * 40 -- milliseconds of work ahead of a's callback: 40 elements a thread, each spinning
-    local x, y = dev:zeros("f32", n, {stream = a}), dev:zeros("f32", n, {stream = a})
-    a:launch(H.spin_kernel(dev), {grid = 1, block = 32}, x, y, 1.0, n, H.SPIN)
+    H.slow(dev, a) -- milliseconds of work ahead of a's callback
     a:after(function() order[#order + 1] = "slow" end)
     local z = dev:zeros("f32", 4, {stream = b})
     b:after(function() order[#order + 1] = "fast" end)
     a:after(function() order[#order + 1] = "slow 2" end)
     gpu.sync()
     assert.are.same({"fast", "slow", "slow 2"}, order)
-    x:free()
-    y:free()
     z:free()
   end)
 

@@ -101,6 +101,19 @@ function H.busy(dev, s, rounds)
   scratch:free()
 end
 
+-- Keep stream s busy for milliseconds on every backend and kernel mode: the
+-- fills of H.busy (real work on sim, in every mode, under valgrind too),
+-- then the spin kernel over 40 elements a thread (H.SPIN cycles each on a
+-- GPU, where fills are quick). The kernel's memory is freed on s.
+function H.slow(dev, s)
+  H.busy(dev, s, 32)
+  local n = 32 * 40
+  local x, y = dev:zeros("f32", n, {stream = s}), dev:zeros("f32", n, {stream = s})
+  s:launch(H.spin_kernel(dev), {grid = 1, block = 32}, x, y, 1.0, n, H.SPIN)
+  x:free()
+  y:free()
+end
+
 -- Run cycle() once (its first run may make what is kept for good), then
 -- 20 times more, and assert that dev's free memory came back to what it
 -- was after the first: nothing a cycle makes outlives it.

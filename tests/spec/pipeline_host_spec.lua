@@ -23,7 +23,7 @@ describe("pipeline.run with load and store", function()
       end,
       stage = function(b, s, h_in, h_out, ctx)
         log[#log + 1] = "stage " .. b
-        if opts.slow_batch == b then H.busy(dev, s, 32) end
+        if opts.slow_batch == b then H.slow(dev, s) end
         s:copy(ctx.x, h_in)
         s:launch(gpu.kernels.scale, {grid = "auto", block = 256}, 2.0, ctx.x, ctx.x, N)
         s:copy(h_out, ctx.x)
