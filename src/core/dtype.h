@@ -22,6 +22,9 @@ typedef struct {
 
 extern const gl_dtype_info gl_dtypes[GL_NDTYPES];
 
+/* The dtypes' names, in order, for messages. */
+#define GL_DTYPE_NAMES "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64"
+
 /* -1 when `name` is not a dtype */
 int gl_dtype_parse(const char *name);
 /* "a" or "an" as spoken before the dtype's name: an f32, an i8, a u64, a bf16 */

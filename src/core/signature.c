@@ -86,8 +86,8 @@ int gl_signature_parse(const char *s, gl_signature *out, char *err, size_t errle
     }
     int dt = type_of(name);
     if (dt == -2) {
-      snprintf(err, errlen, "parameter %d: unknown type '%s' (expected a dtype: i8 u8 i16 u16 i32 u32 i64 u64 "
-                            "f16 bf16 f32 f64, or void*)", index, name);
+      snprintf(err, errlen, "parameter %d: unknown type '%s' (expected a dtype: " GL_DTYPE_NAMES
+                            ", or void*)", index, name);
       return -1;
     }
     prm.is_ptr = stars == 1;

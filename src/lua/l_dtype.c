@@ -8,12 +8,12 @@
 
 gl_dtype gll_check_dtype(lua_State *L, int arg) {
   if (lua_type(L, arg) != LUA_TSTRING)
-    luaL_argerror(L, arg, lua_pushfstring(L, "expected a dtype (i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64), got %s",
+    luaL_argerror(L, arg, lua_pushfstring(L, "expected a dtype (" GL_DTYPE_NAMES "), got %s",
                                           gll_given(L, arg)));
   const char *s = lua_tostring(L, arg);
   int d = gl_dtype_parse(s);
   if (d < 0)
-    luaL_argerror(L, arg, lua_pushfstring(L, "unknown dtype '%s' (expected i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64)", s));
+    luaL_argerror(L, arg, lua_pushfstring(L, "unknown dtype '%s' (expected " GL_DTYPE_NAMES ")", s));
   return (gl_dtype)d;
 }
 

@@ -122,11 +122,9 @@ int gll_host_map(lua_State *L) {
   if (t == LUA_TNIL) return luaL_error(L, "gpu.map: option 'dtype' is missing (the file's element type: \"f32\", ...)");
   int dt = t == LUA_TSTRING ? gl_dtype_parse(lua_tostring(L, -1)) : -1;
   if (t != LUA_TSTRING)
-    return luaL_error(L, "gpu.map: option 'dtype' expected a dtype (i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64), "
-                         "got %s", gll_given(L, -1));
+    return luaL_error(L, "gpu.map: option 'dtype' expected a dtype (" GL_DTYPE_NAMES "), got %s", gll_given(L, -1));
   if (dt < 0)
-    return luaL_error(L, "gpu.map: option 'dtype': unknown dtype '%s' (expected i8 u8 i16 u16 i32 u32 i64 u64 f16 "
-                         "bf16 f32 f64)", lua_tostring(L, -1));
+    return luaL_error(L, "gpu.map: option 'dtype': unknown dtype '%s' (expected " GL_DTYPE_NAMES ")", lua_tostring(L, -1));
   int writable = 0;
   t = lua_getfield(L, 2, "mode");
   if (t == LUA_TSTRING && strcmp(lua_tostring(L, -1), "rw") == 0) writable = 1;
