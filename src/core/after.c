@@ -99,27 +99,30 @@ static void point_free(point *p) {
   free(p);
 }
 
-/* A new point on s's current position (its clock's snapshot taken), or NULL. */
-static point *point_new(gl_afters *a, gl_stream *s, uint64_t token) {
-  point *p = calloc(1, sizeof *p);
-  if (!p) return NULL;
-  int len = gl_clock_snapshot_len(s);
+/* Room for a snapshot of len ids in p: 1, or 0 when out of memory (p then
+ * holds none, and taking it learns only its stream's own position). */
+static int snap_room(point *p, int len) {
   p->snap = malloc((size_t)len * sizeof *p->snap);
   p->gen = malloc((size_t)len * sizeof *p->gen);
   if (p->snap && p->gen) {
-    gl_clock_snapshot(s, p->snap, p->gen, len);
     p->nsnap = len;
-  } else {
-    free(p->snap);
-    free(p->gen);
-    p->snap = NULL;
-    p->gen = NULL;
-    gl_clock_learn(s, s->seq); /* what the snapshot would have done */
+    return 1;
   }
+  free(p->snap);
+  free(p->gen);
+  p->snap = NULL;
+  p->gen = NULL;
+  return 0;
+}
+
+/* A new point at s's position seq, or NULL. */
+static point *point_new(gl_afters *a, gl_stream *s, uint64_t seq, uint64_t token) {
+  point *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
   p->owner = a;
   p->s = s;
   gl_stream_ref(s);
-  p->seq = s->seq;
+  p->seq = seq;
   p->token = token;
   return p;
 }
@@ -141,8 +144,11 @@ int gl_after_queue(gl_stream *s, uint64_t token, const char *call, gl_site *site
   gl_runtime *rt = s->dev->rt;
   if (gl_capture_refuse(rt, call, site) != 0) return -1;
   gl_afters *a = afters(rt);
-  point *p = a ? point_new(a, s, token) : NULL;
+  point *p = a ? point_new(a, s, s->seq, token) : NULL;
   if (!p) return gl_fail_nomem(rt, call);
+  int len = gl_clock_snapshot_len(s);
+  if (snap_room(p, len)) gl_clock_snapshot(s, p->snap, p->gen, len); /* s's clock now */
+  else gl_clock_learn(s, s->seq); /* what the snapshot would have done */
   gl_set_ctx(s->dev);
   CUresult r = gld_drv.cuLaunchHostFunc(s->cu, reached, p);
   if (r != CUDA_SUCCESS) {
@@ -185,26 +191,11 @@ int gl_after_event(gl_event *e, uint64_t token, const char *call, gl_site *site)
   gl_runtime *rt = d->rt;
   if (gl_capture_check_event(rt, e, call, site) != 0) return -1; /* as e:sync: not in a capture, nor of one */
   gl_afters *a = afters(rt);
-  point *p = a ? calloc(1, sizeof *p) : NULL;
+  point *p = a ? point_new(a, s, e->seq, token) : NULL;
   if (!p) return gl_fail_nomem(rt, call);
-  p->owner = a;
-  p->s = s;
-  gl_stream_ref(s);
-  p->seq = e->seq;
-  p->token = token;
-  if (e->snap) { /* the event's snapshot, which taking the point learns */
-    p->snap = malloc((size_t)e->nsnap * sizeof *p->snap);
-    p->gen = malloc((size_t)e->nsnap * sizeof *p->gen);
-    if (p->snap && p->gen) {
-      memcpy(p->snap, e->snap, (size_t)e->nsnap * sizeof *p->snap);
-      memcpy(p->gen, e->snap_gen, (size_t)e->nsnap * sizeof *p->gen);
-      p->nsnap = e->nsnap;
-    } else {
-      free(p->snap);
-      free(p->gen);
-      p->snap = NULL;
-      p->gen = NULL;
-    }
+  if (e->snap && snap_room(p, e->nsnap)) { /* the event's snapshot, which taking the point learns */
+    memcpy(p->snap, e->snap, (size_t)e->nsnap * sizeof *p->snap);
+    memcpy(p->gen, e->snap_gen, (size_t)e->nsnap * sizeof *p->gen);
   }
   CUresult r = watcher_take(d, &p->watcher);
   const char *what = "cuStreamCreateWithPriority";
