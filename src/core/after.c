@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "comm.h"
 #include "device.h"
 #include "driver_ext.h"
 #include "error.h"
@@ -263,7 +264,9 @@ static int poll(gl_runtime *rt, gl_afters *a, int quiet, gl_site *site) {
     if (p->dead || a->seen[d->ordinal]) continue;
     a->seen[d->ordinal] = 1;
     CUstream q = p->watcher ? p->watcher : p->s->cu ? p->s->cu : d->main ? d->main->cu : NULL;
-    int failed = gl_device_check(d) != 0;
+    /* a collective whose other rank faulted never finishes here: settled
+     * (aborted, d poisoned) as a sync would */
+    int failed = gl_device_check(d) != 0 || gl_comm_poll(rt, d, site) != 0;
     if (!failed && q) {
       gl_set_ctx(d);
       int was = gld_drv_quiet(quiet);

@@ -40,9 +40,14 @@ int gll_in_task(lua_State *L);
 void gll_task_wake(lua_State *L, gll_async *a, int ai, int idx);
 /* Inside a task: queue the point of the task's await on s (token: the
  * task's thread), then yield; k (may be NULL) continues the C function
- * when the task is resumed. Never returns (yields). */
+ * when the task is resumed, and first calls gll_task_resumed with its
+ * context. Never returns (yields). */
 int gll_task_await_stream(lua_State *L, gl_stream *s, const char *call, lua_KFunction k);
 /* ... on e (recorded): once the work it marks finished. */
 int gll_task_await_event(lua_State *L, gl_event *e, const char *call);
+/* A task resumed at its point: the device it waited on (ctx, the
+ * continuation's context) checked as a sync checks it, a collective there
+ * that a faulted rank left unfinished included; raises the failure. */
+int gll_task_resumed(lua_State *L, lua_KContext ctx);
 
 #endif

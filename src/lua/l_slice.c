@@ -102,9 +102,8 @@ static const char *const read_options[] = {"stream", NULL};
 
 /* A task's x:read, resumed: the buffer is on top. */
 static int read_done(lua_State *L, int status, lua_KContext ctx) {
-  (void)L;
   (void)status;
-  (void)ctx;
+  gll_task_resumed(L, ctx);
   return 1;
 }
 

@@ -15,6 +15,7 @@
 #include "l_async.h"
 
 #include "after.h"
+#include "comm.h"
 
 int gll_in_task(lua_State *L) {
   if (!lua_isyieldable(L)) return 0;
@@ -59,10 +60,17 @@ void gll_task_wake(lua_State *L, gll_async *a, int ai, int idx) {
   push_ready(L, a, ai, idx);
 }
 
+int gll_task_resumed(lua_State *L, lua_KContext ctx) {
+  gl_device *d = (gl_device *)ctx;
+  gl_site site = GL_SITE(L);
+  if (gl_device_check(d) != 0 || gl_comm_poll(d->rt, d, &site) != 0) return gll_raise(L, d->rt);
+  return 0;
+}
+
 /* The await's result once resumed: the receiver (at 1). */
 static int return_receiver(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
-  (void)ctx;
+  gll_task_resumed(L, ctx);
   lua_settop(L, 1);
   return 1;
 }
@@ -78,12 +86,14 @@ static uint64_t task_token(lua_State *L, gll_async **ap) {
   return token;
 }
 
-/* The point is queued: wait there (the record on top is popped). */
-static int wait_at_point(lua_State *L, lua_KFunction k) {
+/* The point is queued on device d: wait there (the record on top is
+ * popped); k (NULL: the receiver) gives the results once resumed, its
+ * context d for gll_task_resumed. */
+static int wait_at_point(lua_State *L, gl_device *d, lua_KFunction k) {
   lua_pushthread(L);
   set_state(L, lua_gettop(L) - 1, -1, GLL_TASK_WAITING);
   lua_pop(L, 2);
-  return lua_yieldk(L, 0, 0, k ? k : return_receiver);
+  return lua_yieldk(L, 0, (lua_KContext)d, k ? k : return_receiver);
 }
 
 static void forget_token(lua_State *L, uint64_t token) {
@@ -101,7 +111,7 @@ int gll_task_await_stream(lua_State *L, gl_stream *s, const char *call, lua_KFun
     forget_token(L, token);
     return gll_raise(L, s->dev->rt);
   }
-  return wait_at_point(L, k);
+  return wait_at_point(L, s->dev, k);
 }
 
 /* s:await(): in a task, yields until the work queued on s so far finished;
@@ -125,7 +135,7 @@ int gll_task_await_event(lua_State *L, gl_event *e, const char *call) {
     forget_token(L, token);
     return gll_raise(L, e->s->dev->rt);
   }
-  return wait_at_point(L, NULL);
+  return wait_at_point(L, e->s->dev, NULL);
 }
 
 /* gpu.spawn(fn, ...): a task that calls fn(...) once gpu.loop runs it */
@@ -145,26 +155,63 @@ int gll_gpu_spawn(lua_State *L) {
   return 0;
 }
 
-/* Close every task's coroutine and forget them all. */
-static void discard_tasks(lua_State *L, gll_async *a, int ai) {
-  lua_getiuservalue(L, ai, GLL_ASYNC_TASKS);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    lua_pop(L, 1);
-    lua_State *co = lua_tothread(L, -1);
+static int close_thread(lua_State *co, lua_State *L) {
 #if LUA_VERSION_RELEASE_NUM >= 50406
-    lua_closethread(co, L);
+  return lua_closethread(co, L);
 #else
-    lua_resetthread(co);
+  (void)L;
+  return lua_resetthread(co);
 #endif
+}
+
+/* Close every task's coroutine and forget them all, those a closing
+ * handler spawns too (into the fresh table, not the one walked). The first
+ * error a handler raised is pushed: returns 1; else 0, nothing pushed. */
+static int discard_tasks(lua_State *L, gll_async *a, int ai) {
+  int failed = 0, any;
+  do {
+    lua_getiuservalue(L, ai, GLL_ASYNC_TASKS);
+    int tasks = lua_gettop(L);
+    lua_newtable(L);
+    lua_setiuservalue(L, ai, GLL_ASYNC_TASKS);
+    lua_newtable(L);
+    lua_setiuservalue(L, ai, GLL_ASYNC_READY);
+    a->ntasks = 0;
+    a->head = a->tail = 1;
+    any = 0;
+    lua_pushnil(L);
+    while (lua_next(L, tasks)) {
+      lua_pop(L, 1);
+      any = 1;
+      lua_State *co = lua_tothread(L, -1);
+      int st = close_thread(co, L);
+      if (st != LUA_OK && !failed) { /* kept below the table */
+        lua_xmove(co, L, 1);
+        lua_insert(L, tasks++);
+        failed = 1;
+      }
+    }
+    lua_pop(L, 1);
+  } while (any);
+  return failed;
+}
+
+/* Discard the tasks, then raise the error on top, a closing handler's
+ * error added to its message (the first: one above the error already where
+ * `closing`). */
+static int discard_and_raise(lua_State *L, gll_async *a, int ai, int closing) {
+  int more = discard_tasks(L, a, ai);
+  if (more && closing) lua_pop(L, 1); /* the first is kept */
+  if (more || closing) {
+    int err = lua_gettop(L) - 1;
+    if (lua_type(L, err) == LUA_TSTRING) {
+      const char *why = luaL_tolstring(L, err + 1, NULL);
+      lua_pushfstring(L, "%s\n(and closing the tasks, a <close> handler failed: %s)", lua_tostring(L, err), why);
+    } else {
+      lua_pop(L, 1);
+    }
   }
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_setiuservalue(L, ai, GLL_ASYNC_TASKS);
-  lua_newtable(L);
-  lua_setiuservalue(L, ai, GLL_ASYNC_READY);
-  a->ntasks = 0;
-  a->head = a->tail = 1;
+  return lua_error(L);
 }
 
 /* Resume the ready task at the top (popped). Raises its error, if any. */
@@ -183,10 +230,20 @@ static void resume(lua_State *L, gll_async *a, int ai) {
     set_state(L, ai, -1, 0);
     a->ntasks--;
   } else {
-    if (lua_type(co, -1) == LUA_TSTRING) luaL_traceback(L, co, lua_tostring(co, -1), 0);
-    else lua_xmove(co, L, 1);
-    discard_tasks(L, a, ai);
-    lua_error(L);
+    int t = lua_gettop(L); /* the task's thread */
+    lua_pushvalue(co, -1);
+    lua_xmove(co, L, 1); /* t + 1: its error */
+    if (lua_type(L, t + 1) == LUA_TSTRING) luaL_traceback(L, co, lua_tostring(L, t + 1), 0);
+    else lua_pushvalue(L, t + 1); /* t + 2: what the loop raises */
+    set_state(L, ai, t, 0);
+    a->ntasks--;
+    int closing = 0; /* its own <close> variables: closing gives back its error, or a handler's */
+    if (close_thread(co, L) != LUA_OK) {
+      lua_xmove(co, L, 1);
+      if (lua_rawequal(L, t + 1, -1)) lua_pop(L, 1);
+      else closing = 1;
+    }
+    discard_and_raise(L, a, ai, closing);
   }
   lua_pop(L, 1);
 }
@@ -204,6 +261,8 @@ int gll_gpu_loop(lua_State *L) {
   lua_settop(L, 0);
   gll_async *a = gll_async_push(L); /* 1 */
   if (a->looping) return luaL_error(L, "gpu.loop: the loop is running already (a call from a task or a callback)");
+  if (a->draining) /* the loop would wait for points that only this callback's return lets be taken */
+    return luaL_error(L, "gpu.loop: not inside an s:after callback (run the loop after it returns)");
   lua_newuserdatauv(L, 0, 0); /* 2: ends the loop's state however the loop ends */
   lua_createtable(L, 0, 1);
   lua_pushvalue(L, 1);
@@ -226,12 +285,13 @@ int gll_gpu_loop(lua_State *L) {
       break;
     } else if (!gl_after_pending(rt)) {
       int n = a->ntasks;
-      discard_tasks(L, a, 1);
-      return luaL_error(L, "gpu.loop: %d task%s wait%s for work that can no longer finish (its device failed)", n,
-                        n == 1 ? "" : "s", n == 1 ? "s" : "");
+      luaL_where(L, 1);
+      lua_pushfstring(L, "%sgpu.loop: %d task%s wait%s for work that can no longer finish (its device failed)",
+                      lua_tostring(L, -1), n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+      return discard_and_raise(L, a, 1, 0);
     } else if (gl_after_wait(rt, "gpu.loop", &site) != 0) {
-      discard_tasks(L, a, 1);
-      return gll_raise(L, rt);
+      gll_push_error(L, rt);
+      return discard_and_raise(L, a, 1, 0);
     }
   }
   lua_closeslot(L, 2);

@@ -491,6 +491,19 @@ describe("gpu.comm", function()
       assert.matches("\nend\n", out)
     end)
 
+    H.it_devices(2, "a task's awaits and reads report it, as a sync does", function()
+      local out = child([[
+        local e = devs[2].main:record()
+        for _, case in ipairs{{"await", function() devs[2].main:await() end}, {"eawait", function() e:await() end},
+                              {"read", function() print("read gave", x[2]:read()[1]) end}} do
+          gpu.spawn(case[2])
+          show(case[1], pcall(gpu.loop))
+        end
+      ]], 0)
+      for _, case in ipairs{"await", "eawait", "read"} do assert.matches(case .. "	false	" .. poisoned, out) end
+      assert.not_matches("read gave", out)
+    end)
+
     H.it_devices(2, "a query reports it too, so a loop of queries ends", function()
       local out = child([[
         local e = devs[2].main:record()

@@ -158,6 +158,28 @@ describe("tasks", function()
     assert.is_false(after, "a discarded task never resumes")
   end)
 
+  it("discarding closes every waiting task, discards those a <close> handler spawns, adds a handler's error",
+     function()
+    local closed, spawned_ran = 0, false
+    H.slow(dev, b)
+    for i = 1, 8 do
+      gpu.spawn(function()
+        local _ <close> = setmetatable({}, {__close = function()
+          closed = closed + 1
+          gpu.spawn(function() spawned_ran = true end)
+          if i == 3 then error("closing task 3 failed") end
+        end})
+        b:await()
+      end)
+    end
+    gpu.spawn(function() error("the first error") end)
+    local err = H.fails("the first error", gpu.loop)
+    assert.matches("%(and closing the tasks, a <close> handler failed: [^\n]*closing task 3 failed%)", err)
+    assert.are.equal(8, closed)
+    gpu.loop()
+    assert.is_false(spawned_ran)
+  end)
+
   it("an error in a callback ends gpu.loop too, naming where it was queued", function()
     gpu.spawn(function()
       a:after(function() error("callback failed") end)
@@ -178,6 +200,10 @@ describe("tasks", function()
     gpu.spawn(function() a:await() end)
     gpu.loop()
     assert.matches("gpu.loop: the loop is running already", inner)
+    inner = nil -- a callback outside the loop: its loop could take no point until the callback returns
+    a:after(function() inner = select(2, pcall(gpu.loop)) end)
+    a:sync()
+    assert.matches("gpu.loop: not inside an s:after callback", inner)
     H.fails("gpu.loop", function() a:capture(function() gpu.loop() end) end)
     local ev
     local g = a:capture(function(s) ev = s:record() end)
