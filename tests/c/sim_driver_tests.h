@@ -25,6 +25,7 @@ void test_stream_query(void);
 void test_stream_sync_waits(void);
 void test_ctx_sync(void);
 void test_destroy_with_work(void);
+void test_workers_joined(void);
 
 /* test_sim_queue.c */
 void test_queue_bounded(void);

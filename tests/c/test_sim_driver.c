@@ -86,6 +86,7 @@ static const test_case tests[] = {
     T(memmap_module_globals),
     T(ctx_sync),
     T(destroy_with_work),
+    T(workers_joined),
     T(launch_failed),
     T(error_strings),
     T(modules),

@@ -1,8 +1,9 @@
 /*
  * test_sim_streams.c -- tests of the sim's streams: creation and
  * destruction, FIFO order of everything queued on one stream, queries and
- * synchronisation, cuCtxSynchronize across a context's streams, and a
- * stream destroyed with work still queued.
+ * synchronisation, cuCtxSynchronize across a context's streams, a
+ * stream destroyed with work still queued, and the workers of destroyed
+ * streams joined once they end.
  */
 #include "sim_driver_harness.h"
 #include "sim_driver_tests.h"
@@ -282,4 +283,28 @@ void test_destroy_with_work(void) {
   OK(d.cuStreamDestroy(B));
   gate_destroy(&g);
   seq_destroy(&log);
+}
+
+/* A destroyed stream's worker drains, ends and is joined (at the next
+ * create or destroy, and at exit, which waits for it a bounded time):
+ * none is left running or unjoined when the process exits. */
+void test_workers_joined(void) {
+  use_ctx(0);
+  CHECK(gld_sim_workers_settle(30000) == 0); /* the earlier tests' streams */
+  int base = gld_sim_workers_live();
+  CUstream s[8];
+  for (int i = 0; i < 8; i++) s[i] = mkstream();
+  CHECK(gld_sim_workers_live() == base + 8);
+  gate g;
+  gate_init(&g);
+  OK(d.cuLaunchHostFunc(s[0], gate_fn, &g));
+  latch_wait(&g.entered);
+  for (int i = 0; i < 8; i++) OK(d.cuStreamDestroy(s[i]));
+  /* s[0]'s worker is held in the gate: the wait gives up, nothing hangs */
+  CHECK(gld_sim_workers_settle(SHORT_WAIT_MS) >= 1);
+  CHECK(gld_sim_workers_live() >= base + 1);
+  latch_set(&g.open);
+  CHECK(gld_sim_workers_settle(30000) == 0);
+  CHECK(gld_sim_workers_live() == base);
+  gate_destroy(&g);
 }

@@ -41,6 +41,14 @@ typedef gld_host_kernel_fn gld_sim_kernel_fn;
 CUresult gld_sim_func_set_host(CUfunction f, gld_sim_kernel_fn fn, gld_sim_kernel_fn skipped, void *user, int on_main,
                               int nparams, const size_t *sizes, gld_host_args_fn args);
 
+/* The streams' worker threads not yet joined: those of live streams and of
+ * destroyed streams whose workers have not ended or not been joined. */
+int gld_sim_workers_live(void);
+/* Wait at most ms for the workers of destroyed streams to drain and end,
+ * then join those ended (what the sim does at exit, waiting 2 s at most);
+ * returns how many destroyed streams' workers have not ended. */
+int gld_sim_workers_settle(int ms);
+
 /* The thread that runs on_main host kernels (the Lua thread). */
 void gld_sim_set_main_thread(void);
 

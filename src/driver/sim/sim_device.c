@@ -1,8 +1,8 @@
 /*
  * sim_device.c -- the sim's devices: its configuration from the environment,
  * cuInit, devices and their attributes, primary contexts, peer access, memory
- * pools, error names and strings, the fork handlers, and gld_driver_sim_load,
- * which fills the table from the calls of all the sim's files.
+ * pools, error names and strings, and gld_driver_sim_load, which fills the
+ * table from the calls of all the sim's files.
  *
  * Environment: GPULUA_SIM_DEVICES (1..64), GPULUA_SIM_MEMORY (bytes per
  * device, suffixes K M G allowed; default 1G), GPULUA_SIM_DELAY_US (added to
@@ -425,16 +425,6 @@ static CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
   pthread_mutex_unlock(&sim_S.mu);
   return r;
 }
-
-/* ---- fork ------------------------------------------------------------ */
-
-/* A fork() while a worker holds sim_S.mu (workers take it whenever anything is
- * broadcast) would leave the child's copy locked for ever: fork holds it. */
-static void fork_prepare(void) { pthread_mutex_lock(&sim_S.mu); }
-static void fork_release(void) { pthread_mutex_unlock(&sim_S.mu); }
-static void fork_register(void) { pthread_atfork(fork_prepare, fork_release, fork_release); }
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-void sim_install_fork_handlers(void) { pthread_once(&fork_once, fork_register); }
 
 /* ---- the table ------------------------------------------------------- */
 

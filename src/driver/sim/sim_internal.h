@@ -310,9 +310,17 @@ int sim_compare_first(const gld_host_arg *a, const void *ptx, const void *host, 
  * text that reads back as the same element ("34.0", "0.1", "nan", "-inf"). */
 void sim_compare_format(char kind, size_t size, const void *elem, char *buf, size_t len);
 
-/* Register the fork handlers, once per process (before the first worker
- * starts); sim_device.c. */
-void sim_install_fork_handlers(void);
+/* The workers' lives (sim_workers.c). Register the fork and exit handlers,
+ * once per process (before the first worker starts). Start st's worker, a
+ * joinable thread running `run` (pthread_create's result). A stream's
+ * destroy counts its worker as draining, once; the worker, ending (sim_S.mu
+ * held), moves from draining to the ended. Join the ended workers (sim_S.mu
+ * not held); exit waits a bounded time for the draining first. */
+void sim_install_process_handlers(void);
+int sim_worker_start(struct CUstream_st *st, void *(*run)(void *));
+void sim_worker_draining_locked(void);
+void sim_worker_ended_locked(void);
+void sim_workers_reap(void);
 
 /* The driver calls the other files implement, for gld_driver_sim_load. */
 

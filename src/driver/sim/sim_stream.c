@@ -333,6 +333,7 @@ static void *worker(void *arg) {
   struct CUstream_st **pp = &st->ctx->streams;
   while (*pp && *pp != st) pp = &(*pp)->next_in_ctx;
   if (*pp) *pp = st->next_in_ctx;
+  sim_worker_ended_locked(); /* to be joined (sim_workers.c) */
   sim_progress_locked();
   pthread_mutex_unlock(&sim_S.mu);
   pthread_cond_destroy(&st->work);
@@ -345,7 +346,8 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
   NEED_CTX();
   if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
   NEED_HEALTHY(sim_cur_ctx);
-  sim_install_fork_handlers(); /* before the first worker */
+  sim_install_process_handlers(); /* before the first worker */
+  sim_workers_reap();
   struct CUstream_st *st = calloc(1, sizeof *st);
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
   st->ctx = sim_cur_ctx;
@@ -360,14 +362,9 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
     free(st);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 1 << 20);
   pthread_mutex_lock(&sim_S.mu);
   if (sim_model && !(st->ms = sim_model_stream_new(sim_cur_ctx->ordinal))) {
     pthread_mutex_unlock(&sim_S.mu);
-    pthread_attr_destroy(&attr);
     pthread_cond_destroy(&st->work);
     free(st->ring);
     free(st);
@@ -375,20 +372,16 @@ CUresult sim_cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int priori
   }
   st->next_in_ctx = sim_cur_ctx->streams;
   sim_cur_ctx->streams = st;
-  pthread_t th;
-  int rc = pthread_create(&th, &attr, worker, st);
-  if (rc != 0) {
+  if (sim_worker_start(st, worker) != 0) {
     sim_cur_ctx->streams = st->next_in_ctx;
     sim_model_stream_gone(st->ms);
     pthread_mutex_unlock(&sim_S.mu);
-    pthread_attr_destroy(&attr);
     pthread_cond_destroy(&st->work);
     free(st->ring);
     free(st);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   pthread_mutex_unlock(&sim_S.mu);
-  pthread_attr_destroy(&attr);
   *ph = st;
   return CUDA_SUCCESS;
 }
@@ -462,9 +455,11 @@ CUresult sim_cuStreamDestroy(CUstream st) {
   NEED_INIT();
   if (!st) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&sim_S.mu);
+  if (!st->destroying) sim_worker_draining_locked();
   st->destroying = 1; /* queued work still runs; the worker frees the stream */
   kick_locked(st);
   pthread_mutex_unlock(&sim_S.mu);
+  sim_workers_reap(); /* those ended before */
   return CUDA_SUCCESS;
 }
 
