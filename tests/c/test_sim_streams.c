@@ -298,8 +298,8 @@ void test_workers_joined(void) {
   gate g;
   gate_init(&g);
   OK(d.cuLaunchHostFunc(s[0], gate_fn, &g));
+  for (int i = 0; i < 8; i++) OK(d.cuStreamDestroy(s[i])); /* a destroy wakes the worker */
   latch_wait(&g.entered);
-  for (int i = 0; i < 8; i++) OK(d.cuStreamDestroy(s[i]));
   /* s[0]'s worker is held in the gate: the wait gives up, nothing hangs */
   CHECK(gld_sim_workers_settle(SHORT_WAIT_MS) >= 1);
   CHECK(gld_sim_workers_live() >= base + 1);
