@@ -47,7 +47,9 @@
 -- pinned output buffer (with store) of chunk = {dtype, n} elements. Batch b
 -- takes slot (b - 1) % host_buffers + 1: run waits until that slot's last
 -- batch has finished and been stored, calls load(b, h_in) (the host fills
--- it, while the GPU works on the batches queued before), then
+-- it, while the GPU works on the batches queued before; it may return the
+-- elements it filled, 1 to n, for a short chunk: stage and store then get
+-- views of that many), then
 -- stage(b, s, h_in, h_out, ctx), then queues an s:after point and records
 -- the slot's event after it. Once the batch has finished, store(b, h_out)
 -- runs (between batches: after a stage is queued, or while run waits for a
@@ -192,8 +194,11 @@ local function ring_flush(ring, store)
     local slot = ring.slots[(nb - 1) % #ring.slots + 1]
     if slot.batch ~= nb or not slot.done then return end
     if store and not ring.failed then
-      local ok, err = pcall(store, nb, slot.h_out)
-      if not ok then ring.failed = err end
+      local ok, err = pcall(store, nb, slot.h_stored)
+      if not ok then
+        ring.failed = true -- whatever it raised, nil and false too
+        ring.err = err or ("store(%d, h_out) raised %s"):format(nb, tostring(err))
+      end
     end
     slot.done = false
     ring.next_store = nb + 1
@@ -236,7 +241,19 @@ end
 
 -- A store failed: its error, with its own line.
 local function ring_check(ring)
-  if ring.failed then error(ring.failed, 0) end
+  if ring.failed then error(ring.err, 0) end
+end
+
+-- load(b, h_in)'s result: nothing (the whole chunk) or the elements it
+-- filled, 1 to n; then h_in and h_out for the stage and store: the slot's
+-- buffers, or views of their first elements for a short chunk.
+local function loaded(slot, b, got, n)
+  if got == nil or got == n then return slot.h_in, slot.h_out end
+  if math.type(got) ~= "integer" or got < 1 or got > n then
+    fail(("load(%d, h_in) returned %s: expected the elements it filled, 1 to %d (or nothing: all %d)")
+         :format(b, given(got), n, n))
+  end
+  return slot.h_in:view(0, got), slot.h_out and slot.h_out:view(0, got)
 end
 
 -- ---- the progress line -------------------------------------------------
@@ -406,8 +423,10 @@ function pipeline.run(opts)
       local slot = ring.slots[(b - 1) % #ring.slots + 1]
       wait_stored(ring, b - #ring.slots, opts.store) -- the slot's last batch
       ring_check(ring)
-      if opts.load then opts.load(b, slot.h_in) end
-      opts.stage(b, s, slot.h_in, slot.h_out, ctx[k])
+      local h_in, h_out = slot.h_in, slot.h_out
+      if opts.load then h_in, h_out = loaded(slot, b, opts.load(b, slot.h_in), opts.chunk[2]) end
+      slot.h_stored = h_out
+      opts.stage(b, s, h_in, h_out, ctx[k])
       slot_queue(slot, b, s)
       ring_flush(ring, opts.store) -- the batches finished meanwhile
     else

@@ -130,11 +130,56 @@ describe("pipeline.run with load and store", function()
     gpu.sync()
     gpu.poll()
     assert.are.equal(2, stores, "no store after the failed one")
+    stores = 0 -- an error value of nil: still an error, and the stores stop
+    H.fails("store%(2, h_out%) raised nil", function()
+      pipeline.run{device = dev, streams = 2, batches = 6, chunk = {"f32", 4},
+        stage = function(_, s, _, h_out) s:copy(h_out, dev:zeros("f32", 4, {stream = s})) end,
+        store = function(b)
+          stores = stores + 1
+          if b == 2 then error(nil) end
+        end}
+    end)
+    assert.are.equal(2, stores)
     H.fails("the last one", function() -- the last batch's store: raised before run returns
       pipeline.run{device = dev, streams = 2, batches = 3, chunk = {"f32", 4},
         stage = function(_, s, _, h_out) s:copy(h_out, dev:zeros("f32", 4, {stream = s})) end,
         store = function(b) if b == 3 then error("the last one") end end}
     end)
+  end)
+
+  it("a load that fills fewer elements makes a short chunk: stage and store get views of that many", function()
+    local out, seen = {}, {}
+    pipeline.run{device = dev, streams = 2, batches = 3, chunk = {"f32", 4}, -- 10 elements: 4, 4, 2
+      setup = pipeline.buffers{x = {"f32", 4}},
+      load = function(b, h)
+        local n = math.min(4, 10 - (b - 1) * 4)
+        for i = 1, n do h[i] = (b - 1) * 4 + i end
+        if n < 4 then return n end
+      end,
+      stage = function(b, s, h_in, h_out, ctx)
+        seen[b] = {#h_in, #h_out}
+        local x = ctx.x:view(0, #h_in)
+        s:copy(x, h_in)
+        s:launch(gpu.kernels.scale, {grid = "auto", block = 256}, 2.0, x, x, #x)
+        s:copy(h_out, x)
+      end,
+      store = function(_, h) for i = 1, #h do out[#out + 1] = h[i] end end}
+    assert.are.same({{4, 4}, {4, 4}, {2, 2}}, seen)
+    local want = {}
+    for i = 1, 10 do want[i] = 2 * i end
+    assert.are.same(want, out, "no element of an earlier batch stored again")
+  end)
+
+  it("a load's result must be nothing or the elements it filled, 1 to n", function()
+    for _, bad in ipairs{{0, "number 0"}, {5, "number 5"}, {"2", "string"}, {1.5, "number 1.5"}} do
+      local line = debug.getinfo(1, "l").currentline + 2
+      local err = H.fails("", function()
+        pipeline.run{device = dev, batches = 2, chunk = {"f32", 4}, load = function() return bad[1] end,
+                     stage = function() end}
+      end)
+      assert.matches(THIS .. ":" .. line .. ": pipeline.run: load%(1, h_in%) returned " .. bad[2]
+                     .. "[^\n]*: expected the elements it filled, 1 to 4 %(or nothing: all 4%)", err)
+    end
   end)
 
   it("rejects bad options, naming them", function()
