@@ -30,24 +30,90 @@ local TO_NUMPY = {
   u8 = "|u1", u16 = "<u2", u32 = "<u4", u64 = "<u8",
 }
 
--- The header dictionary's fields: descr, fortran_order, shape (a table).
+-- The header dictionary's fields: descr, fortran_order, shape (a table),
+-- read as NumPy writes them: a Python dict of exactly those three keys, each
+-- once; descr a string, fortran_order True or False, shape a tuple of
+-- decimal counts. Anything else is an error naming what was found.
 local function parse_header(header, path)
+  local pos = 1
   local function bad(what)
     error(("npy.load: %s: %s (header %q)"):format(path, what, header), 0)
   end
-  local descr = header:match("'descr'%s*:%s*'([^']*)'")
-  if not descr then bad("no 'descr' string in the header (a structured dtype?)") end
-  local fortran = header:match("'fortran_order'%s*:%s*(%a+)")
-  if fortran ~= "False" and fortran ~= "True" then bad("no 'fortran_order' in the header") end
-  local dims = header:match("'shape'%s*:%s*(%b())")
-  if not dims then bad("no 'shape' tuple in the header") end
-  local shape = {}
-  for d in dims:sub(2, -2):gmatch("[^,%s]+") do
-    local n = math.tointeger(tonumber(d))
-    if not n or n < 0 then bad(("a dimension %q of the shape is not a count"):format(d)) end
-    shape[#shape + 1] = n
+  local function skip() pos = header:find("[^ \t\n]", pos) or #header + 1 end
+  local function at() skip() return header:sub(pos, pos) end
+  local function expect(c, what)
+    if at() ~= c then bad(("expected %s at byte %d of the header"):format(what, pos)) end
+    pos = pos + 1
   end
-  return descr, fortran == "True", shape
+  local function quoted() -- a Python string literal without escapes, or nil
+    local q = at()
+    if q ~= "'" and q ~= '"' then return nil end
+    local e = header:find(q, pos + 1, true)
+    if not e then bad("a string that does not end") end
+    local v = header:sub(pos + 1, e - 1)
+    pos = e + 1
+    return v
+  end
+  local function dims()
+    expect("(", "the shape's '('")
+    local shape = {}
+    while at() ~= ")" do
+      local d = header:match("^%d+", pos)
+      local n = d and math.tointeger(tonumber(d))
+      if not n then bad(("a dimension %q of the shape is not a count"):format(header:match("^[^,)]*", pos))) end
+      shape[#shape + 1] = n
+      pos = pos + #d
+      if at() == "," then
+        pos = pos + 1
+      elseif at() ~= ")" then
+        bad("the shape's dimensions are not separated by ','")
+      end
+    end
+    pos = pos + 1
+    return shape
+  end
+  local fields = {}
+  expect("{", "the dictionary's '{'")
+  while at() ~= "}" do
+    local key = quoted() or bad(("expected a quoted key at byte %d of the header"):format(pos))
+    expect(":", "':' after '" .. key .. "'")
+    local value
+    if key == "descr" then
+      value = quoted() or bad("no 'descr' string in the header (a structured dtype?)")
+    elseif key == "fortran_order" then
+      skip()
+      value = header:match("^%a+", pos)
+      if value ~= "True" and value ~= "False" then bad("'fortran_order' is neither True nor False") end
+      pos = pos + #value
+    elseif key == "shape" then
+      value = dims()
+    else
+      bad(("an unknown key '%s' in the header (NumPy writes descr, fortran_order, shape)"):format(key))
+    end
+    if fields[key] ~= nil then bad(("the key '%s' is given twice"):format(key)) end
+    fields[key] = value
+    if at() == "," then
+      pos = pos + 1
+    elseif at() ~= "}" then
+      bad("the dictionary's entries are not separated by ','")
+    end
+  end
+  pos = pos + 1
+  if at() ~= "" then bad("text after the dictionary") end
+  for _, k in ipairs{"descr", "fortran_order", "shape"} do
+    if fields[k] == nil then bad(("no '%s' in the header"):format(k)) end
+  end
+  return fields.descr, fields.fortran_order == "True", fields.shape
+end
+
+-- The elements of a shape, or nil where the count overflows an integer.
+local function elements(shape)
+  local count = 1
+  for _, d in ipairs(shape) do
+    if d ~= 0 and count > math.maxinteger // d then return nil end
+    count = count * d
+  end
+  return count
 end
 
 function npy.load(path)
@@ -81,19 +147,26 @@ function npy.load(path)
   end
   local order, code = descr:sub(1, 1), descr:sub(2)
   local dtype = FROM_NUMPY[code]
-  local fail
-  if not dtype or (order ~= "<" and order ~= "|" and order ~= "=") then
-    fail = order == ">" and ("big-endian data ('%s') is not supported: save it little-endian"):format(descr)
-      or ("dtype '%s' is not supported (f16, f32, f64, i8 to i64, u8 to u64, bool)"):format(descr)
-  elseif fortran then
-    fail = "a Fortran-order array is not supported: save it in C order (numpy.ascontiguousarray)"
-  end
-  local count = 1
-  for _, d in ipairs(shape) do count = count * d end
-  if not fail and count == 0 then fail = "an empty array cannot be a host buffer" end
-  if fail then
+  local function refuse(what)
     f:close()
-    error(("npy.load: %s: %s"):format(path, fail), 2)
+    error(("npy.load: %s: %s"):format(path, what), 3)
+  end
+  if not dtype or (order ~= "<" and order ~= "|" and order ~= "=") then
+    refuse(order == ">" and ("big-endian data ('%s') is not supported: save it little-endian"):format(descr)
+      or ("dtype '%s' is not supported (f16, f32, f64, i8 to i64, u8 to u64, bool)"):format(descr))
+  elseif fortran then
+    refuse("a Fortran-order array is not supported: save it in C order (numpy.ascontiguousarray)")
+  end
+  local count, size = elements(shape), tonumber(code:sub(2)) -- f4: 4 bytes
+  local here = f:seek()
+  local room = (f:seek("end") - here) // size -- whole elements after the header
+  f:seek("set", here)
+  if not count or count > math.maxinteger // size then
+    refuse(("the shape (%s) holds more elements than can be counted"):format(table.concat(shape, ", ")))
+  elseif count == 0 then
+    refuse("an empty array cannot be a host buffer")
+  elseif room < count then -- before any buffer is made for it
+    refuse(("the data is cut short: %d of %d elements"):format(room, count))
   end
   local made, h = pcall(gpu.host, dtype, count) -- a count too large for memory: that error, with the file's name
   if not made then
@@ -102,7 +175,7 @@ function npy.load(path)
   end
   local got = h:read_from(f)
   f:close()
-  if got < count then
+  if got < count then -- the file shrank since its size was read
     error(("npy.load: %s: the data is cut short: %d of %d elements"):format(path, got, count), 2)
   end
   return h, shape
@@ -125,11 +198,12 @@ function npy.save(path, x, shape)
     if math.type(d) ~= "integer" or d < 1 then
       error(("npy.save: shape[%d] expected a positive integer, got %s"):format(i, internal.given(d)), 2)
     end
-    count = count * d
+    count = count <= math.maxinteger // d and count * d or -1 -- -1: more than x can hold
     dims[i] = tostring(d)
   end
   if count ~= #h then
-    error(("npy.save: shape {%s} holds %d elements, x has %d"):format(table.concat(dims, ", "), count, #h), 2)
+    error(("npy.save: shape {%s} holds %s elements, x has %d"):format(table.concat(dims, ", "),
+          count < 0 and "more" or tostring(count), #h), 2)
   end
   local tuple = #dims == 1 and ("(" .. dims[1] .. ",)") or ("(" .. table.concat(dims, ", ") .. ")")
   local dict = ("{'descr': '%s', 'fortran_order': False, 'shape': %s, }"):format(descr, tuple)
@@ -137,9 +211,15 @@ function npy.save(path, x, shape)
   dict = dict .. (" "):rep((64 - total % 64) % 64) .. "\n"
   local f, why = io.open(path, "wb")
   if not f then error(("npy.save: %s"):format(why), 2) end
-  f:write(MAGIC, "\1\0", string.pack("<I2", #dict), dict)
-  h:write_to(f)
-  f:close()
+  local ok, err = f:write(MAGIC, "\1\0", string.pack("<I2", #dict), dict)
+  if ok then
+    local wrote, werr = pcall(h.write_to, h, f)
+    if not wrote then ok, err = nil, werr end
+  end
+  local closed, cerr = f:close() -- buffered bytes are written here: its error counts too
+  if not ok or not closed then
+    error(("npy.save: %s: the file could not be written: %s"):format(path, tostring(err or cerr)), 2)
+  end
 end
 
 return npy

@@ -91,8 +91,25 @@ describe("gpulua.npy", function()
             with("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"))
     H.fails("npy.load: .*: an empty array cannot be a host buffer",
             with("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 2), }"))
-    H.fails("npy.load: [^:]*: gpu.host: out of pinned host memory: requested f32%[1099511627776%]",
+    -- a shape larger than the file: refused before any buffer is made for it
+    H.fails("npy.load: [^:]*: the data is cut short: 2 of 1099511627776 elements",
             with("{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }"))
+    H.fails("npy.load: .*: the shape %(4611686018427387905, 4%) holds more elements than can be counted",
+            with("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387905, 4), }"))
+    -- headers NumPy would not write, or would read otherwise
+    H.fails("npy.load: .*: the key 'descr' is given twice",
+            with("{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"))
+    H.fails("npy.load: .*: an unknown key 'extra' in the header",
+            with("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1, }"))
+    H.fails("npy.load: .*: no 'shape' in the header", with("{'descr': '<f4', 'fortran_order': False, }"))
+    for _, shape in ipairs{"(2 2)", "(0x4,)", "(4.0,)", "(-2,)", "[2]"} do
+      H.fails("npy.load: .*: [^\n]*shape",
+              with("{'descr': '<f4', 'fortran_order': False, 'shape': " .. shape .. ", }"))
+    end
+    H.fails("npy.load: .*: 'fortran_order' is neither True nor False",
+            with("{'descr': '<f4', 'fortran_order': 0, 'shape': (2,), }"))
+    H.fails("npy.load: .*: text after the dictionary",
+            with("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x"))
     spit(p, "PK\3\4 not an array")
     H.fails("npy.load: .* is not a .npy file", function() npy.load(p) end)
     H.fails("npy.load: .*No such file", function() npy.load(p .. ".missing") end)
@@ -102,6 +119,14 @@ describe("gpulua.npy", function()
     H.fails("npy.save: shape {4} holds 4 elements, x has 6", function() npy.save(p, h, {4}) end)
     H.fails("npy.save: shape%[2%] expected a positive integer, got number 1.5", function() npy.save(p, h, {2, 1.5}) end)
     H.fails("npy.save: shape expected a table of counts, got number 6", function() npy.save(p, h, 6) end)
+    H.fails("npy.save: shape {4611686018427387905, 4} holds more elements, x has 6",
+            function() npy.save(p, h, {4611686018427387905, 4}) end)
+    local f = io.open("/dev/full", "w")
+    if f then -- a write the disk refuses (here at close, where the buffered bytes go) is an error
+      f:close()
+      H.fails("npy.save: /dev/full: the file could not be written: [^\n]*No space left",
+              function() npy.save("/dev/full", h) end)
+    end
     H.fails("npy.save: x expected a gpulua.Slice or gpulua.HostBuffer, got table", function() npy.save(p, {1, 2}) end)
   end)
 end)
