@@ -28,7 +28,8 @@
 /* The open file's descriptor, checked: a regular file of a whole, non-zero
  * number of elements; -1 with the error. */
 static int open_file(gl_runtime *rt, const char *path, gl_dtype dt, int writable, const char *call, size_t *bytes) {
-  int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO's open would otherwise wait for a writer before it is refused */
+  int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
     if (e == EISDIR) return gl_fail(rt, "%s: %s: is a directory, not a file", call, path);

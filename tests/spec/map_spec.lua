@@ -163,6 +163,18 @@ describe("gpu.map", function()
       at_line("/dev/null: is not a regular file", function() gpu.map("/dev/null", {dtype = "u8"}) end)
     end)
 
+    it("a FIFO, at once: not waiting for a writer to open it", function()
+      local fifo = path()
+      os.remove(fifo)
+      assert.is_true(os.execute("mkfifo " .. H.quote(fifo)))
+      for _, mode in ipairs{"r", "rw"} do -- in a child: a wait would be its timeout, not the suite's
+        local out, status = H.run_child(("local gpu = require 'gpulua'\n"
+          .. "print(select(2, pcall(gpu.map, %q, {dtype = 'u8', mode = %q})))"):format(fifo, mode), nil, 60)
+        assert.are.equal(0, status, out)
+        assert.matches("gpu%.map: " .. H.lit(fifo) .. ": is not a regular file", out)
+      end
+    end)
+
     it("a bad dtype, a bad mode, bad arguments and options", function()
       local p = file_of("abcd")
       at_line("option 'dtype': unknown dtype 'f33' %(expected i8 ", function() gpu.map(p, {dtype = "f33"}) end)
