@@ -190,14 +190,17 @@ for r in 0 1; do
   expect norecv $r 'comm:recv \(4 f32 from rank 0\) at [^ ]*norecv.lua:6 on rank 1 \(recv 1 on rank 1 from rank 0\) did not complete within 2 seconds: rank 0 has not made its matching comm:send \(its last call: comm:barrier at [^ ]*norecv.lua:4\)'
 done
 
-# 10. Rank 1 waits in a recv from rank 2, which is killed before its send;
-# rank 0 waits for a file made once ranks 1 and 2 have ended.
+# 10. Rank 1 waits in a recv from rank 2, which is killed before its send
+# (half a second after its barrier: a rank's calls go to rank 0 from a thread
+# of its own, so one killed at once may not have sent the barrier yet, and is
+# named as before it); rank 0 waits for a file made once ranks 1 and 2 have
+# ended.
 cat >"$tmp/p2pkilled.lua" <<EOF
 local gpu = require "gpulua"
 local c = gpu.comm{timeout = 60}
 local x = c.device:alloc("f32", 4)
 c:barrier()
-if c.rank == 2 then os.execute("kill -9 \$PPID") end
+if c.rank == 2 then os.execute("sleep 0.5; kill -9 \$PPID") end
 if c.rank == 1 then
   c:recv(x, 2)
   x:read()
