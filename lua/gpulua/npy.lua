@@ -54,6 +54,13 @@ local function parse_header(header, path)
     pos = e + 1
     return v
   end
+  local function separator(close, what) -- a ',' (taken), or the closing bracket next
+    if at() == "," then
+      pos = pos + 1
+    elseif at() ~= close then
+      bad(what .. " are not separated by ','")
+    end
+  end
   local function dims()
     expect("(", "the shape's '('")
     local shape = {}
@@ -63,11 +70,7 @@ local function parse_header(header, path)
       if not n then bad(("a dimension %q of the shape is not a count"):format(header:match("^[^,)]*", pos))) end
       shape[#shape + 1] = n
       pos = pos + #d
-      if at() == "," then
-        pos = pos + 1
-      elseif at() ~= ")" then
-        bad("the shape's dimensions are not separated by ','")
-      end
+      separator(")", "the shape's dimensions")
     end
     pos = pos + 1
     return shape
@@ -92,11 +95,7 @@ local function parse_header(header, path)
     end
     if fields[key] ~= nil then bad(("the key '%s' is given twice"):format(key)) end
     fields[key] = value
-    if at() == "," then
-      pos = pos + 1
-    elseif at() ~= "}" then
-      bad("the dictionary's entries are not separated by ','")
-    end
+    separator("}", "the dictionary's entries")
   end
   pos = pos + 1
   if at() ~= "" then bad("text after the dictionary") end
