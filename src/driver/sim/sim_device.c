@@ -234,6 +234,7 @@ static CUresult sim_cuInit(unsigned flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   char why[160];
   if (gld_sim_config_error(why, sizeof why) != 0) return CUDA_ERROR_INVALID_VALUE;
+  sim_install_process_handlers(); /* first: the exit handlers registered later run before it */
   pthread_mutex_lock(&sim_S.mu);
   if (!sim_S.initialized) {
     const char *s = getenv("GPULUA_SIM_DEVICES");

@@ -9,8 +9,12 @@
  * for the workers of destroyed streams to end: a thread still ending while
  * the process exits races whatever runs at exit after it (LeakSanitizer,
  * which finds the thread's data unreachable once the thread is half gone:
- * its thread-specific values, say). The workers of streams never destroyed
- * stay parked; exit takes them as they are.
+ * its thread-specific values, say; ThreadSanitizer, which reports a thread
+ * ended and never joined). The handler is registered at cuInit, before any
+ * runtime's (core/runtime.c tears the runtimes down at exit, destroying
+ * their streams): handlers run in the reverse order, so it runs after those
+ * destroys. The workers of streams never destroyed stay parked; exit takes
+ * them as they are.
  */
 
 #include "sim_internal.h"
