@@ -161,7 +161,7 @@ local function check_opts(opts, known_options)
     fail("option 'chunk' expected {dtype, n} (n a positive integer: the elements of a host buffer), got "
          .. (type(c) == "table" and ("{%s, %s}"):format(given(c[1]), given(c[2])) or given(c)))
   end
-  local dtypes = "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64"
+  local dtypes = internal.dtype_names()
   if not (" " .. dtypes .. " "):find(" " .. c[1] .. " ", 1, true) then
     fail(("option 'chunk': unknown dtype '%s' (expected %s)"):format(c[1], dtypes))
   end

@@ -13,6 +13,7 @@
  *                             -> a host buffer holding v's elements, v's
  *                                description, and the name of the stream it
  *                                was read on (nil for a host buffer)
+ *   dtype_names()             -> "i8 u8 ... f64": the dtypes, as messages list them
  *
  * contents reads a slice on its home stream (the stream it was allocated
  * on; the device's main stream once that is closed), as x:read{stream =}
@@ -40,6 +41,11 @@ int gll_internal_given(lua_State *L) {
 int gll_internal_isatty(lua_State *L) {
   lua_Integer fd = luaL_checkinteger(L, 1);
   lua_pushboolean(L, fd >= 0 && fd <= INT_MAX && isatty((int)fd));
+  return 1;
+}
+
+int gll_internal_dtype_names(lua_State *L) {
+  lua_pushliteral(L, GL_DTYPE_NAMES);
   return 1;
 }
 

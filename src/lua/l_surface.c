@@ -254,4 +254,5 @@ const luaL_Reg gll_internal_lib[] = {
   {"isatty", gll_internal_isatty},
   {"peek", gll_internal_peek},
   {"contents", gll_internal_contents},
+  {"dtype_names", gll_internal_dtype_names},
   {NULL, NULL}};

@@ -179,5 +179,6 @@ int gll_internal_given(lua_State *L);
 int gll_internal_isatty(lua_State *L);
 int gll_internal_peek(lua_State *L);
 int gll_internal_contents(lua_State *L);
+int gll_internal_dtype_names(lua_State *L);
 
 #endif
